@@ -1,0 +1,1 @@
+"""Castell terminal client: connects, renders the view, sends actions."""

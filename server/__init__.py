@@ -1,0 +1,1 @@
+"""Castell game server: asyncio + websockets, the only holder of true game state."""

@@ -1,0 +1,1 @@
+"""Castell core, sans-I/O: board data, rules engine, towers, messages and codec."""

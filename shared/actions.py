@@ -1,0 +1,108 @@
+"""Player actions (§4 and §7 of ``docs/rules.md``) as small frozen value types.
+
+Each action class has a ``KIND`` — the ``kind`` used on the wire — and fields named exactly as
+in ``docs/protocol.md``. ``Train`` and ``Special`` carry their effect flat (``effect`` plus one
+of ``region`` / ``size`` / ``tile``), as the wire does; the engine checks the combination.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+
+def _levels(value: Any) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(level) for level in value)
+
+
+@attrs.frozen
+class Move:
+    """Move your pawn to an adjacent region (anywhere on your first move)."""
+
+    KIND: ClassVar[str] = "move"
+    region: str
+
+
+@attrs.frozen
+class Recruit:
+    """Take one or two castellers of the given sizes from your pawn's region."""
+
+    KIND: ClassVar[str] = "recruit"
+    sizes: tuple[int, ...] = attrs.field(converter=tuple)
+
+
+@attrs.frozen
+class Train:
+    """Use the skill tile the wheel shows for your region (``region``) or ``all``.
+
+    When that tile is ``special``, ``effect`` and its field say which free effect to perform.
+    """
+
+    KIND: ClassVar[str] = "train"
+    choice: str
+    effect: str | None = None
+    region: str | None = None
+    size: int | None = None
+    tile: str | None = None
+
+
+@attrs.frozen
+class Special:
+    """Spend a special action token for one effect: ``move``, ``recruit`` or ``perform``."""
+
+    KIND: ClassVar[str] = "special"
+    effect: str
+    region: str | None = None
+    size: int | None = None
+    tile: str | None = None
+
+
+@attrs.frozen
+class Build:
+    """Build (or rebuild) your tower: levels of sizes, bottom level first (§7)."""
+
+    KIND: ClassVar[str] = "build"
+    levels: tuple[tuple[int, ...], ...] = attrs.field(converter=_levels)
+
+
+@attrs.frozen
+class Dismantle:
+    """Take your tower down; the castellers stay in your team."""
+
+    KIND: ClassVar[str] = "dismantle"
+
+
+@attrs.frozen
+class EndTurn:
+    """End your turn."""
+
+    KIND: ClassVar[str] = "end_turn"
+
+
+Action = Move | Recruit | Train | Special | Build | Dismantle | EndTurn
+
+ACTION_TYPES: dict[str, type] = {
+    cls.KIND: cls for cls in (Move, Recruit, Train, Special, Build, Dismantle, EndTurn)
+}
+
+#: Effects of a special action (§4) and the field each one needs.
+EFFECT_FIELD: dict[str, str] = {"move": "region", "recruit": "size", "perform": "tile"}
+
+
+def action_fields(action: Action) -> dict[str, Any]:
+    """The action as its wire fields: ``kind`` plus every field that is set.
+
+    Tuples become lists so that the result is plain msgpack data.
+    """
+    out: dict[str, Any] = {"kind": action.KIND}
+    for field in attrs.fields(type(action)):
+        value = getattr(action, field.name)
+        if value is None:
+            continue
+        if field.name == "levels":
+            value = [list(level) for level in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[field.name] = value
+    return out

@@ -1,0 +1,64 @@
+"""The one error tree of Castell.
+
+Every refusal the project makes is a :class:`CastellError`. Each carries a stable snake_case
+``code`` (what goes on the wire) and a ``message`` written for a person. Two branches:
+
+* :class:`RuleError` — the game's rules refused an action (``docs/rules.md``). On the wire it
+  becomes an ``error`` whose ``code`` is :attr:`RuleError.wire_code` (``illegal_action`` for
+  most rules) and whose ``rule`` is the rule's own code (``not_adjacent``, ...).
+* :class:`ProtocolError` — a message was malformed (``docs/protocol.md``). Nothing that
+  arrives from a socket raises anything else while it is decoded.
+"""
+
+from __future__ import annotations
+
+
+class CastellError(Exception):
+    """Root of every error Castell raises on purpose."""
+
+    code: str = "internal_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class RuleError(CastellError):
+    """Raised when the rules refuse an action; ``code`` names the rule that refused it."""
+
+    code = "illegal_action"
+    #: The error code sent on the wire; ``code`` then travels as its ``rule``.
+    wire_code = "illegal_action"
+
+
+class NotYourTurn(RuleError):
+    """Raised when a seat acts while it is another seat's turn."""
+
+    code = "not_your_turn"
+    wire_code = "not_your_turn"
+
+
+class GameOver(RuleError):
+    """Raised for any action once the game has ended (after round 10)."""
+
+    code = "game_over"
+    wire_code = "game_over"
+
+
+class ProtocolError(CastellError):
+    """Raised when a message cannot be decoded or fails validation.
+
+    ``code`` is one of ``bad_message``, ``unknown_type`` or ``invalid_field``; ``field`` names
+    the offending field when one is to blame.
+    """
+
+    code = "bad_message"
+
+    def __init__(self, message: str, *, code: str = "bad_message", field: str | None = None):
+        super().__init__(message, code=code)
+        self.field = field

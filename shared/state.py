@@ -1,0 +1,157 @@
+"""The game state of ``docs/rules.md`` as frozen attrs classes.
+
+A :class:`GameState` is a complete, immutable snapshot; the engine returns a new one for
+every applied action (changes go through ``attrs.evolve``). Per-region data is kept in
+tuples indexed like :data:`shared.board.REGIONS` (board order). The bag's order is part of
+the state because refills draw from it, but it is secret: only its length is ever shown.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from shared.board import REGION_INDEX, REGIONS, SKILLS
+
+
+def _sorted_desc(sizes: object) -> tuple[int, ...]:
+    return tuple(sorted(sizes, reverse=True))  # type: ignore[call-overload]
+
+
+@attrs.frozen
+class Skills:
+    """A player's five skill ranks, 0–3 (§1)."""
+
+    balance: int = 0
+    base: int = 0
+    mix: int = 0
+    strength: int = 0
+    width: int = 0
+
+    def rank(self, skill: str) -> int:
+        return getattr(self, skill)
+
+    def as_dict(self) -> dict[str, int]:
+        return {s.value: getattr(self, s.value) for s in SKILLS}
+
+    def raised(self, skill: str) -> Skills:
+        return attrs.evolve(self, **{skill: getattr(self, skill) + 1})
+
+
+@attrs.frozen
+class Taken:
+    """One thing a player took, with the region it belongs to (§5, §6, §9)."""
+
+    item: str | int  # a tile id, a prize name or a size
+    region: str
+
+
+@attrs.frozen
+class Player:
+    """One seat's pieces: pawn, team, standing tower, skills, tokens and what it took."""
+
+    seat: int
+    name: str
+    region: str | None = None
+    team: tuple[int, ...] = attrs.field(default=(), converter=_sorted_desc)
+    tower: tuple[tuple[int, ...], ...] = ()
+    skills: Skills = Skills()
+    tokens: int = 7
+    best: int = 0
+    tiles: tuple[Taken, ...] = ()
+    prizes: tuple[Taken, ...] = ()
+    sizes: tuple[Taken, ...] = ()
+    taken_tokens: int = 0
+
+
+@attrs.frozen
+class Festival:
+    """A festival on the calendar (§5): where, when, which size token, resolved or not."""
+
+    round: int
+    region: str
+    town: str
+    type: str
+    size: int
+    done: bool = False
+
+
+@attrs.frozen
+class Row:
+    """A region's local performance row (§6): face-up tiles and tokens lying there."""
+
+    tiles: tuple[str, ...] = ()
+    tokens: int = 0
+
+
+@attrs.frozen
+class Prizes:
+    """The prize supply left (§5.3)."""
+
+    trophy: int = 12
+    medal: int = 14
+    ribbon: int = 14
+
+    def left(self, prize: str) -> int:
+        return getattr(self, prize)
+
+    def take(self, prize: str) -> Prizes:
+        return attrs.evolve(self, **{prize: getattr(self, prize) - 1})
+
+
+@attrs.frozen
+class Score:
+    """A player's final score in the five categories of §9."""
+
+    seat: int
+    tower: int
+    diversity: int
+    prizes: int
+    sizes: int
+    performances: int
+
+    @property
+    def total(self) -> int:
+        return self.tower + self.diversity + self.prizes + self.sizes + self.performances
+
+
+@attrs.frozen
+class GameState:
+    """Everything about one game at one moment.
+
+    ``round`` is 1–10 while playing; ``turn`` is the seat to act, or None once the game is
+    over. ``done`` lists the once-per-turn actions (§4) the current seat has taken.
+    """
+
+    variant: str
+    players: tuple[Player, ...]
+    bag: tuple[int, ...]  # secret order; refills draw from the front
+    regions: tuple[tuple[int, ...], ...]  # castellers per region, board order
+    refill: int  # each region's refill level (§3.2)
+    wheel: tuple[str, ...]  # board skill tile at each ring position 0–7 (§3.3)
+    festivals: tuple[Festival, ...]  # calendar order
+    rows: tuple[Row, ...]  # local performance rows, board order
+    prizes: Prizes = Prizes()
+    round: int = 1
+    first: int = 0  # seat holding the first-player marker
+    turn: int | None = 0
+    turns_taken: int = 0  # turns finished in this round
+    done: tuple[str, ...] = ()
+    scores: tuple[Score, ...] | None = None
+    winners: tuple[int, ...] | None = None
+
+    @property
+    def seats(self) -> int:
+        return len(self.players)
+
+    @property
+    def over(self) -> bool:
+        return self.scores is not None
+
+    def region_castellers(self, region: str) -> tuple[int, ...]:
+        return self.regions[REGION_INDEX[region]]
+
+    def row(self, region: str) -> Row:
+        return self.rows[REGION_INDEX[region]]
+
+    def region_map(self) -> dict[str, tuple[int, ...]]:
+        return dict(zip(REGIONS, self.regions, strict=True))

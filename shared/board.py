@@ -215,6 +215,11 @@ _TILES: Final = (
 TILES: Final[dict[str, PerformanceTile]] = {t.id: t for t in _TILES}
 TILES_PER_ROW: Final = 2
 
+# §8 End of a round ---------------------------------------------------------------------
+
+#: Rounds after which the regions are refilled from the bag (§8.2).
+REFILL_ROUNDS: Final = (2, 4, 6, 8)
+
 # §9 Final scoring -----------------------------------------------------------------------
 
 #: Region diversity points by number of regions with anything taken (0..7).

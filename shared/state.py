@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from shared.board import REGION_INDEX, REGIONS, SKILLS
+from shared.board import REGION_INDEX, REGIONS, SKILLS, wheel_segments, wheel_tile_index
 
 
 def _sorted_desc(sizes: object) -> tuple[int, ...]:
@@ -155,3 +155,13 @@ class GameState:
 
     def region_map(self) -> dict[str, tuple[int, ...]]:
         return dict(zip(REGIONS, self.regions, strict=True))
+
+    def player(self, seat: int) -> Player:
+        return self.players[seat]
+
+    def wheel_tiles(self) -> dict[str, str]:
+        """What the wheel shows this round (§4): segment name → board skill tile."""
+        return {
+            segment: self.wheel[wheel_tile_index(i, self.round)]
+            for i, segment in enumerate(wheel_segments(self.variant))
+        }

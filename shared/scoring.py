@@ -1,0 +1,57 @@
+"""Final scoring (§9 of ``docs/rules.md``): the five categories, and who wins."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from shared.board import (
+    DIVERSITY_POINTS,
+    PRIZE_POINTS,
+    SIZE_TOKEN_FIRST,
+    SIZE_TOKEN_REPEAT,
+    TILES,
+)
+from shared.state import Player, Score
+
+
+def regions_taken(player: Player) -> set[str]:
+    """§9.2: the regions in which the player took a tile, a prize or a size token."""
+    return {taken.region for taken in (*player.tiles, *player.prizes, *player.sizes)}
+
+
+def diversity_points(regions: int) -> int:
+    """§9.2: 0-1 regions 0, 2 → 1, 3 → 3, 4 → 5, 5 → 7, 6 → 10, 7 → 14."""
+    return DIVERSITY_POINTS[regions]
+
+
+def size_token_points(sizes: Sequence[int]) -> int:
+    """§9.4: the first token of a size is worth 2, each further one of that size 1."""
+    return sum(
+        SIZE_TOKEN_FIRST + SIZE_TOKEN_REPEAT * (n - 1) for n in Counter(sizes).values()
+    )
+
+
+def score_player(player: Player) -> Score:
+    """The five categories of §9 for one player."""
+    return Score(
+        seat=player.seat,
+        tower=player.best,
+        diversity=diversity_points(len(regions_taken(player))),
+        prizes=sum(PRIZE_POINTS[taken.item] for taken in player.prizes),
+        sizes=size_token_points([taken.item for taken in player.sizes]),
+        performances=sum(TILES[taken.item].points for taken in player.tiles)
+        + player.taken_tokens,
+    )
+
+
+def winners(scores: Sequence[Score]) -> tuple[int, ...]:
+    """§9: the highest total; a tie goes to the best tower; a further tie is shared."""
+    best = max((s.total, s.tower) for s in scores)
+    return tuple(s.seat for s in scores if (s.total, s.tower) == best)
+
+
+def final_scores(players: Sequence[Player]) -> tuple[tuple[Score, ...], tuple[int, ...]]:
+    """Every player's :class:`Score` by seat, and the winning seats."""
+    scores = tuple(score_player(p) for p in players)
+    return scores, winners(scores)

@@ -11,28 +11,20 @@ from collections.abc import Sequence
 
 import attrs
 
-from shared.board import FESTIVAL_MIN_LEVELS, PRIZE_BY_RANK
+from shared.board import PRIZE_BY_RANK
 from shared.events import FestivalResolved, FestivalResult
 from shared.state import Festival, GameState, Player, Taken
+from shared.tower import enters_festival, festival_score
 
 
 def takes_part(player: Player, festival: Festival) -> bool:
     """§5.1: pawn in the festival's region, a tower of 4+ levels with the token's size."""
-    return (
-        player.region == festival.region
-        and len(player.tower) >= FESTIVAL_MIN_LEVELS
-        and any(festival.size in level for level in player.tower)
-    )
+    return player.region == festival.region and enters_festival(player.tower, festival.size)
 
 
 def of_size(tower: Sequence[Sequence[int]], size: int) -> int:
-    """How many castellers of ``size`` stand in the tower."""
+    """How many castellers of ``size`` stand in the tower (§5.4)."""
     return sum(level.count(size) for level in tower)
-
-
-def festival_score(tower: Sequence[Sequence[int]], size: int) -> int:
-    """§5.2: 1 per level + 1 per casteller of the festival's size."""
-    return len(tower) + of_size(tower, size)
 
 
 def ranks(scores: dict[int, int]) -> dict[int, int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from shared.actions import Action, Dismantle, EndTurn, Move, Recruit, Special, Train
-from shared.board import ADJACENT, ALL_SEGMENT, MAX_RANK, REGIONS, SPECIAL_TILE, TILES, Variant
+from shared.board import ADJACENT, ALL_SEGMENT, MAX_RANK, REGIONS, SPECIAL_TILE, Variant
 from shared.state import GameState, Player
 from shared.tower import check_tile
 
@@ -44,7 +44,7 @@ def effects(state: GameState, player: Player) -> list[dict[str, object]]:
         out += [
             {"effect": "perform", "tile": t}
             for t in state.row(player.region).tiles
-            if check_tile(player.tower, ranks, TILES[t]).legal
+            if check_tile(player.tower, ranks, t).legal
         ]
     return out
 

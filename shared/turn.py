@@ -152,7 +152,7 @@ def _perform(state: GameState, seat: int, value: object) -> Result:
         refuse("tile_not_in_row", f"{tile_id} is not in the row of {REGION_NAMES[region]}")
     if not player.tower:
         refuse("no_tower", "you have no tower standing: build one first")
-    check = check_tile(player.tower, player.skills.as_dict(), TILES[tile_id])
+    check = check_tile(player.tower, player.skills.as_dict(), tile_id)
     if not check.legal:
         refuse(check.code, check.reason)
     rows = list(state.rows)
@@ -268,21 +268,15 @@ def special(state: GameState, seat: int, action: Special) -> Result:
 def build(state: GameState, seat: int, action: Build) -> Result:
     """§7: replace the standing tower with a legal one made of the team's castellers."""
     levels = action.levels
-    if not levels:
-        refuse("empty_tower", "a tower needs at least one level")
-    for level in levels:
-        if not level:
-            refuse("empty_level", "every level needs at least one casteller")
-        for size in level:
-            _size(size)
     player = state.players[seat]
+    # the tower's own verdict first: it also refuses what is not a tower of sizes 1-10
+    check = check_tower(levels, player.skills.as_dict())
+    if not check.legal:
+        refuse(check.code, check.reason)
     have = Counter(player.team)
     for size, wanted in sorted(Counter(s for level in levels for s in level).items(), reverse=True):
         if wanted > have[size]:
             refuse("not_in_team", f"your team has {_count(have[size], size)}")
-    check = check_tower(levels, player.skills.as_dict())
-    if not check.legal:
-        refuse(check.code, check.reason)
     return _with_player(state, attrs.evolve(player, tower=levels)), []
 
 

@@ -1,0 +1,211 @@
+"""What the server stores about a game, and the interface every storage backend keeps.
+
+A game is its seed, its room settings and its list of actions: replaying the actions on a game
+set up from the seed rebuilds the state exactly, so those few records are all that needs to be
+durable. They are frozen attrs classes:
+
+* :class:`RoomRecord` — a room's settings, seed, status and version;
+* :class:`SeatRecord` — who sits where; a seat token only as its hash (:func:`hash_token`);
+* :class:`ActionRecord` — one applied action, its fields as opaque msgpack bytes;
+* :class:`GameRecord` — all of one room's records, as :meth:`Store.load` returns them.
+
+:class:`Store` is the abstract interface, every method a coroutine. A write is durable when its
+coroutine returns. Records go in and come out equal: ``load`` gives back exactly what was put.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import hmac
+from typing import Any, Self
+
+import attrs
+
+#: A room's life: seats being filled, a game under way, a game over.
+STATUSES = ("waiting", "playing", "finished")
+
+#: Seeds are stored as signed 64-bit integers (SQLite INTEGER, PostgreSQL bigint); the server
+#: draws them with ``secrets.randbits(63)``.
+SEED_LIMIT = 2**63
+
+
+def _check_status(_instance: object, _attribute: attrs.Attribute, value: str) -> None:
+    if value not in STATUSES:
+        raise ValueError(f"status must be one of {', '.join(STATUSES)}, not {value!r}")
+
+
+def _check_seed(_instance: object, _attribute: attrs.Attribute, value: int) -> None:
+    if not 0 <= value < SEED_LIMIT:
+        raise ValueError(f"seed must be in 0 ≤ seed < 2**63, not {value}")
+
+
+@attrs.frozen
+class RoomRecord:
+    """A room: its settings (as ``create_room`` asked), its seed, status and version.
+
+    ``room`` is the room id, ``code`` a private room's join code (None for a public room),
+    ``version`` the room's latest version as pushed in ``state``; times are Unix seconds.
+    """
+
+    room: str
+    name: str
+    seats: int
+    variant: str
+    turn_seconds: int | None
+    private: bool
+    code: str | None
+    seed: int = attrs.field(validator=_check_seed)
+    status: str = attrs.field(default="waiting", validator=_check_status)
+    version: int = 0
+    created_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+
+
+@attrs.frozen
+class SeatRecord:
+    """Who holds a seat: a player (with the hash of their seat token) or a bot (with its level).
+
+    The token itself is never stored: only ``hash_token(token)``, checked with
+    :func:`token_matches` when a player comes back with ``join_room`` and a token.
+    """
+
+    room: str
+    seat: int
+    name: str
+    bot: bool = False
+    bot_level: str | None = None
+    token_hash: bytes | None = None
+
+
+@attrs.frozen
+class ActionRecord:
+    """One action applied in a room, in order: ``seq`` increases with every action.
+
+    ``action`` is the msgpack encoding of the action's wire fields (``kind`` and the rest), kept
+    as opaque bytes; ``version`` is the room's version after the action; ``at`` when it was
+    applied (Unix seconds).
+    """
+
+    room: str
+    seq: int
+    seat: int
+    action: bytes
+    at: float
+    version: int
+
+
+@attrs.frozen
+class GameRecord:
+    """Everything stored about one room: enough to rebuild its game by replay.
+
+    ``seats`` are in seat order, ``actions`` in ``seq`` order; ``result`` is what
+    :meth:`Store.finish` stored, or None while the game is not over.
+    """
+
+    room: RoomRecord
+    seats: tuple[SeatRecord, ...] = ()
+    actions: tuple[ActionRecord, ...] = ()
+    result: dict[str, Any] | None = None
+
+
+def hash_token(token: str) -> bytes:
+    """The 32-byte SHA-256 digest under which a seat token is stored.
+
+    A fast unsalted hash is enough here, unlike for passwords: a seat token holds at least 128
+    random bits, so nobody can guess it by trying candidates however fast the hash is, and a
+    salt would only defend against precomputed tables of likely inputs, which do not exist for
+    random tokens. What the hash does give: a copy of the database does not hand out seats.
+    """
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def token_matches(token: str, token_hash: bytes | None) -> bool:
+    """Whether ``token`` is the one stored as ``token_hash`` (False when none is stored).
+
+    Compared in constant time so that response timing does not leak how much of a hash matched.
+    """
+    if token_hash is None:
+        return False
+    return hmac.compare_digest(hash_token(token), token_hash)
+
+
+class Store(abc.ABC):
+    """The persistence interface the server uses; one backend per database kind.
+
+    Use it as ``async with open_store(url) as store:`` or call :meth:`open` and :meth:`close`.
+    Every method raises :class:`~server.store.errors.StoreError` when it cannot do its work, and
+    a write that raised changed nothing. Writes about one room are applied in the order they
+    were awaited.
+    """
+
+    @abc.abstractmethod
+    async def open(self) -> None:
+        """Open the database, creating or upgrading its schema; refuse one in use elsewhere."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Close the database; everything acknowledged before stays stored. Idempotent."""
+
+    @abc.abstractmethod
+    async def create_room(self, room: RoomRecord) -> None:
+        """Store a new room (``room_exists`` if its id is already stored)."""
+
+    @abc.abstractmethod
+    async def put_seat(self, seat: SeatRecord) -> None:
+        """Store who holds a seat, replacing whoever held it (``invalid_record`` when the seat
+        number is outside the room's seats)."""
+
+    @abc.abstractmethod
+    async def remove_seat(self, room: str, seat: int) -> None:
+        """Free a seat; nothing happens when it is not held."""
+
+    @abc.abstractmethod
+    async def update_room(
+        self,
+        room: str,
+        *,
+        status: str | None = None,
+        version: int | None = None,
+        started_at: float | None = None,
+        finished_at: float | None = None,
+    ) -> None:
+        """Change the given fields of a room; a field left at None is left as it is."""
+
+    @abc.abstractmethod
+    async def append_action(self, action: ActionRecord) -> None:
+        """Store an action after the room's others, durably before returning.
+
+        Also sets the room's version to ``action.version`` (in the same transaction, so one
+        write per action). Refused: an unknown or finished room, a (room, seq) already stored
+        (``duplicate_action``), a seq lower than the room's last (``action_out_of_order``).
+        """
+
+    @abc.abstractmethod
+    async def finish(self, room: str, result: dict[str, Any], finished_at: float) -> None:
+        """Mark a room finished and store its result (plain msgpack-able data: dicts, lists,
+        str, int, float, bool, None; tuples come back as lists)."""
+
+    @abc.abstractmethod
+    async def load(self, room: str) -> GameRecord | None:
+        """Everything stored about one room, or None when it is not stored."""
+
+    @abc.abstractmethod
+    async def load_unfinished(self) -> list[GameRecord]:
+        """Every room still waiting or playing (to resume after a restart), oldest first."""
+
+    @abc.abstractmethod
+    async def list_finished(self, limit: int = 50) -> list[RoomRecord]:
+        """The most recently finished rooms, latest first, at most ``limit``."""
+
+    @abc.abstractmethod
+    async def delete_room(self, room: str) -> None:
+        """Forget a room and everything about it; nothing happens when it is not stored."""
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()

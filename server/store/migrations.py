@@ -1,0 +1,64 @@
+"""The SQLite schema, as the list of migrations that builds it from nothing.
+
+Migration *n* takes a database at schema version *n − 1* to version *n*; version 0 is an empty
+file. A database is only ever changed by appending a migration here, never by editing one that
+has shipped: a file written by an older Castell is brought up to date at open, in the same
+transaction that checks it, and a file written by a newer Castell is refused untouched.
+"""
+
+from __future__ import annotations
+
+#: ``PRAGMA application_id`` of a Castell database ("CSTL"): tells our file from another
+#: program's SQLite file even when that one happens to have a ``schema_version`` table.
+APPLICATION_ID = 0x4353544C
+
+#: ``MIGRATIONS[n - 1]`` holds the statements of migration n, run in order.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1: rooms, their seats, their actions in order, and the results of finished games.
+    (
+        f"PRAGMA application_id = {APPLICATION_ID}",
+        "CREATE TABLE schema_version (version INTEGER NOT NULL)",
+        "INSERT INTO schema_version (version) VALUES (0)",
+        """CREATE TABLE rooms (
+            room TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            seats INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            turn_seconds INTEGER,
+            private INTEGER NOT NULL CHECK (private IN (0, 1)),
+            code TEXT,
+            seed INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('waiting', 'playing', 'finished')),
+            version INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            started_at REAL,
+            finished_at REAL
+        )""",
+        "CREATE INDEX rooms_by_status ON rooms (status, finished_at)",
+        """CREATE TABLE seats (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            seat INTEGER NOT NULL CHECK (seat >= 0),
+            name TEXT NOT NULL,
+            bot INTEGER NOT NULL CHECK (bot IN (0, 1)),
+            bot_level TEXT,
+            token_hash BLOB,
+            PRIMARY KEY (room, seat)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE actions (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            seq INTEGER NOT NULL CHECK (seq >= 0),
+            seat INTEGER NOT NULL,
+            action BLOB NOT NULL,
+            at REAL NOT NULL,
+            version INTEGER NOT NULL,
+            PRIMARY KEY (room, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE results (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            result BLOB NOT NULL
+        ) WITHOUT ROWID""",
+    ),
+)
+
+#: The schema version this Castell writes, and the newest it can read.
+LATEST = len(MIGRATIONS)

@@ -1,0 +1,522 @@
+"""The default :class:`~server.store.base.Store`: one SQLite file, on the stdlib ``sqlite3``.
+
+How it keeps its promises:
+
+* **One worker thread.** The connection lives on a single dedicated thread and every call runs
+  there in submission order, so the event loop never blocks on the disk and writes about one
+  room land in the order they were awaited. (A caller cancelled while waiting does not undo its
+  write: the worker finishes it.)
+* **Acknowledged means durable.** WAL journal with ``synchronous=FULL``: every commit fsyncs the
+  log before the coroutine returns, so an acknowledged action survives a crash of the process
+  *and* of the machine. ``NORMAL`` would skip that fsync and could lose the last actions on a
+  power cut — actions players were already told were applied. ``fullfsync`` makes macOS flush
+  the drive's cache too. ``python -m bench.store`` measures what this costs.
+* **One server per file.** The connection takes SQLite's exclusive lock at open and keeps it
+  until close, so a second castell-server (or any other program) on the same file is refused at
+  open with ``database_in_use`` instead of sharing it. The lock dies with the process.
+* **Nothing is overwritten on error.** The file is checked (is it SQLite, is it Castell's,
+  which schema version) inside the transaction that would migrate it; a refusal rolls back, so
+  a foreign, damaged or newer file is left byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+import msgpack
+import platformdirs
+
+from server.store.base import (
+    STATUSES,
+    ActionRecord,
+    GameRecord,
+    RoomRecord,
+    SeatRecord,
+    Store,
+)
+from server.store.errors import StoreError
+from server.store.migrations import APPLICATION_ID, LATEST, MIGRATIONS
+
+MEMORY = ":memory:"
+SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
+
+_ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
+_SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
+_ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
+
+T = TypeVar("T")
+
+
+def default_db_path() -> Path:
+    """``castell.sqlite3`` in the user's data folder (created if missing), e.g.
+    ``~/.local/share/castell/castell.sqlite3`` on Linux."""
+    folder = platformdirs.user_data_path("castell", appauthor=False)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "castell.sqlite3"
+
+
+def _room(row: tuple) -> RoomRecord:
+    values = list(row)
+    values[5] = bool(values[5])  # private
+    return RoomRecord(*values)
+
+
+def _seat(row: tuple) -> SeatRecord:
+    room, seat, name, bot, bot_level, token_hash = row
+    return SeatRecord(room, seat, name, bool(bot), bot_level, token_hash)
+
+
+def _action(row: tuple) -> ActionRecord:
+    return ActionRecord(*row)
+
+
+def _pack_result(result: dict[str, Any], room: str) -> bytes:
+    try:
+        return msgpack.packb(result, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise StoreError(
+            f"the result of room {room} cannot be stored: {exc}", code="invalid_record"
+        ) from exc
+
+
+def _unpack_result(blob: bytes) -> dict[str, Any]:
+    return msgpack.unpackb(blob, raw=False, strict_map_key=False)
+
+
+class SQLiteStore(Store):
+    """A :class:`Store` in the SQLite file at ``path`` (``":memory:"`` for a throwaway one).
+
+    ``synchronous`` is the SQLite setting for every commit (``FULL`` unless you are measuring);
+    ``busy_timeout`` how long, in seconds, open waits for another holder of the file to let go
+    before it gives up with ``database_in_use``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = MEMORY,
+        *,
+        synchronous: str = "FULL",
+        busy_timeout: float = 1.0,
+    ) -> None:
+        if synchronous.upper() not in SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, not {synchronous!r}")
+        self.path: str = MEMORY if str(path) == MEMORY else str(Path(path).expanduser())
+        self.synchronous = synchronous.upper()
+        self.busy_timeout = busy_timeout
+        #: The journal mode SQLite granted (``wal``; ``memory`` for ``":memory:"``).
+        self.journal_mode: str | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._conn: sqlite3.Connection | None = None
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
+
+    # -- life -------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._executor is not None:
+            return
+        executor = ThreadPoolExecutor(1, thread_name_prefix="castell-store")
+        try:
+            await asyncio.get_running_loop().run_in_executor(executor, self._open)
+        except BaseException:
+            # Cancelled or refused: make sure no connection (and so no lock) outlives us.
+            executor.submit(self._close)
+            executor.shutdown(wait=False)
+            raise
+        self._executor = executor
+
+    async def close(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        try:
+            await asyncio.get_running_loop().run_in_executor(executor, self._close)
+        finally:
+            executor.shutdown(wait=False)
+
+    def _check_path(self) -> None:
+        """Say plainly why a file path cannot work, before SQLite says "unable to open"."""
+        path = Path(self.path)
+        parent = path.parent
+        if path.is_dir():
+            self._cannot_open(f"cannot open the database {path}: it is a directory")
+        if not parent.exists():
+            self._cannot_open(
+                f"cannot create the database {path}: the folder {parent} does not exist"
+            )
+        if not parent.is_dir():
+            self._cannot_open(f"cannot create the database {path}: {parent} is not a folder")
+        if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+            self._cannot_open(f"cannot open the database {path}: permission denied")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            # SQLite writes its journal beside the database, so the folder must be writable.
+            self._cannot_open(
+                f"cannot open the database {path}: no permission to create files in {parent}"
+            )
+
+    def _cannot_open(self, message: str) -> None:
+        raise StoreError(message, code="cannot_open", path=self.path)
+
+    def _open(self) -> None:
+        if self.path != MEMORY:
+            self._check_path()
+        try:
+            conn = sqlite3.connect(
+                self.path, timeout=self.busy_timeout, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        try:
+            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._migrate(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            # Switched after the check, so that a refused file never had its journal changed.
+            self.journal_mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+            conn.execute("PRAGMA fullfsync = ON")
+            conn.execute("PRAGMA checkpoint_fullfsync = ON")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._translate(exc) from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring the schema to :data:`LATEST`, or refuse a file that is not ours to change."""
+        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if objects == 0 and application_id == 0:
+            current = 0  # a new, empty database
+        elif application_id != APPLICATION_ID:
+            raise StoreError(
+                f"{self.path} is not a Castell database (it is another program's SQLite "
+                "database); give castell-server another path. Nothing in it was changed.",
+                code="not_castell_database",
+                path=self.path,
+            )
+        else:
+            try:
+                rows = conn.execute("SELECT version FROM schema_version").fetchall()
+            except sqlite3.OperationalError:
+                rows = []
+            if len(rows) != 1 or not isinstance(rows[0][0], int):
+                raise StoreError(
+                    f"{self.path} is damaged: its schema version is missing. Nothing in it "
+                    "was changed; restore it from a backup or give castell-server another path.",
+                    code="corrupt_database",
+                    path=self.path,
+                )
+            current = rows[0][0]
+        if current > LATEST:
+            raise StoreError(
+                f"{self.path} was written by a newer Castell (schema {current}; this version "
+                f"knows up to {LATEST}); upgrade Castell",
+                code="schema_too_new",
+                path=self.path,
+            )
+        for version in range(current + 1, LATEST + 1):
+            for statement in MIGRATIONS[version - 1]:
+                conn.execute(statement)
+            conn.execute("UPDATE schema_version SET version = ?", (version,))
+
+    def _close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def _translate(self, exc: sqlite3.Error) -> StoreError:
+        """The StoreError that says, for a person, what SQLite's error means for this file."""
+        primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+        path = self.path
+        if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            return StoreError(
+                f"another castell-server (or another program) is using {path}; stop it, or "
+                "give this server another database",
+                code="database_in_use",
+                path=path,
+            )
+        if primary == sqlite3.SQLITE_NOTADB:
+            return StoreError(
+                f"{path} is not a Castell database (SQLite: file is not a database); give "
+                "castell-server another path. Nothing in it was changed.",
+                code="not_a_database",
+                path=path,
+            )
+        if primary == sqlite3.SQLITE_CORRUPT:
+            return StoreError(
+                f"{path} is damaged (SQLite: {exc}); restore it from a backup or give "
+                "castell-server another path",
+                code="corrupt_database",
+                path=path,
+            )
+        if primary == sqlite3.SQLITE_CONSTRAINT:
+            return StoreError(
+                f"a record was refused by {path}: {exc}", code="invalid_record", path=path
+            )
+        if primary in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY):
+            return StoreError(
+                f"cannot open the database {path} (SQLite: {exc})", code="cannot_open", path=path
+            )
+        return StoreError(f"the database {path} failed: {exc}", code="store_failed", path=path)
+
+    # -- running on the worker --------------------------------------------------------------
+
+    async def _call(self, work: Callable[..., T], *args: Any) -> T:
+        executor = self._executor
+        if executor is None:
+            raise StoreError(
+                f"the store {self.path} is not open", code="store_closed", path=self.path
+            )
+        return await asyncio.get_running_loop().run_in_executor(executor, work, *args)
+
+    def _transaction(self, work: Callable[..., T], *args: Any, write: bool = True) -> T:
+        """Run ``work(conn, *args)`` in one transaction on the worker thread.
+
+        A write takes the write lock first (BEGIN IMMEDIATE); anything raised rolls it back.
+        """
+        conn = self._conn
+        if conn is None:
+            raise StoreError(
+                f"the store {self.path} is not open", code="store_closed", path=self.path
+            )
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                result = work(conn, *args)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except (sqlite3.InterfaceError, sqlite3.ProgrammingError, OverflowError) as exc:
+            # A value SQLite cannot take as given: a record with a field of the wrong type.
+            raise StoreError(
+                f"a record cannot be stored in {self.path}: {exc}",
+                code="invalid_record",
+                path=self.path,
+            ) from exc
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        return result
+
+    async def _write(self, work: Callable[..., T], *args: Any) -> T:
+        return await self._call(self._transaction, work, *args)
+
+    async def _read(self, work: Callable[..., T], *args: Any) -> T:
+        return await self._call(functools.partial(self._transaction, work, *args, write=False))
+
+    def _status(self, conn: sqlite3.Connection, room: str) -> str:
+        row = conn.execute("SELECT status FROM rooms WHERE room = ?", (room,)).fetchone()
+        if row is None:
+            raise StoreError(f"room {room} is not stored", code="unknown_room", path=self.path)
+        return row[0]
+
+    def _refuse_finished(self, conn: sqlite3.Connection, room: str, what: str) -> None:
+        if self._status(conn, room) == "finished":
+            raise StoreError(
+                f"room {room} is finished: {what} refused", code="room_finished", path=self.path
+            )
+
+    # -- writes -----------------------------------------------------------------------------
+
+    async def create_room(self, room: RoomRecord) -> None:
+        await self._write(self._create_room, room)
+
+    def _create_room(self, conn: sqlite3.Connection, room: RoomRecord) -> None:
+        if conn.execute("SELECT 1 FROM rooms WHERE room = ?", (room.room,)).fetchone():
+            raise StoreError(
+                f"room {room.room} is already stored", code="room_exists", path=self.path
+            )
+        values = attrs.astuple(room, recurse=False)
+        marks = ", ".join("?" * len(values))
+        conn.execute(f"INSERT INTO rooms ({_ROOM_COLUMNS}) VALUES ({marks})", values)
+
+    async def put_seat(self, seat: SeatRecord) -> None:
+        await self._write(self._put_seat, seat)
+
+    def _put_seat(self, conn: sqlite3.Connection, seat: SeatRecord) -> None:
+        row = conn.execute("SELECT seats FROM rooms WHERE room = ?", (seat.room,)).fetchone()
+        if row is None:
+            raise StoreError(
+                f"room {seat.room} is not stored", code="unknown_room", path=self.path
+            )
+        if not 0 <= seat.seat < row[0]:
+            raise StoreError(
+                f"room {seat.room} has seats 0–{row[0] - 1}, not {seat.seat}",
+                code="invalid_record",
+                path=self.path,
+            )
+        conn.execute(
+            f"INSERT INTO seats ({_SEAT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (room, seat) DO UPDATE SET name = excluded.name, bot = excluded.bot, "
+            "bot_level = excluded.bot_level, token_hash = excluded.token_hash",
+            attrs.astuple(seat, recurse=False),
+        )
+
+    async def remove_seat(self, room: str, seat: int) -> None:
+        await self._write(
+            lambda conn: conn.execute(
+                "DELETE FROM seats WHERE room = ? AND seat = ?", (room, seat)
+            )
+        )
+
+    async def update_room(
+        self,
+        room: str,
+        *,
+        status: str | None = None,
+        version: int | None = None,
+        started_at: float | None = None,
+        finished_at: float | None = None,
+    ) -> None:
+        if status is not None and status not in STATUSES:
+            raise StoreError(
+                f"status must be one of {', '.join(STATUSES)}, not {status!r}",
+                code="invalid_record",
+                path=self.path,
+            )
+        given = {
+            name: value
+            for name, value in (
+                ("status", status),
+                ("version", version),
+                ("started_at", started_at),
+                ("finished_at", finished_at),
+            )
+            if value is not None
+        }
+        await self._write(self._update_room, room, given)
+
+    def _update_room(self, conn: sqlite3.Connection, room: str, given: dict[str, Any]) -> None:
+        self._status(conn, room)
+        if given:
+            assignments = ", ".join(f"{name} = ?" for name in given)
+            conn.execute(
+                f"UPDATE rooms SET {assignments} WHERE room = ?", (*given.values(), room)
+            )
+
+    async def append_action(self, action: ActionRecord) -> None:
+        await self._write(self._append_action, action)
+
+    def _append_action(self, conn: sqlite3.Connection, action: ActionRecord) -> None:
+        self._refuse_finished(conn, action.room, f"action {action.seq}")
+        (last,) = conn.execute(
+            "SELECT max(seq) FROM actions WHERE room = ?", (action.room,)
+        ).fetchone()
+        if last is not None and action.seq <= last:
+            stored = conn.execute(
+                "SELECT 1 FROM actions WHERE room = ? AND seq = ?", (action.room, action.seq)
+            ).fetchone()
+            raise StoreError(
+                f"room {action.room} already has action {action.seq}"
+                if stored
+                else f"room {action.room}: action {action.seq} comes after action {last}",
+                code="duplicate_action" if stored else "action_out_of_order",
+                path=self.path,
+            )
+        conn.execute(
+            f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            attrs.astuple(action, recurse=False),
+        )
+        conn.execute(
+            "UPDATE rooms SET version = ? WHERE room = ?", (action.version, action.room)
+        )
+
+    async def finish(self, room: str, result: dict[str, Any], finished_at: float) -> None:
+        await self._write(self._finish, room, _pack_result(result, room), finished_at)
+
+    def _finish(
+        self, conn: sqlite3.Connection, room: str, result: bytes, finished_at: float
+    ) -> None:
+        self._refuse_finished(conn, room, "a second result")
+        conn.execute("INSERT INTO results (room, result) VALUES (?, ?)", (room, result))
+        conn.execute(
+            "UPDATE rooms SET status = 'finished', finished_at = ? WHERE room = ?",
+            (finished_at, room),
+        )
+
+    async def delete_room(self, room: str) -> None:
+        # Seats, actions and the result go with it (ON DELETE CASCADE).
+        await self._write(lambda conn: conn.execute("DELETE FROM rooms WHERE room = ?", (room,)))
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def load(self, room: str) -> GameRecord | None:
+        games = await self._read(self._load_games, "room = ?", (room,))
+        return games[0] if games else None
+
+    async def load_unfinished(self) -> list[GameRecord]:
+        return await self._read(self._load_games, "status != 'finished'", ())
+
+    def _load_games(
+        self, conn: sqlite3.Connection, where: str, args: tuple
+    ) -> list[GameRecord]:
+        """Every room matching ``where`` with its seats, actions and result, in three reads."""
+        rooms = [
+            _room(row)
+            for row in conn.execute(
+                f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE {where} ORDER BY created_at, room",
+                args,
+            )
+        ]
+        if not rooms:
+            return []
+        chosen = f"room IN (SELECT room FROM rooms WHERE {where})"
+
+        def grouped(rows: Iterable[tuple], make: Callable[[tuple], Any]) -> dict[str, list]:
+            out: dict[str, list] = {}
+            for row in rows:
+                out.setdefault(row[0], []).append(make(row))
+            return out
+
+        seats = grouped(
+            conn.execute(
+                f"SELECT {_SEAT_COLUMNS} FROM seats WHERE {chosen} ORDER BY room, seat", args
+            ),
+            _seat,
+        )
+        actions = grouped(
+            conn.execute(
+                f"SELECT {_ACTION_COLUMNS} FROM actions WHERE {chosen} ORDER BY room, seq", args
+            ),
+            _action,
+        )
+        results = dict(
+            conn.execute(f"SELECT room, result FROM results WHERE {chosen}", args).fetchall()
+        )
+        return [
+            GameRecord(
+                room,
+                tuple(seats.get(room.room, ())),
+                tuple(actions.get(room.room, ())),
+                _unpack_result(results[room.room]) if room.room in results else None,
+            )
+            for room in rooms
+        ]
+
+    async def list_finished(self, limit: int = 50) -> list[RoomRecord]:
+        return await self._read(self._list_finished, max(0, limit))
+
+    def _list_finished(self, conn: sqlite3.Connection, limit: int) -> list[RoomRecord]:
+        rows = conn.execute(
+            f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE status = 'finished' "
+            "ORDER BY finished_at DESC, room LIMIT ?",
+            (limit,),
+        )
+        return [_room(row) for row in rows]

@@ -1,0 +1,490 @@
+"""The store gives back exactly what it was given, keeps it across crashes, and refuses what it
+must without touching the file (server/store).
+
+The behaviour tests take the ``store`` fixture, parametrised by backend factory: a new backend
+adds its factory to ``BACKENDS`` and runs every one of them. The SQLite file's own troubles
+(directories, foreign files, locks, newer schemas) are tested on SQLite alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import pytest
+
+from server.store import (
+    ActionRecord,
+    GameRecord,
+    RoomRecord,
+    SeatRecord,
+    SQLiteStore,
+    Store,
+    StoreError,
+    default_db_path,
+    hash_token,
+    open_store,
+    token_matches,
+)
+from server.store.migrations import LATEST
+
+REPO = Path(__file__).resolve().parents[1]
+
+StoreFactory = Callable[[], Store]
+
+
+def sqlite_backend(tmp_path: Path) -> StoreFactory:
+    """New stores on one SQLite file: calling it twice reopens the same database."""
+    path = tmp_path / "castell.sqlite3"
+    return lambda: SQLiteStore(path, busy_timeout=0.05)
+
+
+BACKENDS = [pytest.param(sqlite_backend, id="sqlite")]
+
+
+@pytest.fixture(params=BACKENDS)
+def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+    return request.param(tmp_path)
+
+
+@pytest.fixture
+async def store(new_store: StoreFactory):
+    async with new_store() as opened:
+        yield opened
+
+
+def a_room(room: str = "r1", **changes) -> RoomRecord:
+    """A room with every field set to something other than its default."""
+    record = RoomRecord(
+        room=room,
+        name=f"Festa {room}",
+        seats=3,
+        variant="advanced",
+        turn_seconds=90,
+        private=True,
+        code=f"code-{room}",
+        seed=2**63 - 17,
+        status="playing",
+        version=4,
+        created_at=1_700_000_000.25,
+        started_at=1_700_000_060.5,
+        finished_at=None,
+    )
+    return attrs.evolve(record, **changes)
+
+
+def an_action(room: str, seq: int) -> ActionRecord:
+    return ActionRecord(
+        room=room,
+        seq=seq,
+        seat=seq % 3,
+        action=bytes([0x81, 0xA4]) + b"kind" + bytes([seq % 256]) * (seq % 5),
+        at=1_700_000_100.0 + seq / 8,
+        version=10 + 2 * seq,
+    )
+
+
+async def fill(store: Store, room: str = "r1") -> GameRecord:
+    """Store a room with a player, a bot and three actions; return what was stored."""
+    record = a_room(room)
+    seats = (
+        SeatRecord(room, 0, "Anna", bot=False, bot_level=None, token_hash=hash_token("t-anna")),
+        SeatRecord(room, 2, "Bot 2", bot=True, bot_level="greedy", token_hash=None),
+    )
+    actions = tuple(an_action(room, seq) for seq in range(3))
+    await store.create_room(record)
+    for seat in seats:
+        await store.put_seat(seat)
+    for action in actions:
+        await store.append_action(action)
+    return GameRecord(attrs.evolve(record, version=actions[-1].version), seats, actions, None)
+
+
+async def test_every_record_comes_back_as_it_was_stored(store: Store):
+    stored = await fill(store)
+    assert await store.load("r1") == stored
+    assert await store.load("nowhere") is None
+
+
+async def test_a_room_with_defaults_and_nothing_else_round_trips(store: Store):
+    bare = RoomRecord("r0", "Bare", 2, "normal", None, False, None, seed=0)
+    await store.create_room(bare)
+    assert await store.load("r0") == GameRecord(bare)
+
+
+async def test_actions_come_back_in_seq_order_and_set_the_room_version(store: Store):
+    await store.create_room(a_room())
+    actions = [an_action("r1", seq) for seq in range(40)]
+    for action in actions:
+        await store.append_action(action)
+    game = await store.load("r1")
+    assert game.actions == tuple(actions)
+    assert game.room.version == actions[-1].version
+
+
+async def test_update_room_changes_only_the_fields_given(store: Store):
+    await store.create_room(a_room(status="waiting", started_at=None))
+    await store.update_room("r1", status="playing", started_at=1_700_000_500.0)
+    await store.update_room("r1", version=77)
+    got = (await store.load("r1")).room
+    assert got == a_room(status="playing", started_at=1_700_000_500.0, version=77)
+    with pytest.raises(StoreError) as refused:
+        await store.update_room("nowhere", version=1)
+    assert refused.value.code == "unknown_room"
+    with pytest.raises(StoreError) as refused:
+        await store.update_room("r1", status="paused")
+    assert refused.value.code == "invalid_record"
+
+
+async def test_put_seat_replaces_the_holder_and_remove_seat_frees_it(store: Store):
+    await fill(store)
+    await store.put_seat(SeatRecord("r1", 0, "Bot 0", bot=True, bot_level="random"))
+    await store.remove_seat("r1", 2)
+    await store.remove_seat("r1", 1)  # never held: nothing happens
+    assert (await store.load("r1")).seats == (
+        SeatRecord("r1", 0, "Bot 0", bot=True, bot_level="random"),
+    )
+    with pytest.raises(StoreError) as refused:
+        await store.put_seat(SeatRecord("r1", 3, "Nobody"))  # seats are 0–2
+    assert refused.value.code == "invalid_record"
+    with pytest.raises(StoreError) as refused:
+        await store.put_seat(SeatRecord("nowhere", 0, "Nobody"))
+    assert refused.value.code == "unknown_room"
+
+
+async def test_a_duplicate_or_earlier_seq_is_refused_and_changes_nothing(store: Store):
+    stored = await fill(store)
+    with pytest.raises(StoreError) as refused:
+        await store.append_action(attrs.evolve(an_action("r1", 1), version=999))
+    assert refused.value.code == "duplicate_action"
+    await store.append_action(an_action("r1", 5))  # gaps are allowed, going back is not
+    with pytest.raises(StoreError) as refused:
+        await store.append_action(an_action("r1", 4))
+    assert refused.value.code == "action_out_of_order"
+    game = await store.load("r1")
+    assert game.actions == (*stored.actions, an_action("r1", 5))
+    assert game.room.version == an_action("r1", 5).version
+    with pytest.raises(StoreError) as refused:
+        await store.append_action(an_action("nowhere", 0))
+    assert refused.value.code == "unknown_room"
+
+
+async def test_creating_a_stored_room_again_is_refused(store: Store):
+    stored = await fill(store)
+    with pytest.raises(StoreError) as refused:
+        await store.create_room(a_room(name="Impostor"))
+    assert refused.value.code == "room_exists"
+    assert await store.load("r1") == stored
+
+
+async def test_finish_stores_the_result_and_closes_the_room(store: Store):
+    await fill(store, "r1")
+    await fill(store, "r2")
+    await store.create_room(a_room("r3", status="waiting", created_at=1_800_000_000.0))
+    result = {"scores": [{"seat": 0, "total": 41}], "winners": [0], "by_seat": {0: 41, 2: 38}}
+    await store.finish("r1", result, finished_at=1_700_009_000.0)
+    game = await store.load("r1")
+    assert game.result == result
+    assert (game.room.status, game.room.finished_at) == ("finished", 1_700_009_000.0)
+    # Only unfinished rooms come back for resuming, oldest first.
+    unfinished = await store.load_unfinished()
+    assert [g.room.room for g in unfinished] == ["r2", "r3"]
+    assert unfinished[0] == await store.load("r2")
+    with pytest.raises(StoreError) as refused:
+        await store.append_action(an_action("r1", 3))
+    assert refused.value.code == "room_finished"
+    with pytest.raises(StoreError) as refused:
+        await store.finish("r1", {"winners": []}, finished_at=1_700_009_001.0)
+    assert refused.value.code == "room_finished"
+    assert (await store.load("r1")) == game
+
+
+async def test_a_result_that_is_not_plain_data_is_refused(store: Store):
+    await fill(store)
+    with pytest.raises(StoreError) as refused:
+        await store.finish("r1", {"winners": {object()}}, finished_at=1.0)
+    assert refused.value.code == "invalid_record"
+    assert (await store.load("r1")).room.status == "playing"
+
+
+async def test_list_finished_gives_the_latest_first(store: Store):
+    for n, finished_at in enumerate([30.0, 10.0, 20.0]):
+        await store.create_room(a_room(f"f{n}"))
+        await store.finish(f"f{n}", {"n": n}, finished_at=finished_at)
+    await store.create_room(a_room("open"))
+    assert [r.room for r in await store.list_finished()] == ["f0", "f2", "f1"]
+    assert [r.room for r in await store.list_finished(limit=2)] == ["f0", "f2"]
+    assert all(r.status == "finished" for r in await store.list_finished())
+
+
+async def test_delete_room_forgets_everything_about_it(store: Store):
+    await fill(store, "r1")
+    other = await fill(store, "r2")
+    await store.finish("r1", {"winners": [0]}, finished_at=5.0)
+    await store.delete_room("r1")
+    await store.delete_room("r1")  # already gone: nothing happens
+    assert await store.load("r1") is None
+    bare = a_room("r1", status="waiting")
+    await store.create_room(bare)  # the id is free again, with nothing left over
+    assert await store.load("r1") == GameRecord(bare)
+    assert await store.load("r2") == other
+
+
+async def test_records_survive_close_and_reopen(new_store: StoreFactory):
+    async with new_store() as first:
+        stored = await fill(first)
+        await first.finish("r1", {"winners": [2]}, finished_at=9.0)
+        await fill(first, "r2")
+    async with new_store() as second:
+        game = await second.load("r1")
+        assert game == attrs.evolve(
+            stored,
+            room=attrs.evolve(stored.room, status="finished", finished_at=9.0),
+            result={"winners": [2]},
+        )
+        assert [g.room.room for g in await second.load_unfinished()] == ["r2"]
+
+
+async def test_a_store_refuses_work_before_open_and_after_close(new_store: StoreFactory):
+    store = new_store()
+    with pytest.raises(StoreError) as refused:
+        await store.load("r1")
+    assert refused.value.code == "store_closed"
+    await store.open()
+    await store.close()
+    await store.close()  # idempotent
+    with pytest.raises(StoreError) as refused:
+        await store.create_room(a_room())
+    assert refused.value.code == "store_closed"
+
+
+# -- seat tokens ----------------------------------------------------------------------------
+
+
+def test_a_token_matches_its_own_hash_only():
+    token = "k3Jx9u2-QmZpRr0vTf8a5w"
+    stored = hash_token(token)
+    assert len(stored) == 32 and token.encode() not in stored
+    assert token_matches(token, stored)
+    assert not token_matches(token + "x", stored)
+    assert not token_matches(token, None)
+
+
+async def test_the_database_never_holds_a_seat_token(tmp_path: Path):
+    token = "Zk2v8Qf1Xr9bN3mT6pLw0A"  # as the server makes them: 128 random bits, base64url
+    path = tmp_path / "castell.sqlite3"
+    async with SQLiteStore(path) as store:
+        assert store.journal_mode == "wal"
+        await store.create_room(a_room())
+        await store.put_seat(SeatRecord("r1", 0, "Anna", token_hash=hash_token(token)))
+        await store.append_action(an_action("r1", 0))
+        # Both while the write-ahead log holds the seat and after it is checkpointed.
+        on_disk = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+        assert hash_token(token) in on_disk and token.encode() not in on_disk
+        seat = (await store.load("r1")).seats[0]
+        assert token_matches(token, seat.token_hash)
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert hash_token(token) in on_disk and token.encode() not in on_disk
+
+
+# -- durability against a killed process ----------------------------------------------------
+
+WRITER = """
+import asyncio, sys
+from server.store import ActionRecord, RoomRecord, SQLiteStore
+
+async def main():
+    async with SQLiteStore(sys.argv[1]) as store:
+        await store.create_room(RoomRecord("r1", "Kill", 2, "normal", None, False, None, seed=7))
+        print("ready", flush=True)
+        seq = 0
+        while True:
+            await store.append_action(
+                ActionRecord("r1", seq, seq % 2, bytes([seq % 256]) * 16, float(seq), seq + 1)
+            )
+            print(seq, flush=True)  # acknowledged: it must survive whatever happens next
+            seq += 1
+
+asyncio.run(main())
+"""
+
+
+def run_python(code: str, *args: str, **popen) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], cwd=REPO, env=env, text=True, **popen
+    )
+
+
+@pytest.mark.timeout(60)
+async def test_every_acknowledged_action_survives_a_killed_writer(tmp_path: Path):
+    path = tmp_path / "castell.sqlite3"
+    writer = run_python(WRITER, str(path), stdout=subprocess.PIPE)
+    try:
+        assert writer.stdout.readline() == "ready\n"
+        acknowledged = [int(writer.stdout.readline()) for _ in range(25)]
+        writer.kill()  # SIGKILL, most likely in the middle of the next append
+        writer.wait()
+        acknowledged += [int(line) for line in writer.stdout.read().split()]
+    finally:
+        writer.kill()
+        writer.wait()
+        writer.stdout.close()
+    assert acknowledged == list(range(len(acknowledged)))
+    async with SQLiteStore(path) as store:
+        game = await store.load("r1")
+    seqs = [a.seq for a in game.actions]
+    # Every acknowledged action is there, in order, and at most the one in flight besides.
+    assert seqs[: len(acknowledged)] == acknowledged
+    assert seqs == list(range(len(seqs))) and len(seqs) - len(acknowledged) in (0, 1)
+    assert game.actions[-1].action == bytes([seqs[-1] % 256]) * 16
+    assert game.room.version == seqs[-1] + 1
+
+
+# -- files that cannot be used --------------------------------------------------------------
+
+
+def files_in(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+async def refused_open(path: Path | str, code: str) -> StoreError:
+    store = SQLiteStore(path, busy_timeout=0.05)
+    with pytest.raises(StoreError) as refused:
+        await store.open()
+    assert refused.value.code == code
+    assert refused.value.path == str(path)
+    await store.close()
+    return refused.value
+
+
+async def test_a_directory_is_refused(tmp_path: Path):
+    error = await refused_open(tmp_path, "cannot_open")
+    assert str(error) == f"cannot open the database {tmp_path}: it is a directory"
+
+
+async def test_a_missing_folder_is_refused_and_not_created(tmp_path: Path):
+    path = tmp_path / "nope" / "castell.sqlite3"
+    error = await refused_open(path, "cannot_open")
+    assert f"the folder {path.parent} does not exist" in str(error)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write anywhere"
+)
+async def test_a_file_without_permission_is_refused(tmp_path: Path):
+    path = tmp_path / "castell.sqlite3"
+    async with SQLiteStore(path):
+        pass
+    path.chmod(0o400)
+    try:
+        error = await refused_open(path, "cannot_open")
+    finally:
+        path.chmod(0o600)
+    assert "permission denied" in str(error)
+
+
+async def test_a_file_that_is_not_a_database_is_refused_untouched(tmp_path: Path):
+    path = tmp_path / "notes.sqlite3"
+    path.write_bytes(b"These are my notes, not a database.\n" * 200)
+    before = files_in(tmp_path)
+    error = await refused_open(path, "not_a_database")
+    assert str(path) in str(error) and "file is not a database" in str(error)
+    assert files_in(tmp_path) == before
+
+
+async def test_another_programs_database_is_refused_untouched(tmp_path: Path):
+    path = tmp_path / "other.sqlite3"
+    with sqlite3.connect(path) as other:
+        other.execute("CREATE TABLE schema_version (version INTEGER)")
+        other.execute("INSERT INTO schema_version VALUES (1)")
+    other.close()
+    before = files_in(tmp_path)
+    error = await refused_open(path, "not_castell_database")
+    assert f"{path} is not a Castell database" in str(error)
+    assert files_in(tmp_path) == before
+
+
+async def test_a_database_from_a_newer_castell_is_refused_untouched(tmp_path: Path):
+    path = tmp_path / "castell.sqlite3"
+    async with SQLiteStore(path) as store:
+        await fill(store)
+    newer = LATEST + 2
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE schema_version SET version = ?", (newer,))
+    raw.close()
+    before = files_in(tmp_path)
+    error = await refused_open(path, "schema_too_new")
+    assert str(error) == (
+        f"{path} was written by a newer Castell (schema {newer}; this version knows up to "
+        f"{LATEST}); upgrade Castell"
+    )
+    assert files_in(tmp_path) == before
+
+
+async def test_a_database_in_use_by_another_process_is_refused(tmp_path: Path):
+    path = tmp_path / "castell.sqlite3"
+    holder_code = (
+        "import asyncio, sys\n"
+        "from server.store import SQLiteStore\n"
+        "async def main():\n"
+        "    async with SQLiteStore(sys.argv[1]):\n"
+        "        print('ready', flush=True)\n"
+        "        sys.stdin.readline()\n"
+        "asyncio.run(main())\n"
+    )
+    holder = run_python(holder_code, str(path), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline() == "ready\n"
+        error = await refused_open(path, "database_in_use")
+        assert f"another castell-server (or another program) is using {path}" in str(error)
+    finally:
+        holder.stdin.close()  # the holder closes its store and exits
+        holder.wait(timeout=20)
+        holder.stdout.close()
+    async with SQLiteStore(path) as store:  # and then the file is free again
+        assert await store.load_unfinished() == []
+
+
+async def test_two_stores_in_one_process_do_not_share_a_file(tmp_path: Path):
+    path = tmp_path / "castell.sqlite3"
+    async with SQLiteStore(path) as first:
+        await first.create_room(a_room())
+        await refused_open(path, "database_in_use")
+        assert (await first.load("r1")).room == a_room()
+
+
+# -- choosing the backend -------------------------------------------------------------------
+
+
+async def test_open_store_reads_paths_and_urls(tmp_path: Path):
+    path = tmp_path / "castell.sqlite3"
+    for where in (str(path), path, f"sqlite://{path}"):
+        store = open_store(where)
+        assert isinstance(store, SQLiteStore) and store.path == str(path)
+    for where in (":memory:", "sqlite:///:memory:", "sqlite://"):
+        async with open_store(where) as store:
+            await fill(store)
+            assert (await store.load("r1")).room.room == "r1"
+    with pytest.raises(StoreError) as refused:
+        open_store("postgresql://castell@localhost/castell")
+    assert refused.value.code == "unsupported_backend"
+    assert "PostgreSQL support is not available in this version" in str(refused.value)
+    with pytest.raises(StoreError) as refused:
+        open_store("mysql://localhost/castell")
+    assert refused.value.code == "unsupported_backend"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG_DATA_HOME is Linux's")
+def test_the_default_database_lives_in_the_users_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert default_db_path() == tmp_path / "data" / "castell" / "castell.sqlite3"
+    assert (tmp_path / "data" / "castell").is_dir()

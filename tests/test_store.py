@@ -488,3 +488,13 @@ def test_the_default_database_lives_in_the_users_data_folder(
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert default_db_path() == tmp_path / "data" / "castell" / "castell.sqlite3"
     assert (tmp_path / "data" / "castell").is_dir()
+
+
+def test_the_benchmark_runs_and_reports_every_setting(tmp_path: Path, capsys):
+    from bench import store as bench_store
+
+    bench_store.main(["--count", "3", "--dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    for label in ("memory (baseline)", "file, NORMAL", "file, FULL", "× NORMAL"):
+        assert label in out
+    assert list(tmp_path.iterdir()) == []  # its files are cleaned up

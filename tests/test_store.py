@@ -399,6 +399,19 @@ async def test_a_file_that_is_not_a_database_is_refused_untouched(tmp_path: Path
     assert files_in(tmp_path) == before
 
 
+async def test_a_damaged_database_is_refused_untouched(tmp_path: Path):
+    path = tmp_path / "castell.sqlite3"
+    async with SQLiteStore(path) as store:
+        await fill(store)
+    damaged = bytearray(path.read_bytes())
+    damaged[100:4096] = b"\xff" * (4096 - 100)  # the first page: where the tables are listed
+    path.write_bytes(damaged)
+    before = files_in(tmp_path)
+    error = await refused_open(path, "corrupt_database")
+    assert f"{path} is damaged" in str(error)
+    assert files_in(tmp_path) == before
+
+
 async def test_another_programs_database_is_refused_untouched(tmp_path: Path):
     path = tmp_path / "other.sqlite3"
     with sqlite3.connect(path) as other:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import attrs
 
 from shared.board import REGION_INDEX, wheel_segments, wheel_tile_index
-from shared.engine import apply, legal_actions, new_game
+from shared.engine import apply, new_game
 from shared.errors import RuleError
 from shared.state import GameState
 
@@ -68,13 +67,3 @@ def play(state: GameState, seat: int, *actions: object) -> tuple[GameState, list
         state, new = apply(state, seat, action)  # type: ignore[arg-type]
         events += new
     return state, events
-
-
-def random_game(seats: int, seed: int, variant: str = "normal") -> GameState:
-    """A whole game of random legal actions (no builds): its final state."""
-    rng = random.Random(seed)
-    state = game(seats, seed, variant)
-    while not state.over:
-        assert state.turn is not None
-        state, _ = apply(state, state.turn, rng.choice(legal_actions(state, state.turn)))
-    return state

@@ -1,0 +1,404 @@
+"""The view and its events in words: the text shared by the boxed screen and ``--plain``.
+
+Every function takes parts of a protocol view (``docs/protocol.md``, "The view") and returns
+plain strings, or :class:`Part` lists when a piece of text belongs to a seat (so the boxed
+renderer can colour it). Strings that come from the server go through
+:func:`client.sanitize.safe` here, once, so neither renderer prints them raw.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, NamedTuple
+
+from client.sanitize import safe
+from shared.board import ADJACENT, REGION_NAMES, REGIONS, ROUNDS, SKILLS, TILES
+
+View = Mapping[str, Any]
+Event = Mapping[str, Any]
+
+#: The once-per-turn actions of §4, in the order the header lists them.
+TURN_ACTIONS: Final = ("move", "recruit", "train", "special")
+SKILL_ABBREV: Final = {"balance": "bal", "base": "bas", "mix": "mix", "strength": "str",
+                       "width": "wid"}
+SCORE_CATEGORIES: Final = ("tower", "diversity", "prizes", "sizes", "performances")
+
+
+class Part(NamedTuple):
+    """A piece of a line; ``seat`` is set when the text names that seat's player."""
+
+    text: str
+    seat: int | None = None
+
+
+def plain(parts: Sequence[Part]) -> str:
+    return "".join(p.text for p in parts)
+
+
+# Players -------------------------------------------------------------------------------
+
+
+def player_map(view: View, seat: int | None) -> Mapping[str, Any] | None:
+    """The player map of ``seat``, or None (an empty seat, or no seat)."""
+    for p in view.get("players") or ():
+        if p.get("seat") == seat:
+            return p
+    return None
+
+
+def seat_name(view: View, seat: int | None) -> str:
+    """The player's name at ``seat``, made safe; ``seat N`` for an unknown seat."""
+    p = player_map(view, seat)
+    name = safe(p.get("name", "")) if p else ""
+    return name or f"seat {seat}"
+
+
+def who(view: View, seat: int | None) -> Part:
+    return Part(seat_name(view, seat), seat)
+
+
+def region_label(region: str | None) -> str:
+    return safe(region) if region else "—"
+
+
+def neighbours(region: str) -> list[str]:
+    """Regions next to ``region`` in board order (§2)."""
+    return [r for r in REGIONS if r in ADJACENT.get(region, ())]
+
+
+def team_text(team: Sequence[int]) -> str:
+    """A team grouped by size, largest first: ``9×2 8 7×3``."""
+    counts = Counter(team)
+    return " ".join(
+        f"{size}×{n}" if n > 1 else str(size) for size, n in sorted(counts.items(), reverse=True)
+    )
+
+
+def level_text(level: Sequence[int]) -> str:
+    return " ".join(str(s) for s in level)
+
+
+def tower_text(levels: Sequence[Sequence[int]]) -> str:
+    """A tower on one line, bottom level first: ``7 7 7 / 5 5 / 2``."""
+    return " / ".join(level_text(level) for level in levels)
+
+
+def tower_lines(levels: Sequence[Sequence[int]]) -> list[str]:
+    """A tower drawn level by level, top level first, each level centred on the widest."""
+    rows = [level_text(level) for level in reversed(levels)]
+    width = max((len(r) for r in rows), default=0)
+    return [r.center(width).rstrip() for r in rows]
+
+
+def skills_text(skills: Mapping[str, int]) -> str:
+    """The skills a player has ranks in: ``bal 1 · str 2``, or ``no skills``."""
+    ranks = [f"{SKILL_ABBREV[s]} {skills.get(s, 0)}" for s in SKILLS if skills.get(s, 0)]
+    return " · ".join(ranks) if ranks else "no skills"
+
+
+def taken_text(taken: Mapping[str, Any]) -> str:
+    """What a player took, grouped by region (§9 diversity): ``gir lp04 · tar trophy size 6``.
+
+    Taken special action tokens (not tied to a region) come last.
+    """
+    items: dict[str, list[str]] = {}
+    for t in taken.get("tiles") or ():
+        items.setdefault(t.get("region"), []).append(safe(t.get("tile")))
+    for t in taken.get("prizes") or ():
+        items.setdefault(t.get("region"), []).append(safe(t.get("prize")))
+    for t in taken.get("sizes") or ():
+        items.setdefault(t.get("region"), []).append(f"size {safe(t.get('size'))}")
+    order = [r for r in REGIONS if r in items] + [r for r in items if r not in REGIONS]
+    groups = [f"{region_label(r)} {' '.join(items[r])}" for r in order]
+    tokens = taken.get("tokens") or 0
+    if tokens:
+        groups.append(f"{tokens} token{'s' if tokens != 1 else ''}")
+    return " · ".join(groups) if groups else "nothing yet"
+
+
+def player_title(view: View, p: Mapping[str, Any], me: int | None) -> str:
+    """``▶ Anna (you)``: the name with its markers (turn, you, bot, offline)."""
+    seat = p.get("seat")
+    marks = []
+    if seat == me:
+        marks.append("(you)")
+    if p.get("bot"):
+        marks.append("(bot)")
+    if not p.get("connected", True):
+        marks.append("(offline)")
+    prefix = "▶ " if seat == view.get("turn") and view.get("status") == "playing" else ""
+    return prefix + " ".join([seat_name(view, seat), *marks])
+
+
+def player_summary(p: Mapping[str, Any]) -> str:
+    """``at gir · best 8``."""
+    where = f"at {region_label(p.get('region'))}" if p.get("region") else "not on the map"
+    return f"{where} · best {p.get('best', 0)}"
+
+
+def tokens_and_skills(p: Mapping[str, Any]) -> str:
+    """``5 tokens · bal 1 · str 1``: special action tokens left and skill ranks."""
+    tokens = p.get("tokens", 0)
+    skills = p.get("skills") or {}
+    head = f"{tokens} token{'s' if tokens != 1 else ''}"
+    return head if not any(skills.values()) else f"{head} · {skills_text(skills)}"
+
+
+# The turn ------------------------------------------------------------------------------
+
+
+def turn_marks(done: Sequence[str]) -> list[str]:
+    """``move ✓`` for each action taken this turn, ``train ·`` for the others (§4)."""
+    return [f"{a} {'✓' if a in done else '·'}" for a in TURN_ACTIONS]
+
+
+def countdown(deadline: float | None, now: float | None) -> str | None:
+    """Time left as ``m:ss`` (never negative), or None without a deadline or a clock."""
+    if deadline is None or now is None:
+        return None
+    left = max(0, int(deadline - now))
+    return f"{left // 60}:{left % 60:02d}"
+
+
+def status_text(view: View) -> str:
+    status = view.get("status")
+    if status == "waiting":
+        taken = len(view.get("players") or ())
+        return f"waiting for players {taken}/{view.get('seats', '?')}"
+    if status == "finished":
+        return "game over"
+    return f"round {view.get('round', 0)}/{ROUNDS}"
+
+
+def turn_text(view: View, me: int | None) -> Part | None:
+    """Whose turn it is, from ``me``'s point of view."""
+    turn = view.get("turn")
+    if turn is None or view.get("status") != "playing":
+        return None
+    if turn == me:
+        return Part("your turn", turn)
+    return Part(f"{seat_name(view, turn)}'s turn", turn)
+
+
+# The board -----------------------------------------------------------------------------
+
+
+def tile_name(tile: str | None) -> str:
+    return safe(tile).capitalize() if tile else "—"
+
+
+def wheel_all_text(view: View) -> str:
+    """What the `all` segment trains this round; the advanced game has no such segment."""
+    wheel = view.get("wheel") or {}
+    if "all" in wheel:
+        return f"all regions: {tile_name(wheel['all'])}"
+    if view.get("variant") == "advanced":
+        return "no `all` training (advanced)"
+    return "all regions: —"
+
+
+def performance_label(tile_id: str, compact: bool = False) -> str:
+    """``lp04 shape 3·2·1 (3 pts)``; compact: ``lp04 3·2·1 (3)``."""
+    tile = TILES.get(tile_id)
+    if tile is None:
+        return safe(tile_id)
+    if not compact:
+        return f"{tile.id} {tile.describe()} ({tile.points} pts)"
+    if tile.kind == "shape":
+        return f"{tile.id} {'·'.join(map(str, tile.shape))} ({tile.points})"
+    skills = "+".join(SKILL_ABBREV.get(s, s) for s in tile.skills)
+    return f"{tile.id} {tile.points}lv {skills} ({tile.points})"
+
+
+def next_festival_round(festivals: Sequence[Mapping[str, Any]]) -> int | None:
+    """The round of the earliest festival not yet held (§5), or None."""
+    rounds = [f.get("round", 0) for f in festivals if not f.get("done")]
+    return min(rounds) if rounds else None
+
+
+def festival_window(festivals: Sequence[Mapping[str, Any]], rows: int
+                    ) -> tuple[list[Mapping[str, Any]], int]:
+    """The festivals to list in ``rows`` lines and how many later ones are left out.
+
+    The list starts at the last festival held (for context), then the coming ones.
+    """
+    pending = [i for i, f in enumerate(festivals) if not f.get("done")]
+    start = max(0, pending[0] - 1) if pending else max(0, len(festivals) - rows)
+    shown = list(festivals[start:start + rows])
+    hidden = len(festivals) - start - len(shown)
+    if hidden:
+        shown = shown[:-1]
+        hidden += 1
+    return shown, hidden
+
+
+def prizes_text(prizes: Mapping[str, int]) -> str:
+    """The prize supply left: ``trophy 11 medal 14 ribbon 14``."""
+    return " ".join(f"{p} {prizes.get(p, 0)}" for p in ("trophy", "medal", "ribbon"))
+
+
+# Events --------------------------------------------------------------------------------
+
+
+def _moved_to(event: Event) -> str | None:
+    """The region an action event moved its player to, if it was a move of any kind."""
+    if event.get("kind") != "action":
+        return None
+    action = event.get("action") or {}
+    if action.get("kind") == "move" or action.get("effect") == "move":
+        return action.get("region")
+    return None
+
+
+def regions_at(events: Sequence[Event], view: View) -> list[str | None]:
+    """For each event, where its seat's pawn stood when it happened (None when unknown).
+
+    A pawn is where its last earlier move in the list took it; without one, where the view
+    shows it now — unless a later move in the list means it stood somewhere unknown.
+    """
+    out: list[str | None] = []
+    for i, event in enumerate(events):
+        seat = event.get("seat")
+        where = None
+        earlier = [_moved_to(e) for e in events[:i] if e.get("seat") == seat and _moved_to(e)]
+        later = [e for e in events[i + 1:] if e.get("seat") == seat and _moved_to(e)]
+        if earlier:
+            where = earlier[-1]
+        elif not later and _moved_to(event) is None:
+            p = player_map(view, seat)
+            where = p.get("region") if p else None
+        out.append(where)
+    return out
+
+
+def _effect_words(action: Mapping[str, Any]) -> str:
+    effect = action.get("effect")
+    if effect == "move":
+        return f"move to {region_label(action.get('region'))}"
+    if effect == "recruit":
+        return f"recruit a {safe(action.get('size'))}"
+    if effect == "perform":
+        return f"perform {safe(action.get('tile'))}"
+    return safe(effect)
+
+
+def action_words(action: Mapping[str, Any], where: str | None) -> str:
+    """An action's fields in words, after the player's name: ``recruited 6 6 in alt``."""
+    kind = action.get("kind")
+    here = f" in {region_label(where)}" if where else ""
+    if kind == "move":
+        return f"moved to {region_label(action.get('region'))}"
+    if kind == "recruit":
+        return f"recruited {' '.join(safe(s) for s in action.get('sizes') or ())}{here}"
+    if kind == "train":
+        choice = "the `all` tile" if action.get("choice") == "all" else f"the tile{here or ''}"
+        extra = f": {_effect_words(action)}" if action.get("effect") else ""
+        return f"trained with {choice}{extra}"
+    if kind == "special":
+        return f"spent a token to {_effect_words(action)}"
+    if kind == "build":
+        levels = action.get("levels") or ()
+        return f"built {len(levels)} level{'s' if len(levels) != 1 else ''}: " + tower_text(
+            [[safe(s) for s in level] for level in levels]  # type: ignore[misc]
+        )
+    if kind == "dismantle":
+        return "dismantled the tower"
+    if kind == "end_turn":
+        return "ended the turn"
+    return f"did {safe(kind)}"
+
+
+def festival_title(event: Event) -> str:
+    return (f"Festival at {safe(event.get('town'))} ({region_label(event.get('region'))}), "
+            f"size {safe(event.get('size'))}")
+
+
+def festival_result_words(view: View, result: Mapping[str, Any]) -> list[Part]:
+    """``Anna 8 trophy + size token``."""
+    bits = [str(safe(result.get("score")))]
+    if result.get("prize"):
+        bits.append(safe(result["prize"]))
+    if result.get("size_token"):
+        bits.append("+ size token")
+    return [who(view, result.get("seat")), Part(" " + " ".join(bits))]
+
+
+def winners_text(view: View, winners: Sequence[int]) -> list[Part]:
+    parts: list[Part] = []
+    for i, seat in enumerate(winners):
+        if i:
+            parts.append(Part(" and "))
+        parts.append(who(view, seat))
+    verb = " wins" if len(winners) == 1 else " share the victory"
+    return [*parts, Part(verb)] if parts else [Part("no winner")]
+
+
+def event_parts(view: View, event: Event, where: str | None = None) -> list[Part] | None:
+    """One event as a line of parts, or None for an event not worth a line.
+
+    Festival events are one title line here; their results are listed by the caller
+    (a table on screen, lines in ``--plain``).
+    """
+    kind = event.get("kind")
+    seat = event.get("seat")
+    if kind == "action":
+        return [who(view, seat), Part(" " + action_words(event.get("action") or {}, where))]
+    if kind == "turn":
+        return [Part("— "), who(view, seat), Part("'s turn")]
+    if kind == "round":
+        return [Part(f"— round {safe(event.get('round'))}, "), who(view, event.get("first")),
+                Part(" plays first")]
+    if kind == "refill":
+        return [Part("the regions are refilled from the bag")]
+    if kind == "trained":
+        tile = event.get("tile")
+        if tile == "special":
+            return None  # the action line already says which effect
+        return [who(view, seat), Part(f" raised {safe(tile)}")]
+    if kind == "performed":
+        tokens = event.get("tokens") or 0
+        extra = f" and {tokens} token{'s' if tokens != 1 else ''}" if tokens else ""
+        return [who(view, seat),
+                Part(f" completed {safe(event.get('tile'))} in "
+                     f"{region_label(event.get('region'))}{extra}")]
+    if kind == "festival":
+        results = event.get("results") or ()
+        tail = "" if results else ": nobody took part"
+        return [Part(festival_title(event) + tail)]
+    if kind == "timeout":
+        return [who(view, seat), Part(" ran out of time")]
+    if kind == "game_over":
+        return [Part("Game over: "), *winners_text(view, event.get("winners") or ())]
+    if kind == "started":
+        return [Part("the game starts")]
+    name = Part(safe(event.get("name", "")) or seat_name(view, seat), seat)
+    room = {"joined": " joined", "left": " left", "connected": " is back",
+            "disconnected": " lost the connection"}
+    if kind in room:
+        return [name, Part(room[kind])]
+    return [Part(f"({safe(kind)})")]
+
+
+def chat_parts(view: View, message: Mapping[str, Any]) -> list[Part]:
+    """A chat push as ``Anna: hello``; a spectator's name is shown without a seat colour."""
+    seat = message.get("seat")
+    name = safe(message.get("name", "")) or seat_name(view, seat)
+    return [Part(name, seat), Part(": " + safe(message.get("text", "")))]
+
+
+# Scores --------------------------------------------------------------------------------
+
+
+def score_rows(view: View) -> list[tuple[int, list[str], bool]]:
+    """Final scores by seat: (seat, cells: categories of §9 then total, is a winner)."""
+    winners = set(view.get("winners") or ())
+    rows = []
+    for s in view.get("scores") or ():
+        cells = [str(safe(s.get(c, 0))) for c in (*SCORE_CATEGORIES, "total")]
+        rows.append((s.get("seat"), cells, s.get("seat") in winners))
+    return rows
+
+
+def region_name(region: str) -> str:
+    return REGION_NAMES.get(region, safe(region))

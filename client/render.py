@@ -1,0 +1,360 @@
+"""Drawing a protocol view on the terminal with rich, and as plain lines for ``--plain``.
+
+:func:`render` turns a view (``docs/protocol.md``, "The view"), the seat of the player looking
+at it (or None for a spectator), recent events and the current time into one rich renderable:
+header, Regions, Festivals, Local performances, one panel per player, recent events and, at the
+end, the score table. It adapts to the width it is given: at 100 columns the regions and the
+festivals stand side by side and the player panels share one row; narrower, panels stack and
+tile descriptions shorten. :func:`render_plain` gives the same facts as text lines.
+
+The renderer never forces styles: colours and bold are only requests that a Console created
+with ``no_color`` or ``color_system=None`` drops. Text from the server is made safe
+(:func:`client.sanitize.safe`) and put in ``Text`` objects, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from client import describe as d
+from client.describe import Part, View
+from client.sanitize import safe
+from shared.board import REGIONS
+
+__all__ = ["SEAT_STYLES", "print_view", "render", "render_plain", "safe", "seat_style"]
+
+#: One colour per seat (0–3), for pawns, panel titles and event lines.
+SEAT_STYLES: Final = ("cyan", "magenta", "yellow", "green")
+#: Below this width the regions and festivals panels stack.
+SIDE_BY_SIDE: Final = 96
+#: Below this width performance tiles use short descriptions.
+FULL_TILES: Final = 100
+MIN_PLAYER_PANEL: Final = 25
+FESTIVAL_ROWS: Final = 7
+
+
+def seat_style(seat: int | None) -> str:
+    """The style of a seat's colour ("" for no seat)."""
+    if seat is None or not isinstance(seat, int):
+        return ""
+    return SEAT_STYLES[seat % len(SEAT_STYLES)]
+
+
+def _text(parts: Sequence[Part], style: str = "") -> Text:
+    text = Text(style=style)
+    for part in parts:
+        text.append(part.text, style=f"bold {seat_style(part.seat)}" if part.seat is not None
+                    else "")
+    return text
+
+
+# Header --------------------------------------------------------------------------------
+
+
+def _header(view: View, me: int | None, now: float | None, width: int) -> Text:
+    text = Text()
+    if width >= SIDE_BY_SIDE:
+        text.append("CASTELL · ", style="bold")
+    text.append(safe(view.get("name", "")), style="bold")
+    text.append(f" · {d.status_text(view)}")
+    turn = d.turn_text(view, me)
+    if turn is not None:
+        text.append(" · ")
+        text.append(turn.text, style=f"bold {seat_style(turn.seat)}")
+        text.append(": " + "  ".join(d.turn_marks(view.get("done") or ())))
+    left = d.countdown(view.get("deadline"), now)
+    if left is not None:
+        urgent = view["deadline"] - now < 16  # type: ignore[operator]
+        text.append(f"   time {left}", style="bold reverse" if urgent else "bold")
+    if me is None:
+        text.append(" · spectating", style="dim")
+    return text
+
+
+# Regions and festivals -------------------------------------------------------------------
+
+
+def _pawns(view: View, seats: Sequence[int]) -> Text:
+    """Pawn names, shortened so that a crowded region still fits on one line."""
+    keep = {0: 0, 1: 10, 2: 5}.get(len(seats), 3)
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for i, seat in enumerate(seats):
+        if i:
+            text.append(" ")
+        text.append(d.seat_name(view, seat)[:keep], style=f"bold {seat_style(seat)}")
+    return text
+
+
+def _regions_panel(view: View) -> Panel:
+    table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, expand=True,
+                  header_style="bold")
+    table.add_column("reg", no_wrap=True)
+    table.add_column("castellers", no_wrap=True)
+    table.add_column("pawns", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column("trains", no_wrap=True)
+    table.add_column("next to", no_wrap=True, overflow="ellipsis")
+    regions = view.get("regions") or {}
+    wheel = view.get("wheel") or {}
+    for r in REGIONS:
+        info = regions.get(r) or {}
+        table.add_row(
+            r,
+            " ".join(str(safe(s)) for s in info.get("castellers") or ()),
+            _pawns(view, info.get("pawns") or ()),
+            d.tile_name(wheel.get(r)),
+            " ".join(d.neighbours(r)),
+        )
+    foot = Text(f" {d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))} ")
+    return Panel(table, title="Regions", title_align="left", subtitle=foot,
+                 subtitle_align="left", box=box.ROUNDED)
+
+
+def _festivals_panel(view: View, me: int | None) -> Panel:
+    festivals = view.get("festivals") or []
+    nxt = d.next_festival_round(festivals)
+    mine = (d.player_map(view, me) or {}).get("region")
+    table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, show_header=False,
+                  expand=True)
+    table.add_column(no_wrap=True)  # round
+    table.add_column(no_wrap=True)  # ✓ / ▶
+    table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)  # town
+    table.add_column(no_wrap=True)  # region
+    table.add_column(no_wrap=True)  # size
+    table.add_column(no_wrap=True)  # you
+    shown, hidden = d.festival_window(festivals, FESTIVAL_ROWS)
+    for f in shown:
+        is_next = not f.get("done") and f.get("round") == nxt
+        mark = "✓" if f.get("done") else ("▶" if is_next else " ")
+        style = "dim" if f.get("done") else ("bold" if is_next else "")
+        table.add_row(
+            f"R{safe(f.get('round'))}", mark, safe(f.get("town", "")),
+            d.region_label(f.get("region")), f"size {safe(f.get('size'))}",
+            "← you" if is_next and mine and f.get("region") == mine else "",
+            style=style,
+        )
+    if hidden:
+        table.add_row("", "…", f"{hidden} more", "", "", "", style="dim")
+    if not festivals:
+        table.add_row("", "", "no calendar yet", "", "", "")
+    body = Group(table, Text("left: " + d.prizes_text(view.get("prizes") or {})))
+    return Panel(body, title="Festivals", title_align="left", box=box.ROUNDED)
+
+
+def _performances_panel(view: View, compact: bool) -> Panel:
+    table = Table(box=None, padding=(0, 2, 0, 0), pad_edge=False, show_header=False,
+                  expand=True)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
+    table.add_column(no_wrap=True, justify="right")
+    rows = view.get("performances") or {}
+    if not any(row.get("tiles") or row.get("tokens") for row in rows.values()):
+        return Panel(Text("every tile has been completed", style="dim"),
+                     title="Local performances", title_align="left", box=box.ROUNDED)
+    for r in REGIONS:
+        row = rows.get(r) or {}
+        tiles = [d.performance_label(t, compact) for t in row.get("tiles") or ()]
+        tokens = row.get("tokens") or 0
+        table.add_row(r, "   ".join(tiles) or "—", f"tokens {tokens}" if tokens else "")
+    return Panel(table, title="Local performances", title_align="left", box=box.ROUNDED)
+
+
+# Players ---------------------------------------------------------------------------------
+
+
+def _player_panel(view: View, p: Mapping[str, Any], me: int | None) -> Panel:
+    seat = p.get("seat")
+    current = seat == view.get("turn") and view.get("status") == "playing"
+    lines: list[RenderableType] = [
+        Text(d.player_summary(p)),
+        Text("team " + (d.team_text(p.get("team") or ()) or "—")),
+        Text(d.tokens_and_skills(p)),
+    ]
+    tower = p.get("tower") or []
+    if tower:
+        lines.append(Text("\n".join(d.tower_lines(tower)), justify="center", style="bold"))
+    else:
+        lines.append(Text("no tower", style="dim"))
+    lines.append(Text("took " + d.taken_text(p.get("taken") or {})))
+    title = Text(d.player_title(view, p, me), style=f"bold {seat_style(seat)}")
+    return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED,
+                 border_style=f"bold {seat_style(seat)}" if current else "dim")
+
+
+def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
+    players = list(view.get("players") or ())
+    if not players:
+        return []
+    n = len(players)
+    per_row = n
+    if width // n < MIN_PLAYER_PANEL:
+        per_row = -(-n // 2) if width // -(-n // 2) >= MIN_PLAYER_PANEL else 1
+    rows: list[RenderableType] = []
+    for start in range(0, n, per_row):
+        grid = Table.grid(expand=True)
+        chunk = players[start:start + per_row]
+        for _ in range(per_row):
+            grid.add_column(ratio=1)
+        panels = [_player_panel(view, p, me) for p in chunk]
+        grid.add_row(*panels, *[""] * (per_row - len(chunk)))
+        rows.append(grid)
+    return rows
+
+
+# Events and scores -------------------------------------------------------------------------
+
+
+def _event_renderables(view: View, events: Sequence[d.Event], max_lines: int
+                       ) -> list[RenderableType]:
+    out: list[tuple[int, RenderableType]] = []
+    for event, where in zip(events, d.regions_at(events, view), strict=True):
+        parts = d.event_parts(view, event, where)
+        if parts is None:
+            continue
+        results = event.get("results") or () if event.get("kind") == "festival" else ()
+        if not results:
+            out.append((1, _text(parts)))
+            continue
+        table = Table(box=None, padding=(0, 2, 0, 0), pad_edge=False, show_header=False)
+        table.add_column(no_wrap=True)
+        table.add_column(justify="right")
+        table.add_column()
+        table.add_column()
+        for r in results:
+            table.add_row(_text([d.who(view, r.get("seat"))]), str(safe(r.get("score"))),
+                          safe(r.get("prize") or "—"), "size token" if r.get("size_token")
+                          else "")
+        out.append((1 + len(results), Group(_text(parts), Padding(table, (0, 0, 0, 2)))))
+    kept: list[RenderableType] = []
+    used = 0
+    for lines, renderable in reversed(out):
+        if used + lines > max_lines:
+            break
+        kept.append(renderable)
+        used += lines
+    return kept[::-1]
+
+
+def _scores_panel(view: View) -> Panel:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("player")
+    for c in (*d.SCORE_CATEGORIES, "total"):
+        table.add_column(c, justify="right")
+    table.add_column("")
+    for seat, cells, won in d.score_rows(view):
+        table.add_row(_text([d.who(view, seat)]), *cells, "★ winner" if won else "",
+                      style="bold" if won else "")
+    return Panel(table, title="Final score", title_align="left", box=box.ROUNDED)
+
+
+# Entry points ----------------------------------------------------------------------------------
+
+
+def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
+           now: float | None = None, width: int = 100, max_event_lines: int = 4
+           ) -> RenderableType:
+    """The whole screen for ``view`` as seen from seat ``me`` (None: a spectator).
+
+    ``events`` are recent events (oldest first); the last ``max_event_lines`` lines of them
+    are shown. ``now`` (Unix time) drives the turn countdown; without it none is shown.
+    ``width`` is the width the result will be printed at.
+    """
+    parts: list[RenderableType] = [_header(view, me, now, width)]
+    if view.get("status") != "waiting" or view.get("regions"):
+        regions, festivals = _regions_panel(view), _festivals_panel(view, me)
+        if width >= SIDE_BY_SIDE:
+            top = Table.grid(expand=True)
+            top.add_column(ratio=62)
+            top.add_column(ratio=38)
+            top.add_row(regions, festivals)
+            parts.append(top)
+        else:
+            parts.extend([regions, festivals])
+        parts.append(_performances_panel(view, compact=width < FULL_TILES))
+    parts.extend(_players(view, me, width))
+    if view.get("scores"):
+        parts.append(_scores_panel(view))
+    parts.extend(_event_renderables(view, events, max_event_lines))
+    return Group(*parts)
+
+
+def print_view(console: Console, view: View, me: int | None = None,
+               events: Sequence[d.Event] = (), *, now: float | None = None,
+               max_event_lines: int = 4) -> None:
+    """Print :func:`render` at the console's width."""
+    console.print(render(view, me, events, now=now, width=console.width,
+                         max_event_lines=max_event_lines))
+
+
+def chat_text(view: View, message: Mapping[str, Any]) -> Text:
+    """A ``chat`` push as one line, the speaker in their seat colour."""
+    return _text(d.chat_parts(view, message))
+
+
+def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
+                 now: float | None = None) -> list[str]:
+    """The facts of the view and the events as plain text lines (``--plain`` mode)."""
+    lines = []
+    head = f"Castell · {safe(view.get('name', ''))} · {d.status_text(view)}"
+    turn = d.turn_text(view, me)
+    if turn is not None:
+        done = [a for a in d.TURN_ACTIONS if a in (view.get("done") or ())]
+        left = [a for a in d.TURN_ACTIONS if a not in done]
+        head += (f" · {turn.text} · done: {' '.join(done) or 'nothing'}"
+                 f" · left: {' '.join(left) or 'nothing'}")
+    clock = d.countdown(view.get("deadline"), now)
+    if clock is not None:
+        head += f" · time {clock}"
+    if me is None:
+        head += " · spectating"
+    lines.append(head)
+    regions = view.get("regions") or {}
+    wheel = view.get("wheel") or {}
+    for r in REGIONS if regions else ():
+        info = regions.get(r) or {}
+        castellers = " ".join(str(safe(s)) for s in info.get("castellers") or ()) or "none"
+        pawns = ", ".join(d.seat_name(view, s) for s in info.get("pawns") or ()) or "no pawns"
+        lines.append(f"region {r} ({d.region_name(r)}): castellers {castellers} · {pawns} · "
+                     f"trains {d.tile_name(wheel.get(r))} · next to {' '.join(d.neighbours(r))}")
+    if regions:
+        lines.append(f"wheel: {d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))}")
+    festivals = view.get("festivals") or []
+    nxt = d.next_festival_round(festivals)
+    for f in festivals:
+        state = "done" if f.get("done") else ("next" if f.get("round") == nxt else "later")
+        lines.append(f"festival R{safe(f.get('round'))} {safe(f.get('town', ''))} "
+                     f"({d.region_label(f.get('region'))}) size {safe(f.get('size'))}: {state}")
+    lines.append("prizes left: " + d.prizes_text(view.get("prizes") or {}))
+    rows = view.get("performances") or {}
+    for r in REGIONS if rows else ():
+        row = rows.get(r) or {}
+        tiles = ", ".join(d.performance_label(t) for t in row.get("tiles") or ()) or "none"
+        lines.append(f"performances {r}: {tiles} · tokens {row.get('tokens') or 0}")
+    for p in view.get("players") or ():
+        tower = d.tower_text(p.get("tower") or ()) or "none"
+        lines.append(
+            f"player {d.player_title(view, p, me).removeprefix('▶ ')} (seat {p.get('seat')}): "
+            f"{d.player_summary(p)} · team {d.team_text(p.get('team') or ())} · "
+            f"tower {tower} · {d.tokens_and_skills(p)} · "
+            f"took {d.taken_text(p.get('taken') or {})}"
+        )
+    for seat, cells, won in d.score_rows(view):
+        named = ", ".join(f"{c} {v}" for c, v in zip((*d.SCORE_CATEGORIES, "total"), cells,
+                                                      strict=True))
+        lines.append(f"score {d.seat_name(view, seat)}: {named}{' · winner' if won else ''}")
+    for event, where in zip(events, d.regions_at(events, view), strict=True):
+        parts = d.event_parts(view, event, where)
+        if parts is None:
+            continue
+        lines.append(d.plain(parts))
+        if event.get("kind") == "festival":
+            lines.extend("  " + d.plain(d.festival_result_words(view, r))
+                         for r in event.get("results") or ())
+    return lines

@@ -1,0 +1,159 @@
+"""Typed commands: every command parses to its action or client command, errors say why."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from client import commands as c
+from client import rulebook
+from client.commands import CommandError, action_to_command, parse
+from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
+from shared.board import REGION_NAMES, REGIONS, TILES
+from shared.errors import CastellError
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("move gir", Move("gir")),
+    ("MOVE Girona", Move("gir")),
+    ("move tarr", Move("tar")),
+    ("move Terres de l'Ebre", Move("ebr")),
+    ("move  catalunya   central ", Move("cen")),
+    ("move b", Move("bcn")),
+    ("recruit 7 5", Recruit((7, 5))),
+    ("recruit 10", Recruit((10,))),
+    ("recruit 7,5", Recruit((7, 5))),
+    ("train region", Train("region")),
+    ("train ALL", Train("all")),
+    ("train region recruit 6", Train("region", effect="recruit", size=6)),
+    ("train all move tar", Train("all", effect="move", region="tar")),
+    ("train region perform lp12", Train("region", effect="perform", tile="lp12")),
+    ("special move tar", Special("move", region="tar")),
+    ("special recruit 6", Special("recruit", size=6)),
+    ("special perform lp12", Special("perform", tile="lp12")),
+    ("special perform LP5", Special("perform", tile="lp05")),
+    ("special perform 7", Special("perform", tile="lp07")),
+    ("build 7 7 7 / 5 5 / 2", Build(((7, 7, 7), (5, 5), (2,)))),
+    ("build 10 10/9/8", Build(((10, 10), (9,), (8,)))),
+    ("build 9", Build(((9,),))),
+    ("dismantle", Dismantle()),
+    ("end", EndTurn()),
+    ("end_turn", EndTurn()),
+    ("chat hello there", c.Chat("hello there")),
+    ("chat   [bold]x[/]  y ", c.Chat("[bold]x[/]  y")),
+    ("hint", c.Hint()),
+    ("help", c.Help()),
+    ("help build", c.Help("build")),
+    ("help end_turn", c.Help("end")),
+    ("?", c.Help()),
+    ("rules", c.Rules()),
+    ("rules towers", c.Rules("towers")),
+    ("rules fest", c.Rules("festivals")),
+    ("quit", c.Quit()),
+    ("exit", c.Quit()),
+])
+def test_parse(line, expected):
+    assert parse(line) == expected
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("", "type a command"),
+    ("   ", "type a command"),
+    ("fly gir", "unknown command `fly`"),
+    ("move", "move takes a region, e.g. `move gir`"),
+    ("move t", "`t` could be tar or ebr"),
+    ("move madrid", "no region called `madrid`"),
+    ("recruit", "recruit takes one or two sizes, e.g. `recruit 7 5`"),
+    ("recruit 1 2 3", "recruit takes one or two sizes"),
+    ("recruit 11", "`11` is not a casteller size"),
+    ("recruit big", "`big` is not a casteller size"),
+    ("train", "train takes `region` or `all`"),
+    ("train gir", "train takes `region` or `all`"),
+    ("train region fly", "train takes `region` or `all`"),
+    ("train all recruit", "train takes `region` or `all`"),
+    ("train all recruit 6 7", "train takes `region` or `all`"),
+    ("special", "special takes an effect"),
+    ("special move", "special takes an effect"),
+    ("special perform lp33", "no performance tile `lp33`"),
+    ("special perform x1", "no performance tile `x1`"),
+    ("build", "build takes levels of sizes separated by /"),
+    ("build 7 7 / / 2", "a level of the tower is empty"),
+    ("build 7 7 /", "a level of the tower is empty"),
+    ("build 7 0", "`0` is not a casteller size"),
+    ("dismantle now", "dismantle takes no arguments"),
+    ("end please", "end takes no arguments"),
+    ("quit now", "quit takes no arguments"),
+    ("hint me", "hint takes no arguments"),
+    ("chat", "chat needs something to say"),
+    ("chat " + "x" * 201, "at most 200 characters"),
+    ("help fly", "unknown command `fly`"),
+    ("help move build", "help takes at most one command"),
+    ("rules chess", "no rules topic `chess`; topics: "),
+    ("rules towers festivals", "rules takes at most one topic"),
+])
+def test_parse_errors_explain_the_syntax(line, message):
+    with pytest.raises(CommandError) as info:
+        parse(line)
+    assert message in str(info.value)
+    assert isinstance(info.value, CastellError) and info.value.code == "bad_command"
+
+
+def test_every_region_is_reachable_by_id_and_by_name():
+    for rid, name in REGION_NAMES.items():
+        assert c.resolve_region(rid) == rid
+        assert c.resolve_region(name.upper()) == rid
+        assert c.resolve_region(name[:5].lower()) == rid
+
+
+def test_help_lists_every_command_on_one_line_each():
+    text = c.help_text()
+    for name in c.COMMANDS:
+        assert sum(line.startswith(name) for line in text.splitlines()) == 1
+    assert max(len(line) for line in text.splitlines()) <= 80
+    build = c.help_text("build")
+    assert "build SIZES / SIZES" in build and "e.g. build 7 7 7 / 5 5 / 2" in build
+    for example in (e for cmd in c.COMMANDS.values() for e in cmd.examples):
+        parse(example)  # every example in the help parses
+
+
+def test_rules_pages_cover_the_topics():
+    assert set(rulebook.topics()) == {"towers", "festivals", "scoring", "turn", "performances"}
+    assert "width" in rulebook.rules_page("towers")
+    assert "trophy 5" in rulebook.rules_page("scoring")
+    assert "towers" in rulebook.rules_page(None)
+
+
+# parse is the inverse of action_to_command ----------------------------------------------
+
+regions = st.sampled_from(REGIONS)
+sizes = st.integers(1, 10)
+tiles = st.sampled_from(sorted(TILES))
+effects = st.one_of(
+    st.builds(lambda r: {"effect": "move", "region": r}, regions),
+    st.builds(lambda s: {"effect": "recruit", "size": s}, sizes),
+    st.builds(lambda t: {"effect": "perform", "tile": t}, tiles),
+)
+actions = st.one_of(
+    st.builds(Move, regions),
+    st.builds(Recruit, st.lists(sizes, min_size=1, max_size=2)),
+    st.builds(Train, st.sampled_from(["region", "all"])),
+    st.builds(lambda ch, e: Train(ch, **e), st.sampled_from(["region", "all"]), effects),
+    st.builds(lambda e: Special(**e), effects),
+    st.builds(Build, st.lists(st.lists(sizes, min_size=1, max_size=6), min_size=1, max_size=6)),
+    st.just(Dismantle()),
+    st.just(EndTurn()),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(actions)
+def test_parse_inverts_action_to_command(action):
+    assert parse(action_to_command(action)) == action
+
+
+def test_action_to_command_examples():
+    assert action_to_command(Recruit((7, 5))) == "recruit 7 5"
+    assert action_to_command(Train("all", effect="move", region="tar")) == "train all move tar"
+    assert action_to_command(Build(((7, 7, 7), (5, 5), (2,)))) == "build 7 7 7 / 5 5 / 2"
+    assert action_to_command(EndTurn()) == "end"

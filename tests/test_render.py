@@ -1,0 +1,298 @@
+"""The terminal screen: what a view looks like at 100 and 80 columns, and in --plain mode."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+import sample_views as sv
+from rich.console import Console
+
+from client import describe
+from client.render import chat_text, print_view, render, render_plain
+from client.sanitize import safe
+
+VIEWS = {"two_seat": sv.two_seat, "four_seat": sv.four_seat, "finished": sv.finished,
+         "waiting": sv.waiting}
+
+
+def screen(view, me=None, events=(), *, width=100, now=sv.NOW, max_event_lines=4) -> str:
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
+    console.print(render(view, me, events, now=now, width=width,
+                         max_event_lines=max_event_lines))
+    return console.export_text()
+
+
+def line_with(text: str, needle: str) -> str:
+    found = [line for line in text.splitlines() if needle in line]
+    assert found, f"{needle!r} not on screen"
+    return found[0]
+
+
+# Layout ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [100, 80])
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_no_line_is_wider_than_the_console(name, width):
+    view = VIEWS[name]()
+    for me in [None, *(p["seat"] for p in view["players"])]:
+        text = screen(view, me, sv.round_four_events(), width=width)
+        assert max(len(line) for line in text.splitlines()) <= width
+
+
+@pytest.mark.parametrize("name", ["two_seat", "four_seat", "finished"])
+def test_a_game_fits_100_by_40_with_room_for_the_prompt(name):
+    view = VIEWS[name]()
+    text = screen(view, 0, sv.round_four_events(), width=100)
+    # the prompt and the error line take the last two rows
+    assert len(text.splitlines()) <= 38
+
+
+def test_regions_panel_lists_castellers_pawns_wheel_and_neighbours():
+    text = screen(sv.two_seat(), 0)
+    for region in ("alt", "gir", "cen", "lle", "bcn", "tar", "ebr"):
+        assert line_with(text, f"│ {region} ")
+    alt = line_with(text, "│ alt ")
+    assert "10 9 7" in alt and "Bru" in alt and "Mix" in alt and "gir cen lle" in alt
+    cen = line_with(text, "│ cen ")
+    assert "Balance" in cen and "alt gir lle bcn tar" in cen
+    assert "all regions: Special" in text and "bag 118" in text
+
+
+def test_header_shows_round_turn_actions_and_countdown():
+    header = screen(sv.two_seat(), 0).splitlines()[0]
+    assert "Friday night" in header and "round 4/10" in header and "your turn" in header
+    assert "move ✓" in header and "recruit ·" in header and "special ·" in header
+    assert "time 1:42" in header
+    other = screen(sv.two_seat(), 1).splitlines()[0]
+    assert "Anna's turn" in other and "your turn" not in other
+
+
+def test_countdown_needs_a_clock_and_never_goes_negative():
+    assert "time" not in screen(sv.two_seat(), 0, now=None).splitlines()[0]
+    assert "time 0:00" in screen(sv.two_seat(), 0, now=sv.NOW + 500).splitlines()[0]
+
+
+def test_festivals_mark_the_next_round_and_the_players_region():
+    text = screen(sv.four_seat(), 2)
+    assert "▶" in line_with(text, "Tortosa") and "▶" in line_with(text, "Barcelona")
+    assert "▶" not in line_with(text, "Manresa")
+    assert "✓" in line_with(text, "Lleida")
+    assert "← you" in line_with(text, "Barcelona") and "← you" not in line_with(text, "Tortosa")
+    assert "more" in text  # the calendar is longer than the panel
+    assert "trophy 10 medal 13 ribbon 14" in text
+
+
+def test_performances_describe_tiles_and_tokens():
+    text = screen(sv.two_seat(), 0, width=100)
+    gir = line_with(text, "│ gir  lp12")
+    assert "shape 3·3·2·1 (5 pts)" in gir and "tokens 2" in gir
+    assert "lp26 4 levels: mix+strength (4 pts)" in text
+    narrow = screen(sv.two_seat(), 0, width=80)
+    assert "lp26 4lv mix+str (4)" in narrow
+
+
+def test_player_panels_show_team_tower_skills_and_takings():
+    text = screen(sv.two_seat(), 0)
+    assert "▶ Anna (you)" in text and "Bru (bot)" in text
+    assert "team 9×2 8 7×3 5×2 4 3 2 1" in text
+    assert "5 tokens · bal 1 · str 1" in text
+    assert "took gir lp04 · tar trophy size 6 · 1 token" in text
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if re.search(r"│\s+2\s+│", line))
+    assert "5 5" in lines[top + 1] and "7 7 7" in lines[top + 2]  # top level drawn first
+
+
+def test_four_players_share_a_row_at_100_and_stack_at_80():
+    wide = screen(sv.four_seat(), 2, width=100)
+    row = line_with(wide, "Anna ─")
+    assert all(name in row for name in ("Bru", "Caterina (you)", "Dolors (offline)"))
+    narrow = screen(sv.four_seat(), 2, width=80)
+    assert "Caterina" not in line_with(narrow, "Anna ─")
+    assert "Dolors" in line_with(narrow, "Caterina (you) ─")
+
+
+def test_spectator_sees_everything_but_no_you():
+    text = screen(sv.four_seat(), None)
+    assert "spectating" in text.splitlines()[0]
+    assert "(you)" not in text and "← you" not in text
+    assert "Caterina's turn" in text
+
+
+def test_finished_game_shows_the_score_table_and_winner():
+    text = screen(sv.finished(), 0, [{"kind": "game_over", "scores": [], "winners": [1]}])
+    assert "Final score" in text and "game over" in text.splitlines()[0]
+    header = line_with(text, "diversity")
+    for category in ("tower", "prizes", "sizes", "performances", "total"):
+        assert category in header
+    table = text[text.index("Final score"):]
+    bru = line_with(table, "Bru ")
+    assert re.search(r"12\s+5\s+10\s+4\s+3\s+34", bru) and "winner" in bru
+    assert "winner" not in line_with(table, "Cai ")
+    assert "Game over: Bru wins" in text
+
+
+def test_waiting_room_renders_without_a_board():
+    text = screen(sv.waiting(), 0, [{"kind": "joined", "seat": 0, "name": "Anna"}])
+    assert "waiting for players 1/3" in text and "Anna (you)" in text
+    assert "Anna joined" in text
+
+
+# Events -----------------------------------------------------------------------------------
+
+
+def test_events_are_told_in_words():
+    text = screen(sv.two_seat(), 0, sv.round_four_events(), max_event_lines=20)
+    assert "Bru recruited 6 6 in alt" in text
+    assert "Bru built 2 levels: 6 6 / 2" in text
+    assert "Anna moved to gir" in text
+    assert "round 4, Bru plays first" in text
+    assert "Festival at Valls (tar), size 6" in text
+    result = line_with(text, "trophy  size token")
+    assert "Anna" in result and "8" in result
+
+
+def test_only_the_latest_event_lines_are_kept():
+    text = screen(sv.two_seat(), 0, sv.round_four_events(), max_event_lines=2)
+    assert "Anna moved to gir" in text and "Anna's turn" in text
+    assert "Bru ended the turn" not in text
+
+
+def test_region_of_an_action_is_where_the_pawn_stood_then():
+    view = sv.two_seat()
+    events = [sv.action_event(0, "recruit", sizes=[9]),
+              sv.action_event(0, "special", effect="move", region="bcn"),
+              sv.action_event(0, "recruit", sizes=[7])]
+    # Anna is in gir now, but the second recruit came after her move to bcn, and where she
+    # stood before that move is unknown: no region rather than a wrong one.
+    assert describe.regions_at(events, view) == [None, None, "bcn"]
+    assert describe.regions_at(events[:1], view) == ["gir"]
+
+
+def test_every_event_kind_has_words():
+    view = sv.four_seat()
+    events = [
+        sv.action_event(2, "train", choice="all", effect="perform", tile="lp08"),
+        sv.action_event(2, "train", choice="region"),
+        {"kind": "trained", "seat": 2, "tile": "width"},
+        {"kind": "performed", "seat": 2, "tile": "lp08", "region": "bcn", "tokens": 3},
+        sv.action_event(0, "special", effect="recruit", size=6),
+        sv.action_event(0, "dismantle"),
+        {"kind": "timeout", "seat": 3},
+        {"kind": "disconnected", "seat": 3, "name": "Dolors"},
+        {"kind": "connected", "seat": 3, "name": "Dolors"},
+        {"kind": "left", "seat": None, "name": "Visitor"},
+        {"kind": "started"},
+        {"kind": "refill", "drawn": {"alt": [3]}},
+        sv.festival_event("ebr", "Tortosa", 2, []),
+        {"kind": "mystery\x1b[2J"},
+    ]
+    lines = render_plain(view, 0, events)
+    tail = lines[-len(events):]
+    assert tail == [
+        "Caterina trained with the `all` tile: perform lp08",
+        "Caterina trained with the tile in bcn",
+        "Caterina raised width",
+        "Caterina completed lp08 in bcn and 3 tokens",
+        "Anna spent a token to recruit a 6",
+        "Anna dismantled the tower",
+        "Dolors ran out of time",
+        "Dolors lost the connection",
+        "Dolors is back",
+        "Visitor left",
+        "the game starts",
+        "the regions are refilled from the bag",
+        "Festival at Tortosa (ebr), size 2: nobody took part",
+        "(mystery)",
+    ]
+
+
+def test_chat_lines_keep_brackets_and_drop_escapes():
+    text = chat_text(sv.two_seat(), {"room": "r", "seat": 1, "name": "Bru",
+                                     "text": "[bold]hi[/] \x1b[2Jthere"})
+    assert text.plain == "Bru: [bold]hi[/] there"
+
+
+# Hostile text -------------------------------------------------------------------------------
+
+EVIL = {0: "\x1b[31mEvil", 1: "\x1b]0;title\x07Bru"}
+EVIL4 = {0: "\x1b[31mEvil", 1: "\x1b]0;title\x07Bru", 2: "\x9b2JCai\u202e", 3: "[bold]Dol[/bold]"}
+
+
+@pytest.mark.parametrize("color", [None, "truecolor"])
+def test_escape_sequences_in_names_never_reach_the_terminal(color):
+    view = sv.with_names(sv.four_seat(), EVIL4)
+    events = [sv.action_event(s, "end_turn") for s in range(4)]
+    out = io.StringIO()
+    console = Console(width=100, file=out, color_system=color, force_terminal=color is not None)
+    print_view(console, view, 0, events, now=sv.NOW)
+    written = out.getvalue()
+    for raw in ("\x1b[31mEvil", "\x1b]0;", "\x07", "\x9b", "\u202e", "\x1b[2J"):
+        assert raw not in written
+    if color is None:
+        assert "\x1b" not in written
+    assert "Evil" in written and "[bold]Dol[/bold]" in written  # markup shown literally
+
+
+def test_no_color_console_gets_no_colour_codes():
+    out = io.StringIO()
+    console = Console(width=100, file=out, force_terminal=True, no_color=True)
+    print_view(console, sv.four_seat(), 2, sv.round_four_events(), now=sv.NOW)
+    codes = {int(c) for seq in re.findall(r"\x1b\[([0-9;]*)m", out.getvalue())
+             for c in seq.split(";") if c}
+    assert not codes & {*range(30, 39), *range(40, 49), *range(90, 98), *range(100, 108)}
+
+
+def test_plain_mode_is_one_fact_per_line_and_safe():
+    view = sv.with_names(sv.two_seat(), EVIL)
+    lines = render_plain(view, 0, sv.round_four_events(), now=sv.NOW)
+    assert lines[0].startswith("Castell · Friday night · round 4/10 · your turn")
+    assert "done: move" in lines[0] and "left: recruit train special" in lines[0]
+    assert "time 1:42" in lines[0]
+    assert any(line.startswith("region gir (Girona): castellers 8 3 · Evil") for line in lines)
+    assert "festival R4 Girona (gir) size 3: next" in lines
+    assert any(line.startswith("player Evil (you) (seat 0): at gir · best 8") for line in lines)
+    assert "  Evil 8 trophy + size token" in lines
+    assert "Bru recruited 6 6 in alt" in lines
+    for line in lines:
+        assert "\n" not in line
+        assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in line)
+
+
+def test_plain_mode_lists_final_scores():
+    lines = render_plain(sv.finished(), None)
+    assert ("score Bru: tower 12, diversity 5, prizes 10, sizes 4, performances 3, total 34"
+            " · winner") in lines
+    assert "score Cai: tower 10, diversity 7, prizes 11, sizes 2, performances 4, total 34" in lines
+
+
+# Pieces -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("\x1b[31mEvil", "Evil"),
+    ("\x1b]0;title\x07", ""),
+    ("\x1b]8;;http://x\x1b\\link", "link"),
+    ("\x9b31mred", "red"),
+    ("a\x00b\x7fc\x85d", "a\ufffdb\ufffdc d"),
+    ("tab\there\nnext", "tab here next"),
+    ("\u202eevil\u2066", "evil"),
+    ("lone \x1b", "lone "),
+    ("Puigcerdà [bold]", "Puigcerdà [bold]"),
+    (42, "42"),
+])
+def test_safe(raw, shown):
+    assert safe(raw) == shown
+
+
+def test_tower_is_drawn_top_first_and_centred():
+    assert describe.tower_lines([[10, 10, 10, 10], [8, 8, 8], [6, 6], [3]]) == [
+        "     3", "    6 6", "   8 8 8", "10 10 10 10",
+    ]
+    assert describe.tower_lines([]) == []
+
+
+def test_team_is_grouped_by_size():
+    assert describe.team_text([10, 9, 9, 7, 7, 7, 1]) == "10 9×2 7×3 1"

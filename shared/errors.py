@@ -54,11 +54,45 @@ class ProtocolError(CastellError):
     """Raised when a message cannot be decoded or fails validation.
 
     ``code`` is one of ``bad_message``, ``unknown_type`` or ``invalid_field``; ``field`` names
-    the offending field when one is to blame.
+    the offending field when one is to blame (``levels[1][0]`` for a nested one); ``re`` is the
+    message's ``id`` when a valid one could be read, so that the reply can carry it.
     """
 
     code = "bad_message"
 
-    def __init__(self, message: str, *, code: str = "bad_message", field: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "bad_message",
+        field: str | None = None,
+        re: int | None = None,
+    ) -> None:
         super().__init__(message, code=code)
         self.field = field
+        self.re = re
+
+
+#: Every error code that goes on the wire, with its meaning (``docs/protocol.md``).
+#: Codes may be added, never renamed.
+ERROR_CODES: dict[str, str] = {
+    "bad_message": "the frame is not a MessagePack map with a string `type` (or exceeds a limit)",
+    "unknown_type": "`type` names no message a client may send",
+    "invalid_field": "a field is missing, unknown, of the wrong type or out of range",
+    "hello_first": "a request came before `hello`",
+    "already_in_room": "the connection is already in a room",
+    "not_in_room": "the request needs a room and the connection is in none",
+    "room_not_found": "no room has that id or code",
+    "room_full": "every seat of the room is taken",
+    "not_creator": "only the room's creator may do that",
+    "seats_not_full": "the game cannot start before every seat is taken",
+    "already_started": "the room's game has already started",
+    "game_not_started": "the room's game has not started yet",
+    "not_a_player": "spectators cannot do that",
+    "not_your_turn": "it is another seat's turn",
+    "illegal_action": "the rules refuse the action; `rule` names the rule",
+    "game_over": "the game has ended",
+    "bad_token": "the seat token matches no seat of that room",
+    "rate_limited": "too many messages; slow down",
+    "internal_error": "the server failed while handling the request",
+}

@@ -1,0 +1,135 @@
+"""Messages to bytes and back: MessagePack framing with hard limits.
+
+Owns the binary side of ``docs/protocol.md``: :func:`encode` turns a message into the bytes of
+one frame; :func:`decode`, :func:`decode_request` and :func:`decode_server` turn a frame back
+into a checked message. Whatever arrives, decoding either returns a message or raises one
+:class:`~shared.errors.ProtocolError` — never anything else — so a server can always answer.
+Also :func:`event_to_wire` (engine events as wire maps) and :func:`encode_state`.
+
+Limits, checked before any field is looked at (a breach is ``bad_message``):
+
+* a frame is at most :data:`MAX_FRAME` bytes;
+* a string or binary value at most :data:`MAX_STR_BYTES` bytes, an array at most
+  :data:`MAX_ARRAY` items, a map at most :data:`MAX_MAP` pairs, and no extension types;
+* containers nest at most :data:`MAX_DEPTH` deep, and every map key is a string;
+* exactly one MessagePack value per frame, with no trailing bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+import msgpack
+
+from shared.errors import ProtocolError
+from shared.messages import (
+    Message,
+    Request,
+    ServerMessage,
+    StatePush,
+    from_wire,
+    to_wire,
+)
+from shared.wire import converter
+
+MAX_FRAME: Final = 64 * 1024
+MAX_STR_BYTES: Final = 4096
+MAX_ARRAY: Final = 1024
+MAX_MAP: Final = 64
+#: The deepest nesting a frame may have: a state push (map) → events (list) → an event (map)
+#: → its action (map) → levels (list) → a level (list) is 6 deep; the view's deepest is 6 too.
+MAX_DEPTH: Final = 10
+
+
+def encode(message: Message) -> bytes:
+    """The bytes of one frame holding ``message``."""
+    return msgpack.packb(to_wire(message), use_bin_type=True)
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise ValueError("extension types are not used")
+
+
+def unpack(data: Any, *, max_size: int = MAX_FRAME) -> Any:
+    """The one MessagePack value in ``data``, within the limits above.
+
+    Raises :class:`ProtocolError` (``bad_message``, ``re`` None) for anything that is not one
+    well-formed value within the limits, including a text (``str``) frame.
+    """
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise ProtocolError("frames must be binary MessagePack", code="bad_message")
+    if len(data) > max_size:
+        raise ProtocolError(f"a frame may hold at most {max_size} bytes", code="bad_message")
+    unpacker = msgpack.Unpacker(
+        raw=False,
+        strict_map_key=True,
+        use_list=True,
+        max_buffer_size=max(max_size, 1),
+        max_str_len=MAX_STR_BYTES,
+        max_bin_len=MAX_STR_BYTES,
+        max_array_len=MAX_ARRAY,
+        max_map_len=MAX_MAP,
+        max_ext_len=0,
+        ext_hook=_refuse_ext,
+    )
+    try:
+        unpacker.feed(data)
+        value = unpacker.unpack()
+        trailing = unpacker.tell() != len(data)
+    except Exception:  # msgpack's own errors, and whatever a hostile frame provokes in it
+        raise ProtocolError("the frame is not one valid MessagePack value",
+                            code="bad_message") from None
+    if trailing:
+        raise ProtocolError("the frame holds bytes after its message", code="bad_message")
+    _guard(value)
+    return value
+
+
+def _guard(value: Any) -> None:
+    # Depth and key check without recursion: a hostile frame cannot exhaust the stack.
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) not in (dict, list):
+            continue
+        if depth > MAX_DEPTH:
+            raise ProtocolError(f"a frame may nest at most {MAX_DEPTH} deep", code="bad_message")
+        if type(item) is list:
+            stack.extend((sub, depth + 1) for sub in item)
+            continue
+        for key, sub in item.items():
+            if type(key) is not str:
+                raise ProtocolError("map keys must be strings", code="bad_message")
+            stack.append((sub, depth + 1))
+
+
+def decode(data: Any, *, max_size: int = MAX_FRAME) -> Message:
+    """The message in one frame, from either side (see :func:`shared.messages.from_wire`)."""
+    return from_wire(unpack(data, max_size=max_size))
+
+
+def decode_request(data: Any, *, max_size: int = MAX_FRAME) -> Request:
+    """The client request in one frame; a server-side type is ``unknown_type``."""
+    return from_wire(unpack(data, max_size=max_size), sender="client")  # type: ignore[return-value]
+
+
+def decode_server(data: Any, *, max_size: int = MAX_FRAME) -> ServerMessage:
+    """The reply or push in one frame, as a client reads it; a request type is
+    ``unknown_type``."""
+    return from_wire(unpack(data, max_size=max_size), sender="server")  # type: ignore[return-value]
+
+
+def event_to_wire(event: Any) -> dict[str, Any]:
+    """An event of :mod:`shared.events` (an attrs class with a ``KIND``) as its wire map:
+    ``{"kind": KIND, ...fields}``; a :class:`~shared.state.Score` inside becomes
+    ``{seat, tower, diversity, prizes, sizes, performances, total}``. A map passes as is."""
+    if isinstance(event, dict):
+        return event
+    return {"kind": event.KIND, **converter.unstructure(event)}
+
+
+def encode_state(room: str, version: int, view: dict[str, Any], events: Iterable[Any]) -> bytes:
+    """The bytes of a ``state`` push: ``view`` at ``version``, with ``events`` (objects of
+    :mod:`shared.events` or wire maps) since the previous push."""
+    return encode(StatePush(room, version, view, tuple(event_to_wire(e) for e in events)))

@@ -1,0 +1,411 @@
+"""Every message of ``docs/protocol.md`` as a frozen attrs class, and its wire form.
+
+Owns the message schema: one class per message with a ``TYPE`` (the wire ``type``) and fields
+named, typed, defaulted and limited exactly as the protocol says; the registries
+:data:`REQUEST_TYPES` (client → server) and :data:`SERVER_TYPES` (server → client); and the
+two conversions between a message and its wire map, :func:`to_wire` and :func:`from_wire`.
+Every check on incoming data is the strict converter's (:mod:`shared.wire`), so an invalid
+message never becomes an object: :func:`from_wire` raises one
+:class:`~shared.errors.ProtocolError` instead.
+
+Requests carry an ``id``; the server's replies carry ``re``, that id; pushes carry neither.
+Both directions have a ``chat`` message: :class:`Chat` (a request) and :class:`ChatPush`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final, Literal
+
+import attrs
+
+from shared.actions import ACTION_TYPES, EFFECT_FIELD, Action, Special, Train, action_fields
+from shared.errors import CastellError, ProtocolError, RuleError
+from shared.wire import (
+    OMIT_NONE,
+    ActionKind,
+    BotLevel,
+    ChatText,
+    Effect,
+    Invalid,
+    JoinAs,
+    Levels,
+    MessageId,
+    PlayerName,
+    RecruitSizes,
+    RegionId,
+    RoomId,
+    RoomName,
+    RoomStatus,
+    Seat,
+    SeatCount,
+    Seats,
+    Size,
+    TileId,
+    Token,
+    TrainChoice,
+    TurnSeconds,
+    VariantName,
+    Version,
+    converter,
+    field_error,
+    map_structure_hook,
+)
+
+#: The protocol version this module implements (``welcome.protocol``).
+PROTOCOL_VERSION: Final = 1
+#: The WebSocket subprotocol both sides must agree on.
+SUBPROTOCOL: Final = "castell.v1"
+
+# Client → server ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Hello:
+    """Introduce this connection by a player name; must come first. Reply: :class:`Welcome`."""
+
+    TYPE: ClassVar[str] = "hello"
+    id: MessageId
+    name: PlayerName
+
+
+@attrs.frozen
+class ListRooms:
+    """Ask for the public rooms. Reply: :class:`Rooms`."""
+
+    TYPE: ClassVar[str] = "list_rooms"
+    id: MessageId
+
+
+@attrs.frozen
+class CreateRoom:
+    """Open a room and take its seat 0. Reply: :class:`Joined`."""
+
+    TYPE: ClassVar[str] = "create_room"
+    id: MessageId
+    name: RoomName
+    seats: Seats
+    variant: VariantName = "normal"
+    turn_seconds: TurnSeconds | None = None
+    private: bool = False
+
+
+@attrs.frozen
+class JoinRoom:
+    """Join a room (by id or private code) as a player or a spectator, or take back a seat
+    with its ``token`` (``as`` is then ignored). Reply: :class:`Joined`."""
+
+    TYPE: ClassVar[str] = "join_room"
+    id: MessageId
+    room: RoomId
+    as_: JoinAs = "player"  # `as` on the wire
+    token: Token | None = None
+
+
+@attrs.frozen
+class LeaveRoom:
+    """Leave the room (before the start this frees the seat). Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "leave_room"
+    id: MessageId
+
+
+@attrs.frozen
+class AddBot:
+    """Seat a bot in the lowest free seat. Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "add_bot"
+    id: MessageId
+    level: BotLevel = "greedy"
+
+
+@attrs.frozen
+class StartGame:
+    """Start the game (the creator, once every seat is taken). Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "start_game"
+    id: MessageId
+
+
+@attrs.frozen
+class Chat:
+    """Say something to the room. Reply: :class:`Ok`; everyone gets a :class:`ChatPush`."""
+
+    TYPE: ClassVar[str] = "chat"
+    id: MessageId
+    text: ChatText
+
+
+@attrs.frozen
+class ActionRequest:
+    """Play an action. On the wire the action's ``kind`` and fields sit flat beside ``type``
+    and ``id``. Reply: :class:`Ok` with the room's new ``version``."""
+
+    TYPE: ClassVar[str] = "action"
+    id: MessageId
+    action: Action
+
+
+# Server → client ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Welcome:
+    """Reply to :class:`Hello`: this connection's player id and the server's version."""
+
+    TYPE: ClassVar[str] = "welcome"
+    re: MessageId
+    player: str
+    server: str
+    protocol: int = PROTOCOL_VERSION
+
+
+@attrs.frozen
+class RoomSummary:
+    """One line of the room list."""
+
+    room: RoomId
+    name: RoomName
+    seats: Seats
+    taken: SeatCount
+    variant: VariantName
+    status: RoomStatus
+    turn_seconds: TurnSeconds | None
+
+
+@attrs.frozen
+class Rooms:
+    """Reply to :class:`ListRooms`: the public rooms."""
+
+    TYPE: ClassVar[str] = "rooms"
+    re: MessageId
+    rooms: tuple[RoomSummary, ...] = attrs.field(converter=tuple)
+
+
+@attrs.frozen
+class Joined:
+    """Reply to :class:`CreateRoom` and :class:`JoinRoom`: where this connection now sits.
+
+    ``seat`` is None for a spectator; ``token`` (the seat token) and ``code`` (a private room's
+    join code, for its creator) are sent only to this connection.
+    """
+
+    TYPE: ClassVar[str] = "joined"
+    re: MessageId
+    room: RoomId
+    seat: Seat | None = None
+    token: Token | None = None
+    code: RoomId | None = None
+
+
+@attrs.frozen
+class Ok:
+    """Success with nothing else to say; ``version`` only in reply to an action."""
+
+    TYPE: ClassVar[str] = "ok"
+    re: MessageId
+    version: Version | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class Error:
+    """A refused request. ``re`` is None when the request's id could not be read.
+
+    ``rule`` is the rules engine's code for ``illegal_action``; ``field`` (an addition to
+    version 1, left out when None) names the offending field of an ``invalid_field``.
+    """
+
+    TYPE: ClassVar[str] = "error"
+    re: MessageId | None
+    code: str
+    message: str
+    rule: str | None = None
+    field: str | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+    @classmethod
+    def from_exception(cls, re: int | None, exc: BaseException) -> Error:
+        """The reply to request ``re`` that failed with ``exc``.
+
+        A :class:`RuleError` travels as its ``wire_code`` with ``rule`` = its own code (unless
+        the two are the same); a :class:`ProtocolError` keeps its code and field; any other
+        :class:`CastellError` keeps its code; anything else is an ``internal_error`` that
+        says nothing of its cause.
+        """
+        if isinstance(exc, RuleError):
+            rule = None if exc.code == exc.wire_code else exc.code
+            return cls(re, exc.wire_code, exc.message, rule)
+        if isinstance(exc, ProtocolError):
+            return cls(re, exc.code, exc.message, field=exc.field)
+        if isinstance(exc, CastellError):
+            return cls(re, exc.code, exc.message)
+        return cls(re, "internal_error", "the server failed while handling this request")
+
+
+@attrs.frozen
+class StatePush:
+    """Push: the room's public view at ``version`` and the events since the last push."""
+
+    TYPE: ClassVar[str] = "state"
+    room: RoomId
+    version: Version
+    view: dict[str, Any]
+    events: tuple[dict[str, Any], ...] = attrs.field(converter=tuple)
+
+
+@attrs.frozen
+class ChatPush:
+    """Push: someone in the room said something (``seat`` None for a spectator)."""
+
+    TYPE: ClassVar[str] = "chat"
+    room: RoomId
+    seat: Seat | None
+    name: PlayerName
+    text: ChatText
+
+
+Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
+    | ActionRequest
+ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush
+Message = Request | ServerMessage
+
+#: Client → server messages by ``type``.
+REQUEST_TYPES: Final[dict[str, type]] = {
+    cls.TYPE: cls
+    for cls in (
+        Hello, ListRooms, CreateRoom, JoinRoom, LeaveRoom, AddBot, StartGame, Chat,
+        ActionRequest,
+    )
+}
+#: Server → client messages by ``type``.
+SERVER_TYPES: Final[dict[str, type]] = {
+    cls.TYPE: cls for cls in (Welcome, Rooms, Joined, Ok, Error, StatePush, ChatPush)
+}
+
+
+# The flat action request ----------------------------------------------------------------------
+
+
+#: The wire type of each field an action class may have (:mod:`shared.actions` declares them
+#: with plain types; the limits live here, with the rest of the schema).
+ACTION_FIELD_TYPES: Final[dict[str, Any]] = {
+    "region": RegionId,
+    "size": Size,
+    "tile": TileId,
+    "effect": Effect,
+    "choice": TrainChoice,
+    "sizes": RecruitSizes,
+    "levels": Levels,
+}
+
+
+def _action_hook(cls: type) -> Any:
+    return map_structure_hook(cls, converter, **{
+        a.name: ACTION_FIELD_TYPES[a.name] if a.default is attrs.NOTHING
+        else ACTION_FIELD_TYPES[a.name] | None
+        for a in attrs.fields(cls)
+    })
+
+
+for _cls in ACTION_TYPES.values():
+    converter.register_structure_hook(_cls, _action_hook(_cls))
+
+
+@attrs.frozen
+class _ActionEnvelope:
+    # The fields of an action request that are not the action's own.
+    id: MessageId
+    kind: ActionKind
+
+
+def _check_effect(action: Action) -> None:
+    # `special` (and `train` with an effect) carries exactly the field its effect needs (§4).
+    if not isinstance(action, Special | Train):
+        return
+    # The converter has checked `effect`; `special` requires one, `train` may have one.
+    needed = EFFECT_FIELD[action.effect] if action.effect is not None else None
+    if needed is not None and getattr(action, needed) is None:
+        raise ProtocolError(
+            f"{needed} is missing (effect {action.effect} needs it)",
+            code="invalid_field", field=needed,
+        )
+    for name in EFFECT_FIELD.values():
+        if name != needed and getattr(action, name) is not None:
+            reason = f"effect {action.effect}" if needed else "an action without an effect"
+            raise ProtocolError(
+                f"{name} is not used by {reason}", code="invalid_field", field=name
+            )
+
+
+def _structure_action_request(payload: Any, _: Any) -> ActionRequest:
+    if type(payload) is not dict:
+        raise Invalid("must be a map")
+    envelope = converter.structure(
+        {k: v for k, v in payload.items() if k in ("id", "kind")}, _ActionEnvelope
+    )
+    fields = {k: v for k, v in payload.items() if k not in ("id", "kind")}
+    action = converter.structure(fields, ACTION_TYPES[envelope.kind])
+    _check_effect(action)
+    return ActionRequest(envelope.id, action)
+
+
+def _unstructure_action_request(message: ActionRequest) -> dict[str, Any]:
+    return {"id": message.id, **action_fields(message.action)}
+
+
+converter.register_structure_hook(ActionRequest, _structure_action_request)
+converter.register_unstructure_hook(ActionRequest, _unstructure_action_request)
+
+
+# Conversions ------------------------------------------------------------------------------------
+
+
+def to_wire(message: Message) -> dict[str, Any]:
+    """The message as its wire map: ``type`` first, then its fields (plain data only)."""
+    return {"type": message.TYPE, **converter.unstructure(message)}
+
+
+def _readable_id(payload: dict[Any, Any]) -> int | None:
+    # The id to answer with, when the message carries a valid one.
+    try:
+        return converter.structure(payload["id"], MessageId)
+    except Exception:
+        return None
+
+
+def from_wire(
+    payload: Any, *, sender: Literal["client", "server"] | None = None
+) -> Message:
+    """The message a wire map stands for, checked field by field.
+
+    ``sender`` restricts the types accepted to those that side sends (``"client"`` for a
+    server reading requests); with None, both are accepted and the ``chat`` type is a request
+    when it carries an ``id`` (every request does, no server message does).
+
+    Raises :class:`ProtocolError`: ``bad_message`` when ``payload`` is not a map with a string
+    ``type``; ``unknown_type``; ``invalid_field`` (with ``field``) for anything else. ``re`` is
+    set when the map holds a valid ``id``.
+    """
+    if type(payload) is not dict:
+        raise ProtocolError("a message must be a map", code="bad_message")
+    kind = payload.get("type")
+    if type(kind) is not str:
+        raise ProtocolError("a message needs a string type", code="bad_message", field="type")
+    re = _readable_id(payload)
+    cls: type | None
+    if sender == "client":
+        cls = REQUEST_TYPES.get(kind)
+    elif sender == "server":
+        cls = SERVER_TYPES.get(kind)
+    elif kind in REQUEST_TYPES and kind in SERVER_TYPES:
+        cls = REQUEST_TYPES[kind] if "id" in payload else SERVER_TYPES[kind]
+    else:
+        cls = REQUEST_TYPES.get(kind) or SERVER_TYPES.get(kind)
+    if cls is None:
+        shown = kind if len(kind) <= 40 else kind[:40] + "…"
+        raise ProtocolError(
+            f"unknown message type {shown!r}", code="unknown_type", field="type", re=re
+        )
+    body = {k: v for k, v in payload.items() if k != "type"}
+    try:
+        return converter.structure(body, cls)
+    except Exception as exc:  # every converter failure is the sender's fault
+        raise field_error(exc, re=re) from None

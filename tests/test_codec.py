@@ -1,0 +1,197 @@
+"""The codec: bytes in, one message or one ProtocolError out — whatever the bytes are."""
+
+from __future__ import annotations
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shared import codec, events
+from shared import messages as m
+from shared.actions import Build, Recruit
+from shared.errors import ProtocolError
+from shared.state import Score
+from tests.wire_strategies import messages, msgpack_values, requests, server_messages
+
+
+def _pack(value) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)
+
+
+def _decode_or_refuse(data, decoder=codec.decode):
+    """Decode; the only failure allowed is a ProtocolError with a known code."""
+    try:
+        return decoder(data)
+    except ProtocolError as exc:
+        assert exc.code in {"bad_message", "unknown_type", "invalid_field"}
+        assert exc.re is None or 0 <= exc.re < 2**31
+        return exc
+
+
+@settings(max_examples=150)
+@given(messages)
+def test_every_message_round_trips_through_bytes(message):
+    assert codec.decode(codec.encode(message)) == message
+
+
+@settings(max_examples=60)
+@given(requests)
+def test_requests_round_trip_through_decode_request(request):
+    assert codec.decode_request(codec.encode(request)) == request
+
+
+@settings(max_examples=60)
+@given(server_messages)
+def test_server_messages_round_trip_through_decode_server(message):
+    assert codec.decode_server(codec.encode(message)) == message
+
+
+def test_decode_request_refuses_server_types_with_unknown_type():
+    frame = codec.encode(m.Welcome(3, "p1", "0.1.0"))
+    with pytest.raises(ProtocolError) as info:
+        codec.decode_request(frame)
+    assert info.value.code == "unknown_type"
+    frame = _pack({"type": "state", "id": 5, "room": "r", "version": 1, "view": {},
+                   "events": []})
+    with pytest.raises(ProtocolError) as info:
+        codec.decode_request(frame)
+    assert (info.value.code, info.value.re) == ("unknown_type", 5)
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=200))
+def test_random_bytes_only_ever_yield_protocol_errors(data):
+    _decode_or_refuse(data)
+    _decode_or_refuse(data, codec.decode_request)
+
+
+@settings(max_examples=200)
+@given(msgpack_values)
+def test_random_msgpack_values_only_ever_yield_protocol_errors(value):
+    _decode_or_refuse(_pack(value))
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(requests, st.data())
+def test_mutated_requests_only_ever_yield_messages_or_protocol_errors(request, data):
+    wire = m.to_wire(request)
+    key = data.draw(st.sampled_from(sorted(wire)) | st.text(max_size=6))
+    how = data.draw(st.sampled_from(["replace", "drop"]))
+    if how == "drop":
+        wire.pop(key, None)
+    else:
+        wire[key] = data.draw(msgpack_values)
+    out = _decode_or_refuse(_pack(wire), codec.decode_request)
+    if isinstance(out, ProtocolError) and out.code == "invalid_field":
+        assert out.field  # an invalid field is always named
+
+
+def test_every_truncated_frame_is_a_bad_message():
+    frame = codec.encode(m.ActionRequest(12, Build(((9, 9, 9), (7, 7), (3,)))))
+    for cut in range(len(frame)):
+        with pytest.raises(ProtocolError) as info:
+            codec.decode(frame[:cut])
+        assert (info.value.code, info.value.re) == ("bad_message", None)
+
+
+def test_trailing_bytes_are_a_bad_message():
+    frame = codec.encode(m.ListRooms(1))
+    with pytest.raises(ProtocolError, match="after its message"):
+        codec.decode(frame + frame)
+
+
+@pytest.mark.parametrize("depth", [11, 500, 5000, 30000])
+def test_deep_nesting_is_a_bad_message(depth):
+    for opener in (b"\x91", b"\x81\xa1k"):  # an array of one, a map of one
+        frame = b"\x82\xa4type\xa5hello\xa4name" + opener * depth + b"\x01"
+        with pytest.raises(ProtocolError) as info:
+            codec.decode(frame)
+        assert info.value.code == "bad_message"
+
+
+def test_limits_are_bad_messages():
+    cases = [
+        b"x" * (codec.MAX_FRAME + 1),  # frame size
+        _pack({"type": "chat", "id": 1, "text": "x" * (codec.MAX_STR_BYTES + 1)}),
+        _pack({"type": "hello", "id": 1, "name": b"y" * (codec.MAX_STR_BYTES + 1)}),
+        _pack({"type": "hello", "id": 1, "name": list(range(codec.MAX_ARRAY + 1))}),
+        _pack({"type": "hello", "id": 1, **{f"k{i}": i for i in range(codec.MAX_MAP)}}),
+        _pack({"type": "hello", "id": 1, "name": msgpack.ExtType(5, b"abc")}),
+        _pack({1: "int key", "type": "hello"}),
+        _pack({"type": "hello", "id": 1, "name": {b"bin": "key"}}),
+        "text frames are not MessagePack",
+        None,
+    ]
+    for frame in cases:
+        with pytest.raises(ProtocolError) as info:
+            codec.decode(frame)
+        assert (info.value.code, info.value.re) == ("bad_message", None), frame[:40]
+
+
+def test_a_smaller_frame_limit_can_be_chosen():
+    frame = codec.encode(m.Chat(1, "x" * 100))
+    assert codec.decode(frame, max_size=len(frame)) == m.Chat(1, "x" * 100)
+    with pytest.raises(ProtocolError):
+        codec.decode(frame, max_size=len(frame) - 1)
+
+
+@pytest.mark.parametrize("value", [2**64 - 1, -(2**63), 2**31, 1e308, float("nan")])
+def test_huge_numbers_are_invalid_fields(value):
+    with pytest.raises(ProtocolError) as info:
+        codec.decode(_pack({"type": "create_room", "id": 2, "name": "n", "seats": value}))
+    assert (info.value.code, info.value.field, info.value.re) == ("invalid_field", "seats", 2)
+
+
+def test_decode_accepts_bytearray_and_memoryview():
+    frame = codec.encode(m.Hello(1, "Anna"))
+    assert codec.decode(bytearray(frame)) == codec.decode(memoryview(frame)) == m.Hello(1, "Anna")
+
+
+def test_encode_is_binary_msgpack_with_type_first():
+    frame = codec.encode(m.Chat(3, "hola"))
+    assert msgpack.unpackb(frame, raw=False) == {"type": "chat", "id": 3, "text": "hola"}
+    assert next(iter(msgpack.unpackb(frame, raw=False))) == "type"
+
+
+def test_events_become_wire_maps():
+    result = events.FestivalResult(seat=1, score=6, prize="trophy", size_token=True)
+    festival = events.FestivalResolved(round=3, region="bcn", town="Barcelona", size=5,
+                                       results=(result,))
+    assert codec.event_to_wire(festival) == {
+        "kind": "festival", "round": 3, "region": "bcn", "town": "Barcelona", "size": 5,
+        "results": [{"seat": 1, "score": 6, "prize": "trophy", "size_token": True}],
+    }
+    score = Score(seat=0, tower=7, diversity=3, prizes=5, sizes=2, performances=4)
+    ended = events.GameEnded(scores=(score,), winners=(0,))
+    assert codec.event_to_wire(ended) == {
+        "kind": "game_over", "winners": [0],
+        "scores": [{"seat": 0, "tower": 7, "diversity": 3, "prizes": 5, "sizes": 2,
+                    "performances": 4, "total": 21}],
+    }
+    taken = events.ActionTaken(seat=1, action={"kind": "recruit", "sizes": [4, 2]})
+    assert codec.event_to_wire(taken) == {"kind": "action", "seat": 1,
+                                          "action": {"kind": "recruit", "sizes": [4, 2]}}
+    assert codec.event_to_wire({"kind": "started"}) == {"kind": "started"}
+
+
+def test_every_event_class_has_a_kind_and_encodes():
+    classes = [getattr(events, n) for n in dir(events) if hasattr(getattr(events, n), "KIND")]
+    assert len({cls.KIND for cls in classes}) == len(classes)
+    sample = [
+        events.TurnStarted(seat=2),
+        events.RoundStarted(round=4, first=1),
+        events.Refilled(drawn={"alt": [3, 1], "gir": []}),
+        events.Trained(seat=0, tile="special"),
+        events.Performed(seat=1, tile="lp07", region="tar", tokens=2),
+        events.ActionTaken(seat=0, action={"kind": "end_turn"}),
+    ]
+    frame = codec.encode_state("r1", 8, {"round": 4}, sample)
+    push = codec.decode(frame)
+    assert push == m.StatePush("r1", 8, {"round": 4}, tuple(map(codec.event_to_wire, sample)))
+    assert [e["kind"] for e in push.events] == [e.KIND for e in sample]
+
+
+def test_an_action_request_decodes_to_the_action_class():
+    frame = _pack({"type": "action", "id": 4, "kind": "recruit", "sizes": [6]})
+    assert codec.decode_request(frame) == m.ActionRequest(4, Recruit((6,)))

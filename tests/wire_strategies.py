@@ -1,0 +1,102 @@
+"""Hypothesis strategies for valid messages and for arbitrary MessagePack values."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from shared import messages as m
+from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
+from shared.board import REGIONS, TILES
+from shared.errors import ERROR_CODES
+from shared.wire import MAX_LEVEL_WIDTH, MAX_LEVELS, printable
+
+ids = st.integers(0, 2**31 - 1)
+seats = st.integers(0, 3)
+regions = st.sampled_from(REGIONS)
+tiles = st.sampled_from(sorted(TILES))
+sizes = st.integers(1, 10)
+
+
+def texts(lo: int, hi: int) -> st.SearchStrategy[str]:
+    """Printable text of ``lo`` to ``hi`` characters."""
+    return st.text(
+        st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp")),
+        min_size=lo, max_size=hi,
+    ).filter(printable)
+
+
+names = texts(1, 24)
+room_names = texts(1, 40)
+room_ids = texts(1, 64)
+plain = texts(0, 60)
+
+effects = st.one_of(
+    st.builds(lambda r: {"effect": "move", "region": r}, regions),
+    st.builds(lambda s: {"effect": "recruit", "size": s}, sizes),
+    st.builds(lambda t: {"effect": "perform", "tile": t}, tiles),
+)
+
+actions = st.one_of(
+    st.builds(Move, regions),
+    st.builds(Recruit, st.lists(sizes, min_size=1, max_size=2)),
+    st.builds(lambda c, e: Train(c, **e), st.sampled_from(["region", "all"]),
+              st.one_of(st.just({}), effects)),
+    st.builds(lambda e: Special(**e), effects),
+    st.builds(Build, st.lists(st.lists(sizes, min_size=1, max_size=MAX_LEVEL_WIDTH),
+                              min_size=1, max_size=MAX_LEVELS)),
+    st.just(Dismantle()),
+    st.just(EndTurn()),
+)
+
+requests = st.one_of(
+    st.builds(m.Hello, ids, names),
+    st.builds(m.ListRooms, ids),
+    st.builds(m.CreateRoom, ids, room_names, st.integers(2, 4),
+              st.sampled_from(["normal", "advanced"]),
+              st.none() | st.integers(10, 3600), st.booleans()),
+    st.builds(m.JoinRoom, ids, room_ids, st.sampled_from(["player", "spectator"]),
+              st.none() | texts(1, 128)),
+    st.builds(m.LeaveRoom, ids),
+    st.builds(m.AddBot, ids, st.sampled_from(["random", "greedy"])),
+    st.builds(m.StartGame, ids),
+    st.builds(m.Chat, ids, texts(1, 200)),
+    st.builds(m.ActionRequest, ids, actions),
+)
+
+# Plain data as it may sit in a view or an event.
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | plain,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(plain, inner, max_size=4),
+    max_leaves=12,
+)
+flat_maps = st.dictionaries(plain, json_like, max_size=6)
+
+summaries = st.builds(
+    m.RoomSummary, room_ids, room_names, st.integers(2, 4), st.integers(0, 4),
+    st.sampled_from(["normal", "advanced"]), st.sampled_from(["waiting", "playing", "finished"]),
+    st.none() | st.integers(10, 3600),
+)
+
+server_messages = st.one_of(
+    st.builds(m.Welcome, ids, plain, plain, st.integers(1, 3)),
+    st.builds(m.Rooms, ids, st.lists(summaries, max_size=4)),
+    st.builds(m.Joined, ids, room_ids, st.none() | seats, st.none() | texts(1, 128),
+              st.none() | room_ids),
+    st.builds(m.Ok, ids, st.none() | st.integers(0, 2**63 - 1)),
+    st.builds(m.Error, st.none() | ids, st.sampled_from(sorted(ERROR_CODES)), plain,
+              st.none() | plain, st.none() | plain),
+    st.builds(m.StatePush, room_ids, st.integers(0, 2**63 - 1), flat_maps,
+              st.lists(flat_maps, max_size=4)),
+    st.builds(m.ChatPush, room_ids, st.none() | seats, names, texts(1, 200)),
+)
+
+messages = requests | server_messages
+
+# Any MessagePack value at all (within msgpack's own ranges).
+msgpack_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats()
+    | st.text(max_size=20) | st.binary(max_size=20),
+    lambda inner: st.lists(inner, max_size=5)
+    | st.dictionaries(st.text(max_size=8) | st.integers(0, 5), inner, max_size=5),
+    max_leaves=20,
+)

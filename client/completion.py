@@ -1,0 +1,186 @@
+"""Tab completion for the command line, offering only what the rules allow right now.
+
+:class:`CommandCompleter` is a prompt_toolkit ``Completer`` fed by a callable that returns the
+current legal actions (on the client, ``shared.engine.legal_actions`` of the state rebuilt from
+the last view). The completions for an action command are the next words of the legal
+actions written as commands (:func:`client.commands.action_to_command`), so the completer
+never re-implements a rule. ``build`` is free-form (the engine does not list towers): its
+sizes come from the player's team, through an optional second callable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from client import rulebook
+from client.commands import (
+    ACTION_COMMANDS,
+    ALIASES,
+    CLIENT_COMMANDS,
+    COMMANDS,
+    CommandError,
+    action_to_command,
+    region_matches,
+    resolve_tile,
+)
+from shared.actions import Action, Recruit
+from shared.board import REGION_NAMES, TILES
+
+
+def _command_of(action: Action) -> str:
+    return action_to_command(action).split()[0]
+
+
+def _meta(word: str) -> str:
+    if word in REGION_NAMES:
+        return REGION_NAMES[word]
+    if word in TILES:
+        tile = TILES[word]
+        return f"{tile.describe()} ({tile.points} pts)"
+    return ""
+
+
+def _same(typed: str, word: str) -> bool:
+    """Whether a finished typed word stands for the canonical ``word`` of a command."""
+    if typed.lower() == word:
+        return True
+    if word in REGION_NAMES:
+        return region_matches(typed) == [word]
+    if word in TILES:
+        try:
+            return resolve_tile(typed) == word
+        except CommandError:
+            return False
+    return False
+
+
+def _starts(prefix: str, word: str) -> bool:
+    """Whether the word being typed, ``prefix``, can still become ``word``."""
+    p = prefix.lower()
+    if word.startswith(p):
+        return True
+    if word in REGION_NAMES:
+        return word in region_matches(prefix)
+    return False
+
+
+class CommandCompleter(Completer):
+    """Completes command names, then the legal arguments of the command being typed.
+
+    ``legal_actions`` returns the actions the player may take now (empty when it is not
+    their turn); ``team`` returns the player's team, for ``build``. Client commands (chat,
+    hint, help, rules, quit) are always offered; an action command only when it is legal —
+    ``build`` whenever any action is.
+    """
+
+    def __init__(self, legal_actions: Callable[[], Iterable[Action]],
+                 team: Callable[[], Sequence[int]] | None = None) -> None:
+        self.legal_actions = legal_actions
+        self.team = team
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent
+                        ) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        words = text.split()
+        if not text or text[-1].isspace():
+            current, done = "", words
+        else:
+            current, done = words[-1], words[:-1]
+        for word, meta in self.suggestions(done, current):
+            yield Completion(word, start_position=-len(current), display_meta=meta)
+
+    def suggestions(self, done: Sequence[str], current: str) -> list[tuple[str, str]]:
+        """The words that may follow the finished words ``done``, starting like ``current``,
+        each with a short description."""
+        legal = list(self.legal_actions())
+        if not done:
+            return [(name, COMMANDS[name].summary) for name in self._commands(legal)
+                    if name.startswith(current.lower())]
+        name = ALIASES.get(done[0].lower(), done[0].lower())
+        args = list(done[1:])
+        if name == "help" and not args:
+            words = list(COMMANDS)
+        elif name == "rules" and not args:
+            words = rulebook.topics()
+        elif name == "build":
+            return [(w, m) for w, m in self._build(args) if w.startswith(current)]
+        elif name == "recruit":
+            words = self._recruit(legal, args)
+        elif name in ACTION_COMMANDS:
+            words = self._next_words(legal, name, args)
+        else:
+            words = []
+        return [(w, _meta(w)) for w in words if _starts(current, w)]
+
+    def _commands(self, legal: list[Action]) -> list[str]:
+        kinds = {_command_of(a) for a in legal}
+        if legal:
+            kinds.add("build")
+        return [c for c in COMMANDS if c in kinds or c in CLIENT_COMMANDS]
+
+    @staticmethod
+    def _next_words(legal: list[Action], name: str, args: list[str]) -> list[str]:
+        out: dict[str, None] = {}
+        for action in legal:
+            words = action_to_command(action).split()
+            if words[0] != name or len(words) <= len(args) + 1:
+                continue
+            if all(_same(t, w) for t, w in zip(args, words[1:], strict=False)):
+                out[words[len(args) + 1]] = None
+        return list(out)
+
+    @staticmethod
+    def _recruit(legal: list[Action], args: list[str]) -> list[str]:
+        # The engine lists each choice once, larger size first; any order may be typed.
+        if len(args) >= 2 or not all(a.isdigit() for a in args):
+            return []
+        typed = [int(a) for a in args]
+        choices = [a.sizes for a in legal if isinstance(a, Recruit)]
+        out: dict[str, None] = {}
+        for sizes in choices:
+            rest = Counter(sizes)
+            rest.subtract(typed)
+            if min(rest.values(), default=0) >= 0 and sum(rest.values()) >= 1:
+                for s in sorted(rest.elements(), reverse=True):
+                    out[str(s)] = None
+        return list(out)
+
+    def _build(self, args: list[str]) -> list[tuple[str, str]]:
+        if self.team is None:
+            return []
+        used = Counter(int(a) for a in " ".join(args).replace("/", " ").split() if a.isdigit())
+        left = Counter(self.team())
+        left.subtract(used)
+        out = [(str(s), f"{n} left") for s, n in sorted(left.items(), reverse=True) if n > 0]
+        if args and args[-1] != "/":
+            out.append(("/", "start the next level"))
+        return out
+
+
+def complete(text: str, legal: Iterable[Action], team: Sequence[int] | None = None
+             ) -> list[str]:
+    """The completions of ``text`` (the line before the cursor), as whole words."""
+    actions = list(legal)
+    completer = CommandCompleter(lambda: actions, (lambda: team) if team is not None else None)
+    return [c.text for c in completer.get_completions(Document(text), CompleteEvent())]
+
+
+def hint_lines(legal: Iterable[Action]) -> list[str]:
+    """The legal actions as the commands that take them, one line per command."""
+    by_command: dict[str, list[str]] = {}
+    for action in legal:
+        line = action_to_command(action)
+        name, _, rest = line.partition(" ")
+        by_command.setdefault(name, []).append(rest)
+    lines = []
+    for name, rests in by_command.items():
+        forms = [r for r in rests if r]
+        lines.append(f"{name} {' | '.join(forms)}" if forms else name)
+    if by_command:
+        lines.append("build LEVELS  (any legal tower from your team, e.g. build 7 7 7 / 5 5 / 2)")
+    return lines
+

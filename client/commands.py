@@ -260,9 +260,9 @@ def _parse_levels(text: str) -> tuple[tuple[int, ...], ...]:
     return tuple(levels)
 
 
-def _no_args(name: str, args: list[str]) -> None:
-    if args:
-        raise CommandError(f"{name} takes no arguments")
+_NO_ARGUMENTS: Final[dict[str, type]] = {
+    "hint": Hint, "quit": Quit, "end": EndTurn, "dismantle": Dismantle,
+}
 
 
 def parse(line: str) -> Command:
@@ -290,18 +290,10 @@ def parse(line: str) -> Command:
         if len(args) > 1:
             raise CommandError("rules takes at most one topic, e.g. `rules towers`")
         return Rules(resolve_topic(args[0]) if args else None)
-    if name == "hint":
-        _no_args(name, args)
-        return Hint()
-    if name == "quit":
-        _no_args(name, args)
-        return Quit()
-    if name == "end":
-        _no_args(name, args)
-        return EndTurn()
-    if name == "dismantle":
-        _no_args(name, args)
-        return Dismantle()
+    if name in _NO_ARGUMENTS:
+        if args:
+            raise CommandError(f"{name} takes no arguments")
+        return _NO_ARGUMENTS[name]()
     if name == "move":
         if not args:
             raise CommandError("move takes a region, e.g. `move gir`")

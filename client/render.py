@@ -93,7 +93,7 @@ def _pawns(view: View, seats: Sequence[int]) -> Text:
     return text
 
 
-def _regions_panel(view: View) -> Panel:
+def _regions_panel(view: View, me: int | None) -> Panel:
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, expand=True,
                   header_style="bold")
     table.add_column("reg", no_wrap=True)
@@ -103,6 +103,7 @@ def _regions_panel(view: View) -> Panel:
     table.add_column("next to", no_wrap=True, overflow="ellipsis")
     regions = view.get("regions") or {}
     wheel = view.get("wheel") or {}
+    mine = (d.player_map(view, me) or {}).get("region")
     for r in REGIONS:
         info = regions.get(r) or {}
         table.add_row(
@@ -111,6 +112,7 @@ def _regions_panel(view: View) -> Panel:
             _pawns(view, info.get("pawns") or ()),
             d.tile_name(wheel.get(r)),
             " ".join(d.neighbours(r)),
+            style="bold" if r == mine else "",  # the player's own region stands out
         )
     foot = Text(f" {d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))} ")
     return Panel(table, title="Regions", title_align="left", subtitle=foot,
@@ -268,7 +270,7 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
     """
     parts: list[RenderableType] = [_header(view, me, now, width)]
     if view.get("status") != "waiting" or view.get("regions"):
-        regions, festivals = _regions_panel(view), _festivals_panel(view, me)
+        regions, festivals = _regions_panel(view, me), _festivals_panel(view, me)
         if width >= SIDE_BY_SIDE:
             top = Table.grid(expand=True)
             top.add_column(ratio=62)

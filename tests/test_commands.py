@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from wire_strategies import actions
 
 from client import commands as c
 from client import rulebook
 from client.commands import CommandError, action_to_command, parse
 from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
-from shared.board import REGION_NAMES, REGIONS, TILES
+from shared.board import REGION_NAMES
 from shared.errors import CastellError
 
 
@@ -125,26 +125,6 @@ def test_rules_pages_cover_the_topics():
 
 
 # parse is the inverse of action_to_command ----------------------------------------------
-
-regions = st.sampled_from(REGIONS)
-sizes = st.integers(1, 10)
-tiles = st.sampled_from(sorted(TILES))
-effects = st.one_of(
-    st.builds(lambda r: {"effect": "move", "region": r}, regions),
-    st.builds(lambda s: {"effect": "recruit", "size": s}, sizes),
-    st.builds(lambda t: {"effect": "perform", "tile": t}, tiles),
-)
-actions = st.one_of(
-    st.builds(Move, regions),
-    st.builds(Recruit, st.lists(sizes, min_size=1, max_size=2)),
-    st.builds(Train, st.sampled_from(["region", "all"])),
-    st.builds(lambda ch, e: Train(ch, **e), st.sampled_from(["region", "all"]), effects),
-    st.builds(lambda e: Special(**e), effects),
-    st.builds(Build, st.lists(st.lists(sizes, min_size=1, max_size=6), min_size=1, max_size=6)),
-    st.just(Dismantle()),
-    st.just(EndTurn()),
-)
-
 
 @settings(max_examples=150, deadline=None)
 @given(actions)

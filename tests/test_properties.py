@@ -223,13 +223,17 @@ def play_random_game(seats: int, seed: int, variant: str, rng: random.Random, ch
     return state, log
 
 
+#: A game: its seats, seed and variant, and the seed of the random player's choices.
+GAMES = {
+    "seats": st.sampled_from([2, 3, 4]),
+    "seed": st.integers(0, 2**32),
+    "variant": st.sampled_from(["normal", "advanced"]),
+    "choices": st.integers(0, 2**32),
+}
+
+
 @settings(max_examples=25, deadline=None)
-@given(
-    seats=st.sampled_from([2, 3, 4]),
-    seed=st.integers(0, 2**32),
-    variant=st.sampled_from(["normal", "advanced"]),
-    choices=st.integers(0, 2**32),
-)
+@given(**GAMES)
 def test_random_legal_games_reach_the_end_consistently(seats, seed, variant, choices):
     state, log = play_random_game(seats, seed, variant, random.Random(choices), check_all=False)
     assert state.round == 10 and state.turn is None
@@ -247,12 +251,7 @@ def test_random_legal_games_reach_the_end_consistently(seats, seed, variant, cho
 
 
 @settings(max_examples=6, deadline=None)
-@given(
-    seats=st.sampled_from([2, 3, 4]),
-    seed=st.integers(0, 2**32),
-    variant=st.sampled_from(["normal", "advanced"]),
-    choices=st.integers(0, 2**32),
-)
+@given(**GAMES)
 def test_legal_actions_are_exactly_the_actions_that_apply(seats, seed, variant, choices):
     play_random_game(seats, seed, variant, random.Random(choices), check_all=True)
 

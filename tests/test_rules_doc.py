@@ -1,0 +1,172 @@
+"""The players' rules page (docs/rules.md) agrees with the code: every board table, every
+tower example, every worked example, and the list of rule codes the engine can refuse with."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from shared.board import (
+    ADJACENT,
+    DIVERSITY_POINTS,
+    FESTIVALS_PER_ROUND,
+    PRIZE_BY_RANK,
+    REGION_NAMES,
+    TILES,
+    TOWNS,
+)
+from shared.festival import of_size
+from shared.scoring import score_player
+from shared.state import Player, Taken
+from shared.tower import check_tile, check_tower, festival_score
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+NAME_TO_ID = {name: rid for rid, name in REGION_NAMES.items()}
+
+
+def section(title: str) -> str:
+    """The text of the section whose heading starts with ``title``, up to the next one."""
+    start = DOC.index(f"\n## {title}")
+    end = DOC.find("\n## ", start + 1)
+    return DOC[start:] if end < 0 else DOC[start:end]
+
+
+def rows(text: str, first_cell: str) -> list[list[str]]:
+    """Table rows (cells stripped) whose first cell matches the regex ``first_cell``."""
+    out = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.strip().startswith("|") and re.fullmatch(first_cell, cells[0]):
+            out.append(cells)
+    return out
+
+
+def tower(text: str) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(map(int, lv.split(","))) for lv in re.findall(r"\[([\d,]+)\]", text))
+
+
+def ranks(text: str) -> dict[str, int]:
+    return {} if text == "none" else {
+        skill: int(rank) for skill, rank in (part.split() for part in text.split(", "))
+    }
+
+
+def test_the_page_has_sections_one_to_ten_in_order():
+    numbers = [int(n) for n in re.findall(r"^## §(\d+) ", DOC, re.M)]
+    assert numbers == list(range(1, 11))
+
+
+def test_regions_and_adjacency():
+    text = section("§2")
+    assert {r[0].strip("`"): r[1] for r in rows(text, "`[a-z]{3}`")} == REGION_NAMES
+    table = {r[0]: r[1] for r in rows(text, "|".join(REGION_NAMES.values())) if len(r) == 2}
+    assert len(table) == 7
+    for name, neighbours in table.items():
+        names = [n.replace("(coastal route)", "").strip() for n in neighbours.split(",")]
+        listed = {NAME_TO_ID[n] for n in names}
+        assert listed == ADJACENT[NAME_TO_ID[name]], name
+
+
+def test_festival_tables():
+    text = section("§5")
+    for r in rows(text, r"\d players"):
+        seats = int(r[0][0])
+        assert [int(c) for c in r[1:9]] == [FESTIVALS_PER_ROUND[seats][n] for n in range(3, 11)]
+        assert int(r[9]) == sum(FESTIVALS_PER_ROUND[seats].values())
+    towns = {NAME_TO_ID[r[0]]: {"I": r[1], "II": r[2]} for r in rows(text, "|".join(
+        REGION_NAMES.values())) if len(r) == 3}
+    assert towns == TOWNS
+    prizes = {int(r[0]): tuple(c for c in r[1:] if c != "—") for r in rows(text, r"[234]")}
+    assert prizes == {n: tuple(p.value for p in table) for n, table in PRIZE_BY_RANK.items()}
+
+
+def test_local_performance_tiles():
+    table = rows(section("§6"), r"`lp\d\d`")
+    assert len(table) == 32
+    for tile_id, kind, what, points in table:
+        tile = TILES[tile_id.strip("`")]
+        assert (tile.kind, tile.points) == (kind, int(points))
+        if kind == "shape":
+            assert tuple(int(n) for n in what.split(",")) == tile.shape
+        else:
+            assert tuple(what.split(", ")) == tile.skills
+
+
+def test_tower_examples():
+    table = rows(section("§7"), r"\[.*")
+    assert len(table) >= 14
+    for levels, skills, legal, uses in table:
+        check = check_tower(tower(levels), ranks(skills))
+        assert check.legal == (legal == "yes"), (levels, skills, check.reason)
+        if check.legal:
+            used = frozenset().union(*check.readings)
+            assert used == (frozenset() if uses == "—" else set(uses.split(", "))), levels
+
+
+def test_exhibition_examples():
+    assert check_tile(tower("[8,8,8,8] [6,6,6] [4,4] [2,2]"), {"balance": 1, "width": 1},
+                      "lp27").legal
+    assert check_tile(tower("[10,10,10,10,10] [8,8,8,8] [6,6,6] [4,4] [2]"),
+                      {"base": 1, "width": 1}, "lp30").legal
+    assert not check_tile(tower("[9,9,9,9] [6,6,6] [3,3] [1]"), {"base": 1, "width": 1},
+                          "lp30").legal
+    assert check_tile(tower("[9,9,9] [6,6] [3]"), {}, "lp04").legal
+
+
+def test_the_festival_example():
+    towers = {
+        "Anna": (tower("[9,9,9] [7,7] [5] [3]"), {"balance": 1}),
+        "Biel": (tower("[8,8,8] [5,5,5] [3] [1]"), {"balance": 2}),
+        "Carme": (tower("[9,9,9,9] [6,6,6] [5,5] [4]"), {"width": 1}),
+    }
+    for levels, skills in towers.values():
+        assert check_tower(levels, skills).legal
+    scores = {name: festival_score(levels, 5) for name, (levels, _) in towers.items()}
+    assert scores == {"Anna": 5, "Biel": 7, "Carme": 6}
+    fives = {name: of_size(levels, 5) for name, (levels, _) in towers.items()}
+    assert max(fives, key=fives.get) == "Biel"
+
+
+def test_the_scoring_example():
+    anna = Player(
+        seat=0, name="Anna", best=9, tiles=(Taken("lp05", "lle"),), taken_tokens=2,
+        prizes=(Taken("medal", "bcn"),), sizes=(Taken(4, "gir"), Taken(4, "gir")),
+    )
+    score = score_player(anna)
+    assert (score.tower, score.diversity, score.prizes, score.sizes, score.performances) == (
+        9, 3, 3, 3, 5)
+    assert score.total == 23 and "Total 23" in section("§9")
+
+
+def test_the_diversity_table():
+    [header] = rows(section("§9"), "regions")
+    [points] = rows(section("§9"), "points")
+    assert [int(n) for n in header[1:]] == list(range(8))
+    assert tuple(int(n) for n in points[1:]) == DIVERSITY_POINTS
+
+
+def raised_codes() -> set[str]:
+    """Every rule code the engine can refuse an action with, read from its source."""
+    codes = {"not_your_turn", "game_over"}
+    for module in ("engine", "turn", "legal", "rounds", "festival", "scoring", "setup"):
+        source = (ROOT / "shared" / f"{module}.py").read_text(encoding="utf-8")
+        codes |= set(re.findall(r'refuse\(\s*"(\w+)"', source))
+        codes |= set(re.findall(r'code="(\w+)"', source))
+        codes |= set(re.findall(r'"(already_\w+)"', source))  # the once-per-turn table
+    tower = (ROOT / "shared" / "tower.py").read_text(encoding="utf-8")
+    # the engine never asks check_tower for required skills; check_tile reports those itself
+    codes |= set(re.findall(r'_refuse\(\s*"(\w+)"', tower)) - {"tower_skill_unused"}
+    return codes
+
+
+def test_every_rule_code_is_explained():
+    explained = set(re.findall(r"`([a-z_]+)`", section("Why an action is refused")))
+    assert explained == raised_codes()
+
+
+@pytest.mark.parametrize("word", ["spec/", "../"])
+def test_the_page_stands_alone(word):
+    assert word not in DOC

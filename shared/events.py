@@ -1,8 +1,9 @@
 """Events: what happened, as the engine reports it alongside each new state.
 
 Each event class has a ``KIND`` used on the wire (``docs/protocol.md``, "Pushes"). The
-engine emits the game events; the server adds room events (``joined``, ``connected``,
-``timeout``, ...) of its own.
+engine emits the game events (:data:`Event`); the server emits the room events
+(:data:`RoomEvent`: ``joined``, ``left``, ``connected``, ``disconnected``, ``started``,
+``timeout``), defined here too so that both sides share one list of kinds.
 """
 
 from __future__ import annotations
@@ -88,4 +89,64 @@ class GameEnded:
 Event = (
     ActionTaken | TurnStarted | RoundStarted | Refilled | Trained | Performed
     | FestivalResolved | GameEnded
+)
+
+
+# Room events: emitted by the server, not the engine ------------------------------------------
+
+
+@attrs.frozen
+class PlayerJoined:
+    """Someone took a seat (``seat``) or came in as a spectator (``seat`` None)."""
+
+    KIND: ClassVar[str] = "joined"
+    seat: int | None
+    name: str
+
+
+@attrs.frozen
+class PlayerLeft:
+    """Someone left the room; before the start a player's seat is free again."""
+
+    KIND: ClassVar[str] = "left"
+    seat: int | None
+    name: str
+
+
+@attrs.frozen
+class PlayerConnected:
+    """A seated player's connection came back (the seat was taken back with its token)."""
+
+    KIND: ClassVar[str] = "connected"
+    seat: int | None
+    name: str
+
+
+@attrs.frozen
+class PlayerDisconnected:
+    """A seated player's connection dropped; the seat stays theirs (§10)."""
+
+    KIND: ClassVar[str] = "disconnected"
+    seat: int | None
+    name: str
+
+
+@attrs.frozen
+class GameStarted:
+    """The creator started the game; the view now holds the board."""
+
+    KIND: ClassVar[str] = "started"
+
+
+@attrs.frozen
+class TurnTimedOut:
+    """The turn timer ran out for ``seat``; its turn was ended for it."""
+
+    KIND: ClassVar[str] = "timeout"
+    seat: int
+
+
+RoomEvent = (
+    PlayerJoined | PlayerLeft | PlayerConnected | PlayerDisconnected | GameStarted
+    | TurnTimedOut
 )

@@ -185,6 +185,12 @@ def test_every_event_class_has_a_kind_and_encodes():
         events.Trained(seat=0, tile="special"),
         events.Performed(seat=1, tile="lp07", region="tar", tokens=2),
         events.ActionTaken(seat=0, action={"kind": "end_turn"}),
+        events.PlayerJoined(seat=None, name="Pep"),
+        events.PlayerLeft(seat=3, name="Dani"),
+        events.PlayerConnected(seat=1, name="Biel"),
+        events.PlayerDisconnected(seat=1, name="Biel"),
+        events.GameStarted(),
+        events.TurnTimedOut(seat=2),
     ]
     frame = codec.encode_state("r1", 8, {"round": 4}, sample)
     push = codec.decode(frame)

@@ -84,9 +84,16 @@ def tower_text(levels: Sequence[Sequence[int]]) -> str:
     return " / ".join(level_text(level) for level in levels)
 
 
-def tower_lines(levels: Sequence[Sequence[int]]) -> list[str]:
-    """A tower drawn level by level, top level first, each level centred on the widest."""
+def tower_lines(levels: Sequence[Sequence[int]], width: int | None = None) -> list[str]:
+    """A tower drawn level by level, top level first, each level centred on the widest.
+
+    A level wider than ``width`` characters is written grouped (``10×9``) so that the
+    drawing never wraps.
+    """
     rows = [level_text(level) for level in reversed(levels)]
+    if width is not None:
+        rows = [r if len(r) <= width else team_text(level)
+                for r, level in zip(rows, reversed(levels), strict=True)]
     width = max((len(r) for r in rows), default=0)
     return [r.center(width).rstrip() for r in rows]
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from rich import box
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.panel import Panel
@@ -39,6 +40,15 @@ SIDE_BY_SIDE: Final = 96
 FULL_TILES: Final = 100
 MIN_PLAYER_PANEL: Final = 25
 FESTIVAL_ROWS: Final = 7
+#: Cells the pawn names of one region share in the Regions panel.
+PAWNS_WIDTH: Final = 12
+#: Cells of the room name in the header.
+HEADER_NAME: Final = 24
+
+
+def _clip(text: str, cells: int) -> str:
+    """``text`` cut to at most ``cells`` terminal cells (wide characters count twice)."""
+    return text if cell_len(text) <= cells else set_cell_size(text, cells).rstrip()
 
 
 def seat_style(seat: int | None) -> str:
@@ -63,7 +73,7 @@ def _header(view: View, me: int | None, now: float | None, width: int) -> Text:
     text = Text()
     if width >= SIDE_BY_SIDE:
         text.append("CASTELL · ", style="bold")
-    text.append(safe(view.get("name", "")), style="bold")
+    text.append(_clip(safe(view.get("name", "")), HEADER_NAME), style="bold")
     text.append(f" · {d.status_text(view)}")
     turn = d.turn_text(view, me)
     if turn is not None:
@@ -84,12 +94,12 @@ def _header(view: View, me: int | None, now: float | None, width: int) -> Text:
 
 def _pawns(view: View, seats: Sequence[int]) -> Text:
     """Pawn names, shortened so that a crowded region still fits on one line."""
-    keep = {0: 0, 1: 10, 2: 5}.get(len(seats), 3)
+    keep = max(2, (PAWNS_WIDTH - len(seats) + 1) // max(1, len(seats)))
     text = Text(no_wrap=True, overflow="ellipsis")
     for i, seat in enumerate(seats):
         if i:
             text.append(" ")
-        text.append(d.seat_name(view, seat)[:keep], style=f"bold {seat_style(seat)}")
+        text.append(_clip(d.seat_name(view, seat), keep), style=f"bold {seat_style(seat)}")
     return text
 
 
@@ -171,7 +181,7 @@ def _performances_panel(view: View, compact: bool) -> Panel:
 # Players ---------------------------------------------------------------------------------
 
 
-def _player_panel(view: View, p: Mapping[str, Any], me: int | None) -> Panel:
+def _player_panel(view: View, p: Mapping[str, Any], me: int | None, inner: int) -> Panel:
     seat = p.get("seat")
     current = seat == view.get("turn") and view.get("status") == "playing"
     lines: list[RenderableType] = [
@@ -181,7 +191,7 @@ def _player_panel(view: View, p: Mapping[str, Any], me: int | None) -> Panel:
     ]
     tower = p.get("tower") or []
     if tower:
-        lines.append(Text("\n".join(d.tower_lines(tower)), justify="center", style="bold"))
+        lines.append(Text("\n".join(d.tower_lines(tower, inner)), justify="center", style="bold"))
     else:
         lines.append(Text("no tower", style="dim"))
     lines.append(Text("took " + d.taken_text(p.get("taken") or {})))
@@ -204,7 +214,8 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
         chunk = players[start:start + per_row]
         for _ in range(per_row):
             grid.add_column(ratio=1)
-        panels = [_player_panel(view, p, me) for p in chunk]
+        inner = width // per_row - 4  # borders and padding
+        panels = [_player_panel(view, p, me, inner) for p in chunk]
         grid.add_row(*panels, *[""] * (per_row - len(chunk)))
         rows.append(grid)
     return rows

@@ -7,6 +7,7 @@ import re
 
 import pytest
 import sample_views as sv
+from rich.cells import cell_len
 from rich.console import Console
 
 from client import describe
@@ -296,3 +297,24 @@ def test_tower_is_drawn_top_first_and_centred():
 
 def test_team_is_grouped_by_size():
     assert describe.team_text([10, 9, 9, 7, 7, 7, 1]) == "10 9×2 7×3 1"
+
+
+def test_a_crowded_board_with_wide_names_still_fits():
+    names = {0: "漢字" * 12, 1: "W" * 24, 2: "Ünïcødé 🎉🎉🎉 name!", 3: "x"}
+    view = sv.with_names(sv.four_seat(), names)
+    view["name"] = "N" * 40
+    view["regions"]["bcn"]["pawns"] = [0, 1, 2, 3]
+    caterina = view["players"][2]
+    caterina["tower"] = [[10] * 9, [9, 9, 9], [8, 8], [7], [6], [5]]
+    caterina["team"] = [10] * 9 + [9, 9, 9, 8, 8, 7, 6, 5]
+    for width in (100, 80):
+        text = screen(view, 2, width=width)
+        assert max(cell_len(line) for line in text.splitlines()) <= width
+        assert "10×9" in text  # a level too wide for its panel is grouped, not wrapped
+        bcn = line_with(text, "│ bcn 7 6 6 3 1")
+        assert "漢" in bcn and "WW" in bcn and " x " in bcn  # every pawn keeps a place
+    assert len(screen(view, 2, width=100).splitlines()) <= 40
+
+
+def test_tower_levels_too_wide_are_grouped():
+    assert describe.tower_lines([[10] * 6, [9]], width=12) == [" 9", "10×6"]

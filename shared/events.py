@@ -71,6 +71,9 @@ class FestivalResult:
 
 @attrs.frozen
 class FestivalResolved:
+    """A festival was held (§5). ``results`` lists only the participants, best rank first,
+    tied players clockwise from the first player (the order prizes were handed out in)."""
+
     KIND: ClassVar[str] = "festival"
     round: int
     region: str

@@ -156,9 +156,6 @@ class GameState:
     def region_map(self) -> dict[str, tuple[int, ...]]:
         return dict(zip(REGIONS, self.regions, strict=True))
 
-    def player(self, seat: int) -> Player:
-        return self.players[seat]
-
     def wheel_tiles(self) -> dict[str, str]:
         """What the wheel shows this round (§4): segment name → board skill tile."""
         return {

@@ -52,9 +52,9 @@ def refuse(code: str, message: str) -> NoReturn:
 
 
 def _count(n: int, size: int) -> str:
-    """``no 6``, ``one 6``, ``two 6s``: how many castellers of a size."""
+    """``no 6``, ``only one 6``, ``only two 6s``: how few castellers of a size there are."""
     word = _NUMBER_WORDS[n] if n < len(_NUMBER_WORDS) else str(n)
-    return f"{word} {size}" + ("s" if n > 1 else "")
+    return ("" if n == 0 else "only ") + f"{word} {size}" + ("s" if n > 1 else "")
 
 
 # Shared pieces -----------------------------------------------------------------------------
@@ -195,11 +195,13 @@ def _do_effect(state: GameState, seat: int, effect: str, value: object) -> Resul
 
 
 def move(state: GameState, seat: int, action: Move) -> Result:
+    """§4 move: to an adjacent region; the first move places the pawn anywhere."""
     _once(state, "move")
     return _mark_done(_move_to(state, seat, action.region), "move"), []
 
 
 def recruit(state: GameState, seat: int, action: Recruit) -> Result:
+    """§4 recruit: one or two castellers of the pawn's region join the team."""
     _once(state, "recruit")
     if not 1 <= len(action.sizes) <= 2:
         refuse("bad_recruit", "recruit one or two castellers")
@@ -209,6 +211,7 @@ def recruit(state: GameState, seat: int, action: Recruit) -> Result:
 
 
 def train(state: GameState, seat: int, action: Train) -> Result:
+    """§4 train: the tile the wheel shows for the pawn's region or the 'all' segment."""
     _once(state, "train")
     player = state.players[seat]
     if action.choice == "all":
@@ -247,6 +250,7 @@ def train(state: GameState, seat: int, action: Train) -> Result:
 
 
 def special(state: GameState, seat: int, action: Special) -> Result:
+    """§4 special action: spend a token onto the pawn's region's row, then the effect."""
     _once(state, "special")
     effect, value = _effect_of(action)
     player = state.players[seat]
@@ -281,6 +285,7 @@ def build(state: GameState, seat: int, action: Build) -> Result:
 
 
 def dismantle(state: GameState, seat: int, action: Dismantle) -> Result:
+    """§7: take the standing tower down (the castellers stay in the team)."""
     player = state.players[seat]
     if not player.tower:
         refuse("no_tower", "you have no tower to dismantle")

@@ -154,7 +154,7 @@ def test_recruit_needs_the_sizes_in_the_region(start):
     error = refused(state, 0, Recruit([5]))
     assert (error.code, error.message) == ("not_in_region", "there is no 5 in Lleida")
     error = refused(state, 0, Recruit([6, 6]))
-    assert (error.code, error.message) == ("not_in_region", "there is one 6 in Lleida")
+    assert (error.code, error.message) == ("not_in_region", "there is only one 6 in Lleida")
 
 
 @pytest.mark.parametrize("sizes", [(), (9, 6, 2)])
@@ -333,7 +333,7 @@ def test_build_is_free_any_number_of_times_and_marks_nothing(start):
 def test_build_needs_the_castellers_in_the_team(start):
     state = with_player(start, 0, team=(9, 7, 7, 5, 5, 2, 1))
     error = refused(state, 0, Build(TOWER))
-    assert (error.code, error.message) == ("not_in_team", "your team has two 7s")
+    assert (error.code, error.message) == ("not_in_team", "your team has only two 7s")
     error = refused(state, 0, Build([[8]]))
     assert (error.code, error.message) == ("not_in_team", "your team has no 8")
 

@@ -171,8 +171,10 @@ def countdown(deadline: float | None, now: float | None) -> str | None:
 def status_text(view: View) -> str:
     status = view.get("status")
     if status == "waiting":
-        taken = len(view.get("players") or ())
-        return f"waiting for players {taken}/{view.get('seats', '?')}"
+        taken, seats = len(view.get("players") or ()), view.get("seats", "?")
+        if taken == seats:
+            return f"every seat taken {taken}/{seats}, waiting for the start"
+        return f"waiting for players {taken}/{seats}"
     if status == "finished":
         return "game over"
     return f"round {view.get('round', 0)}/{ROUNDS}"

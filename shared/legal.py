@@ -28,12 +28,17 @@ def recruit_choices(castellers: tuple[int, ...]) -> list[tuple[int, ...]]:
     return choices
 
 
+def neighbours(region: str) -> list[str]:
+    """The regions adjacent to ``region`` (§2), in board order."""
+    return [r for r in REGIONS if r in ADJACENT[region]]
+
+
 def effects(state: GameState, player: Player) -> list[dict[str, object]]:
     """Each special effect (§4) the player can perform now, as ``effect`` + its field."""
     if player.region is None:
         return []
     out: list[dict[str, object]] = [
-        {"effect": "move", "region": r} for r in REGIONS if r in ADJACENT[player.region]
+        {"effect": "move", "region": r} for r in neighbours(player.region)
     ]
     out += [
         {"effect": "recruit", "size": s}
@@ -73,9 +78,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
     player = state.players[seat]
     out: list[Action] = []
     if "move" not in state.done:
-        targets = REGIONS if player.region is None else [
-            r for r in REGIONS if r in ADJACENT[player.region]
-        ]
+        targets = REGIONS if player.region is None else neighbours(player.region)
         out += [Move(r) for r in targets]
     if "recruit" not in state.done and player.region is not None:
         out += [Recruit(c) for c in recruit_choices(state.region_castellers(player.region))]

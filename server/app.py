@@ -1,0 +1,340 @@
+"""The server: accepts websockets, speaks the protocol, and routes requests to the lobby and rooms.
+
+This layer owns each connection's life — the handshake checks, the hello, limits, the
+message loop, cleanup in ``finally`` — and turns every refusal into an ``error`` reply to
+the sender only. What a request means for a room is ``server.room``'s business; what an
+action means for the game is ``shared.engine``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from http import HTTPStatus
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from shared import messages as m
+from shared.codec import decode_request, encode
+from shared.errors import CastellError, ProtocolError
+
+from server.config import SUBPROTOCOL, ServerConfig
+from server.connection import Connection
+from server.limits import TokenBucket
+from server.lobby import Lobby
+from server.room import Room, RoomError
+
+log = logging.getLogger("castell.server")
+
+SERVER_VERSION = "castell-server 0.1.0"
+
+Handler = Callable[[Connection, Any], Awaitable[None]]
+
+
+def _offered_subprotocols(headers: Headers) -> list[str]:
+    return [
+        token.strip()
+        for value in headers.get_all("Sec-WebSocket-Protocol")
+        for token in value.split(",")
+    ]
+
+
+class CastellServer:
+    """One Castell server process: a lobby of rooms behind one listening socket."""
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.config = config or ServerConfig()
+        self.lobby = Lobby(max_rooms=self.config.max_rooms, bot_delay=self.config.bot_delay,
+                           room_linger=self.config.room_linger,
+                           turn_time_scale=self.config.turn_time_scale)
+        self.connections: set[Connection] = set()
+        self.per_address: Counter[str] = Counter()
+        self._server: Server | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        self._handlers: dict[type, Handler] = {
+            m.Hello: self.on_hello,
+            m.ListRooms: self.on_list_rooms,
+            m.CreateRoom: self.on_create_room,
+            m.JoinRoom: self.on_join_room,
+            m.LeaveRoom: self.on_leave_room,
+            m.AddBot: self.on_add_bot,
+            m.StartGame: self.on_start_game,
+            m.Chat: self.on_chat,
+            m.ActionRequest: self.on_action,
+        }
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return self._server.sockets[0].getsockname()[1]
+
+    async def start(self) -> None:
+        cfg = self.config
+        self._server = await serve(
+            self.handler, cfg.host, cfg.port,
+            subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
+            process_request=self.process_request,
+            max_size=cfg.max_frame,
+            compression="deflate" if cfg.compression else None,
+            ping_interval=cfg.ping_interval,
+            server_header=None,
+        )
+        self._sweeper = asyncio.create_task(self._sweep())
+        log.info("listening on ws://%s:%d", cfg.host, self.port)
+
+    async def close(self) -> None:
+        """Stop accepting, close every connection with 1001, stop every room."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self._server is not None:
+            self._server.close(close_connections=True)
+            await self._server.wait_closed()
+        for room in list(self.lobby.rooms.values()):
+            room.close()
+        log.info("server stopped")
+
+    async def __aenter__(self) -> CastellServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _sweep(self) -> None:
+        """Once a second: close connections that never said hello or went idle; forget
+        finished rooms nobody watches."""
+        cfg = self.config
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            for conn in list(self.connections):
+                if conn.name is None and now - conn.opened > cfg.hello_timeout:
+                    conn.close(1008, "no hello: say hello first")
+                elif cfg.idle_timeout is not None and now - conn.last_seen > cfg.idle_timeout:
+                    conn.close(1000, "idle for too long")
+            self.lobby.sweep()
+
+    # -- handshake -------------------------------------------------------------------------
+
+    def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Refuse, before the upgrade, what we would only close afterwards."""
+        if request.path == "/health":
+            return connection.respond(HTTPStatus.OK, "ok\n")
+        if SUBPROTOCOL not in _offered_subprotocols(request.headers):
+            return connection.respond(
+                HTTPStatus.BAD_REQUEST,
+                f"This is a Castell server: connect over WebSocket offering the subprotocol "
+                f"{SUBPROTOCOL}.\n",
+            )
+        address = self._address(connection)
+        if len(self.connections) >= self.config.max_connections:
+            return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
+                                      "This Castell server is full; try again later.\n")
+        if self.per_address[address] >= self.config.max_per_address:
+            return connection.respond(HTTPStatus.TOO_MANY_REQUESTS,
+                                      "Too many connections from your address.\n")
+        return None
+
+    @staticmethod
+    def _address(ws: ServerConnection) -> str:
+        peer = ws.remote_address
+        return str(peer[0]) if peer else "?"
+
+    # -- one connection --------------------------------------------------------------------
+
+    async def handler(self, ws: ServerConnection) -> None:
+        cfg = self.config
+        address = self._address(ws)
+        conn = Connection(ws, address, TokenBucket(cfg.rate, cfg.burst, stamp=time.monotonic()),
+                          cfg.write_buffer_limit)
+        conn.opened = conn.last_seen = time.monotonic()
+        self.connections.add(conn)
+        self.per_address[address] += 1
+        log.info("%s connected from %s", conn.id, address)
+        try:
+            async for data in ws:
+                conn.last_seen = time.monotonic()
+                await self.handle(conn, data)
+        except Exception:  # the connection failed under us; nothing else is affected
+            log.exception("%s: connection error", conn.id)
+        finally:
+            self.connections.discard(conn)
+            self.per_address[address] -= 1
+            if self.per_address[address] <= 0:
+                del self.per_address[address]
+            room = conn.room
+            if room is not None:
+                conn.room = None
+                async with room.lock:
+                    room.leave(conn, dropped=True)
+            log.info("%s (%s) disconnected: %s", conn.id, conn.name or "no name",
+                     ws.close_code)
+
+    async def handle(self, conn: Connection, data: bytes | str) -> None:
+        """Answer one frame with exactly one reply (docs/protocol.md, "Envelope")."""
+        re: int | None = None
+        try:
+            if isinstance(data, str):
+                raise ProtocolError("text frames are not understood: send binary MessagePack "
+                                    "frames")
+            try:
+                msg = decode_request(data)
+            except ProtocolError as exc:
+                re = exc.re
+                raise
+            re = msg.id
+            if not conn.bucket.take(time.monotonic()):
+                conn.strikes += 1
+                if conn.strikes > self.config.max_strikes:
+                    conn.close(1008, "too many messages")
+                raise CastellError("slow down: too many messages", code="rate_limited")
+            if conn.name is None and not isinstance(msg, m.Hello):
+                raise CastellError("say hello first", code="hello_first")
+            await self._handlers[type(msg)](conn, msg)
+        except CastellError as exc:
+            conn.send_bytes(encode(m.Error.from_exception(re, exc)))
+        except Exception:
+            log.exception("%s: failed to handle a message", conn.id)
+            conn.send_bytes(encode(m.Error(re=re, code="internal_error",
+                                           message="the server failed to handle that message",
+                                           rule=None)))
+
+    def reply(self, conn: Connection, msg: Any) -> None:
+        conn.send_bytes(encode(msg))
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _room_of(self, conn: Connection) -> Room:
+        if conn.room is None:
+            raise CastellError("you are not in a room", code="not_in_room")
+        return conn.room
+
+    async def on_hello(self, conn: Connection, msg: m.Hello) -> None:
+        if conn.room is not None:
+            raise CastellError("you cannot change your name while in a room",
+                               code="already_in_room")
+        conn.name = msg.name
+        log.info("%s is %r", conn.id, msg.name)
+        self.reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
+                                   protocol=1))
+
+    async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
+        rooms = tuple(
+            m.RoomSummary(room=r.id, name=r.name, seats=r.size, taken=r.taken,
+                          variant=r.variant, status=r.status, turn_seconds=r.turn_seconds)
+            for r in self.lobby.public()
+        )
+        self.reply(conn, m.Rooms(re=msg.id, rooms=rooms))
+
+    async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
+        if conn.room is not None:
+            raise CastellError("leave your room before creating another",
+                               code="already_in_room")
+        if conn.rooms_created >= self.config.rooms_per_connection:
+            raise CastellError("you have created too many rooms", code="rate_limited")
+        room = self.lobby.create(msg.name, msg.seats, msg.variant, msg.turn_seconds,
+                                 msg.private)
+        conn.rooms_created += 1
+        async with room.lock:
+            seat, token = room.take_seat(conn, conn.name or "?")
+            conn.room = room
+            self.reply(conn, m.Joined(re=msg.id, room=room.id, seat=seat, token=token,
+                                      code=room.code))
+            room.push_current(conn)
+
+    async def on_join_room(self, conn: Connection, msg: m.JoinRoom) -> None:
+        if conn.room is not None:
+            raise CastellError("you are already in a room: leave it first",
+                               code="already_in_room")
+        room = self.lobby.find(msg.room, by_id_private=msg.token is not None)
+        async with room.lock:
+            token: str | None = None
+            if msg.token is not None:
+                self._check_resume_rate(conn)
+                try:
+                    seat: int | None = room.resume(conn, msg.token)
+                except RoomError:
+                    conn.failed_resumes.append(time.monotonic())
+                    raise
+                log.info("%s took back seat %s of room %s", conn.id, seat, room.id)
+            elif msg.as_ == "spectator":
+                room.add_spectator(conn)
+                seat = None
+            else:
+                seat, token = room.take_seat(conn, conn.name or "?")
+            conn.room = room
+            code = room.code if room.creator is conn else None
+            self.reply(conn, m.Joined(re=msg.id, room=room.id, seat=seat, token=token,
+                                      code=code))
+            room.push_current(conn)
+
+    def _check_resume_rate(self, conn: Connection) -> None:
+        now = time.monotonic()
+        conn.failed_resumes = [t for t in conn.failed_resumes if now - t < 60.0]
+        if len(conn.failed_resumes) >= self.config.resume_attempts:
+            raise CastellError("too many wrong seat tokens: wait a minute",
+                               code="rate_limited")
+
+    async def on_leave_room(self, conn: Connection, msg: m.LeaveRoom) -> None:
+        room = self._room_of(conn)
+        conn.room = None
+        async with room.lock:
+            room.leave(conn, dropped=False)
+        self.reply(conn, m.Ok(re=msg.id))
+
+    def _seat_of(self, conn: Connection, room: Room) -> int:
+        seat = room.seat_of(conn)
+        if seat is None:
+            raise CastellError("spectators cannot do that: only players can",
+                               code="not_a_player")
+        return seat
+
+    async def on_add_bot(self, conn: Connection, msg: m.AddBot) -> None:
+        room = self._room_of(conn)
+        self._seat_of(conn, room)
+        async with room.lock:
+            room.add_bot(msg.level)
+        self.reply(conn, m.Ok(re=msg.id))
+
+    async def on_start_game(self, conn: Connection, msg: m.StartGame) -> None:
+        room = self._room_of(conn)
+        self._seat_of(conn, room)
+        await room.start(conn)
+        self.reply(conn, m.Ok(re=msg.id))
+
+    async def on_chat(self, conn: Connection, msg: m.Chat) -> None:
+        room = self._room_of(conn)
+        data = encode(m.ChatPush(room=room.id, seat=room.seat_of(conn), name=conn.name or "?",
+                                 text=msg.text))
+        self.reply(conn, m.Ok(re=msg.id))
+        for member in room.members():
+            member.send_bytes(data)
+
+    async def on_action(self, conn: Connection, msg: m.ActionRequest) -> None:
+        room = self._room_of(conn)
+        seat = self._seat_of(conn, room)
+
+        def ack(version: int) -> None:
+            self.reply(conn, m.Ok(re=msg.id, version=version))
+
+        await room.act(seat, msg.action, ack=ack)
+
+
+async def run(config: ServerConfig, *, stop: asyncio.Event | None = None) -> None:
+    """Run a server until ``stop`` is set (or forever)."""
+    server = CastellServer(config)
+    await server.start()
+    try:
+        await (stop.wait() if stop is not None else asyncio.Future())
+    finally:
+        with contextlib.suppress(Exception):
+            await server.close()

@@ -1,0 +1,361 @@
+"""A game room: its seats, spectators, the one true game state, and everything that changes it.
+
+A room is the unit of consistency. Every change — a seat taken, a player reconnecting, an
+action, a bot's move, a turn timing out — happens under the room's lock, bumps the room's
+version by one, and is pushed to every member as one encoded ``state`` message (the same
+bytes for all). Rule checking is ``shared.engine``'s job; the room checks only who may act.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import secrets
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from shared import engine
+from shared.actions import Action, EndTurn, action_fields
+from shared.codec import encode, event_to_wire
+from shared.errors import CastellError
+from shared.messages import StatePush
+from shared.state import GameState
+from shared.view import RoomInfo, SeatInfo, build_view
+
+from server import bots
+from server.store.base import hash_token, token_matches
+
+if TYPE_CHECKING:
+    from server.connection import Connection
+    from server.store.base import Store
+
+log = logging.getLogger("castell.room")
+
+
+class RoomError(CastellError):
+    """Raised when a room refuses a request (full, not started, not the creator, ...)."""
+
+
+@attrs.define(eq=False)
+class Seat:
+    """One seat: who sits there, how to prove it, and the connection playing it now."""
+
+    index: int
+    name: str
+    bot: str | None = None  # the bot's level, None for a person
+    token_hash: bytes | None = None
+    conn: Connection | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.bot is not None or self.conn is not None
+
+
+class Room:
+    """One room of the lobby. See the module docstring for the rules of change."""
+
+    def __init__(
+        self,
+        room_id: str,
+        name: str,
+        seats: int,
+        variant: str,
+        turn_seconds: int | None,
+        private: bool,
+        *,
+        seed: int,
+        bot_delay: float,
+        code: str | None = None,
+        store: Store | None = None,
+        time_scale: float = 1.0,
+        clock: Callable[[], float] = time.time,
+        on_empty: Callable[[Room], None] | None = None,
+    ) -> None:
+        self.id = room_id
+        self.name = name
+        self.size = seats
+        self.variant = variant
+        self.turn_seconds = turn_seconds
+        self.private = private
+        self.code = code
+        self.seed = seed
+        self.bot_delay = bot_delay
+        self.store = store
+        self.time_scale = time_scale
+        self.clock = clock
+        self.on_empty = on_empty
+        self.seats: list[Seat | None] = [None] * seats
+        self.creator: Connection | None = None
+        self.spectators: set[Connection] = set()
+        self.state: GameState | None = None
+        self.log: list[tuple[int, Action]] = []
+        self.version = 0
+        self.deadline: float | None = None
+        self.lock = asyncio.Lock()
+        self._turn_key: tuple[int, int | None] | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self._bot_task: asyncio.Task[None] | None = None
+        self._bot_rng = random.Random(seed ^ 0x5EED)
+        self.created_at = clock()
+        self.finished_at: float | None = None
+
+    # -- what the room looks like ----------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        if self.state is None:
+            return "waiting"
+        return "finished" if self.state.over else "playing"
+
+    @property
+    def taken(self) -> int:
+        return sum(seat is not None for seat in self.seats)
+
+    @property
+    def full(self) -> bool:
+        return self.taken == self.size
+
+    def members(self) -> list[Connection]:
+        conns = [s.conn for s in self.seats if s is not None and s.conn is not None]
+        conns.extend(self.spectators)
+        return conns
+
+    def info(self) -> RoomInfo:
+        return RoomInfo(
+            room=self.id,
+            name=self.name,
+            variant=self.variant,
+            seats=self.size,
+            turn_seconds=self.turn_seconds,
+            status=self.status,
+            deadline=self.deadline,
+            members=tuple(
+                SeatInfo(seat=s.index, name=s.name, bot=s.bot is not None, connected=s.connected)
+                for s in self.seats
+                if s is not None
+            ),
+        )
+
+    def view(self) -> dict[str, Any]:
+        return build_view(self.info(), self.state)
+
+    def seat_of(self, conn: Connection) -> int | None:
+        for seat in self.seats:
+            if seat is not None and seat.conn is conn:
+                return seat.index
+        return None
+
+    # -- pushing changes -------------------------------------------------------------------
+
+    def publish(self, events: list[dict[str, Any]], *, skip: Connection | None = None) -> None:
+        """Bump the version and push the new view to every member, encoded once."""
+        self.version += 1
+        data = encode(StatePush(room=self.id, version=self.version, view=self.view(),
+                                events=events))
+        for conn in self.members():
+            if conn is not skip:
+                conn.send_bytes(data)
+
+    def push_current(self, conn: Connection) -> None:
+        """Send one member the current view with no events (right after it joined)."""
+        conn.send_bytes(encode(StatePush(room=self.id, version=self.version, view=self.view(),
+                                         events=[])))
+
+    # -- seats -----------------------------------------------------------------------------
+
+    def _new_token(self) -> tuple[str, bytes]:
+        token = secrets.token_urlsafe(24)  # 192 random bits
+        return token, hash_token(token)
+
+    def take_seat(self, conn: Connection, name: str) -> tuple[int, str]:
+        """Seat a person in the lowest free seat; returns the seat and its secret token."""
+        if self.state is not None:
+            raise RoomError("the game has already started: join as a spectator, or come back "
+                            "with your seat token", code="already_started")
+        free = [i for i, s in enumerate(self.seats) if s is None]
+        if not free:
+            raise RoomError(f"room {self.name!r} is full", code="room_full")
+        token, digest = self._new_token()
+        seat = Seat(free[0], name, token_hash=digest, conn=conn)
+        self.seats[seat.index] = seat
+        if self.creator is None:
+            self.creator = conn
+        self.publish([{"kind": "joined", "seat": seat.index, "name": name}], skip=conn)
+        return seat.index, token
+
+    def add_bot(self, level: str) -> int:
+        if self.state is not None:
+            raise RoomError("the game has already started", code="already_started")
+        free = [i for i, s in enumerate(self.seats) if s is None]
+        if not free:
+            raise RoomError(f"room {self.name!r} is full", code="room_full")
+        index = free[0]
+        taken_names = {s.name for s in self.seats if s is not None}
+        name = next(n for n in bots.bot_names(level) if n not in taken_names)
+        self.seats[index] = Seat(index, name, bot=level)
+        self.publish([{"kind": "joined", "seat": index, "name": name}])
+        return index
+
+    def resume(self, conn: Connection, token: str) -> int:
+        """Give the seat whose token this is to ``conn``; the old connection is closed."""
+        for seat in self.seats:
+            if seat is not None and seat.token_hash is not None and token_matches(
+                token, seat.token_hash
+            ):
+                old = seat.conn
+                seat.conn = conn
+                if old is not None and old is not conn:
+                    old.detach()
+                    old.close(4001, "your seat was taken back by a newer connection")
+                self.publish([{"kind": "connected", "seat": seat.index, "name": seat.name}],
+                             skip=conn)
+                return seat.index
+        raise RoomError("that seat token does not belong to any seat of this room",
+                        code="bad_token")
+
+    def add_spectator(self, conn: Connection) -> None:
+        self.spectators.add(conn)
+
+    def leave(self, conn: Connection, *, dropped: bool) -> None:
+        """A member leaves (or its connection dropped). Before the start a player's seat is
+        freed; after it the seat is kept for the player to come back (docs/rules.md §10)."""
+        if conn in self.spectators:
+            self.spectators.discard(conn)
+            return
+        index = self.seat_of(conn)
+        if index is None:
+            return
+        seat = self.seats[index]
+        assert seat is not None
+        if self.state is None:
+            self.seats[index] = None
+            if self.creator is conn:
+                self.creator = next(
+                    (s.conn for s in self.seats if s is not None and s.conn is not None), None
+                )
+            self.publish([{"kind": "left", "seat": index, "name": seat.name}])
+        else:
+            seat.conn = None
+            kind = "disconnected" if dropped else "left"
+            self.publish([{"kind": kind, "seat": index, "name": seat.name}])
+        if self.on_empty is not None and not self.members():
+            self.on_empty(self)
+
+    # -- the game --------------------------------------------------------------------------
+
+    async def start(self, conn: Connection) -> None:
+        async with self.lock:
+            if self.state is not None:
+                raise RoomError("the game has already started", code="already_started")
+            if conn is not self.creator:
+                raise RoomError("only the room's creator can start the game",
+                                code="not_creator")
+            if not self.full:
+                raise RoomError(
+                    f"every seat must be taken first ({self.taken} of {self.size})",
+                    code="seats_not_full",
+                )
+            names = [s.name for s in self.seats if s is not None]
+            self.state = engine.new_game(names, self.variant, self.seed)
+            log.info("room %s: game started (%s)", self.id, ", ".join(names))
+            events: list[dict[str, Any]] = [{"kind": "started"}]
+            events.append({"kind": "round", "round": 1, "first": self.state.first})
+            events.append({"kind": "turn", "seat": self.state.turn})
+            self._commit(events)
+
+    async def act(self, seat: int, action: Action,
+                  ack: Callable[[int], None] | None = None) -> int:
+        """Apply one seat's action; returns the room's new version.
+
+        ``ack`` is called with that version once the action is durable and before the push,
+        so the actor hears ``ok`` before the new ``state``.
+        """
+        async with self.lock:
+            return await self._apply(seat, action, [], ack)
+
+    async def _apply(self, seat: int, action: Action, extra: list[dict[str, Any]],
+                     ack: Callable[[int], None] | None = None) -> int:
+        if self.state is None:
+            raise RoomError("the game has not started yet", code="game_not_started")
+        new, events = engine.apply(self.state, seat, action)
+        self.log.append((seat, action))
+        self.state = new
+        wire = extra + [event_to_wire(e) for e in events]
+        self._commit(wire, ack)
+        return self.version
+
+    def _commit(self, events: list[dict[str, Any]],
+                ack: Callable[[int], None] | None = None) -> None:
+        """After a game change: turn timer, the acknowledgement, the push, then bots."""
+        state = self.state
+        assert state is not None
+        key = (state.round, state.turn)
+        if key != self._turn_key:
+            self._turn_key = key
+            self._cancel_timer()
+            if state.over:
+                self.deadline = None
+                self.finished_at = self.clock()
+                log.info("room %s: game over, winners %s", self.id, state.winners)
+            elif self.turn_seconds is not None:
+                seconds = self.turn_seconds * self.time_scale
+                self.deadline = self.clock() + seconds
+                self._timer = asyncio.create_task(self._turn_timer(key, seconds))
+        if ack is not None:
+            ack(self.version + 1)
+        self.publish(events)
+        self._schedule_bot()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+        self._timer = None
+
+    async def _turn_timer(self, key: tuple[int, int | None], delay: float) -> None:
+        """§4: the turn ends when the room's turn timer runs out."""
+        await asyncio.sleep(delay)
+        async with self.lock:
+            if self.state is None or self._turn_key != key or self.state.turn is None:
+                return
+            seat = self.state.turn
+            log.info("room %s: seat %d timed out", self.id, seat)
+            await self._apply(seat, EndTurn(), [{"kind": "timeout", "seat": seat}])
+
+    def _schedule_bot(self) -> None:
+        state = self.state
+        if state is None or state.over or state.turn is None:
+            return
+        seat = self.seats[state.turn]
+        if seat is None or seat.bot is None:
+            return
+        if self._bot_task is None or self._bot_task.done():
+            self._bot_task = asyncio.create_task(self._bot_turn())
+
+    async def _bot_turn(self) -> None:
+        """Play bot turns until a person is to act or the game is over."""
+        while True:
+            await asyncio.sleep(self.bot_delay)
+            async with self.lock:
+                state = self.state
+                if state is None or state.over or state.turn is None:
+                    return
+                seat = self.seats[state.turn]
+                if seat is None or seat.bot is None:
+                    return
+                action = bots.choose(state, seat.index, seat.bot, self._bot_rng)
+                try:
+                    await self._apply(seat.index, action, [])
+                except CastellError:
+                    # A bot policy must only pick legal actions; if one slips, end the turn
+                    # rather than stall the game.
+                    log.exception("room %s: bot %s chose an illegal action", self.id, seat.name)
+                    await self._apply(seat.index, EndTurn(), [])
+
+    def close(self) -> None:
+        self._cancel_timer()
+        if self._bot_task is not None:
+            self._bot_task.cancel()

@@ -14,12 +14,12 @@ import itertools
 import ssl
 from typing import Any
 
+from shared.codec import decode, encode
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from shared import messages as m
 from shared.actions import Action
-from shared.codec import decode, encode
 from shared.errors import CastellError
 
 SUBPROTOCOL = "castell.v1"
@@ -119,9 +119,10 @@ class GameClient:
                 if re is not None and re in self._pending:
                     self._pending[re].set_result(msg)
                     continue
-                if isinstance(msg, m.StatePush):
-                    if self.state is None or msg.version >= self.state.version:
-                        self.state = msg
+                if isinstance(msg, m.StatePush) and (
+                    self.state is None or msg.version >= self.state.version
+                ):
+                    self.state = msg
                 self.pushes.put_nowait(msg)
         except ConnectionClosed:
             pass

@@ -17,19 +17,19 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
+from shared.codec import decode_request, encode
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
-
-from shared import messages as m
-from shared.codec import decode_request, encode
-from shared.errors import CastellError, ProtocolError
 
 from server.config import SUBPROTOCOL, ServerConfig
 from server.connection import Connection
 from server.limits import TokenBucket
 from server.lobby import Lobby
 from server.room import Room, RoomError
+from server.store.base import Store
+from shared import messages as m
+from shared.errors import CastellError, ProtocolError
 
 log = logging.getLogger("castell.server")
 
@@ -49,9 +49,11 @@ def _offered_subprotocols(headers: Headers) -> list[str]:
 class CastellServer:
     """One Castell server process: a lobby of rooms behind one listening socket."""
 
-    def __init__(self, config: ServerConfig | None = None) -> None:
+    def __init__(self, config: ServerConfig | None = None, store: Store | None = None) -> None:
         self.config = config or ServerConfig()
-        self.lobby = Lobby(max_rooms=self.config.max_rooms, bot_delay=self.config.bot_delay,
+        self.store = store
+        self.lobby = Lobby(store=store, max_rooms=self.config.max_rooms,
+                           bot_delay=self.config.bot_delay,
                            room_linger=self.config.room_linger,
                            turn_time_scale=self.config.turn_time_scale)
         self.connections: set[Connection] = set()
@@ -78,7 +80,13 @@ class CastellServer:
         return self._server.sockets[0].getsockname()[1]
 
     async def start(self) -> None:
+        """Open the store, restore its unfinished games, then listen."""
         cfg = self.config
+        if self.store is not None:
+            await self.store.open()
+            restored = await self.lobby.restore()
+            if restored:
+                log.info("restored %d unfinished room(s)", restored)
         self._server = await serve(
             self.handler, cfg.host, cfg.port,
             subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
@@ -100,6 +108,8 @@ class CastellServer:
             await self._server.wait_closed()
         for room in list(self.lobby.rooms.values()):
             room.close()
+        if self.store is not None:
+            await self.store.close()
         log.info("server stopped")
 
     async def __aenter__(self) -> CastellServer:
@@ -175,7 +185,7 @@ class CastellServer:
             if room is not None:
                 conn.room = None
                 async with room.lock:
-                    room.leave(conn, dropped=True)
+                    await room.leave(conn, dropped=True)
             log.info("%s (%s) disconnected: %s", conn.id, conn.name or "no name",
                      ws.close_code)
 
@@ -241,11 +251,11 @@ class CastellServer:
                                code="already_in_room")
         if conn.rooms_created >= self.config.rooms_per_connection:
             raise CastellError("you have created too many rooms", code="rate_limited")
-        room = self.lobby.create(msg.name, msg.seats, msg.variant, msg.turn_seconds,
+        room = await self.lobby.create(msg.name, msg.seats, msg.variant, msg.turn_seconds,
                                  msg.private)
         conn.rooms_created += 1
         async with room.lock:
-            seat, token = room.take_seat(conn, conn.name or "?")
+            seat, token = await room.take_seat(conn, conn.name or "?")
             conn.room = room
             self.reply(conn, m.Joined(re=msg.id, room=room.id, seat=seat, token=token,
                                       code=room.code))
@@ -261,7 +271,7 @@ class CastellServer:
             if msg.token is not None:
                 self._check_resume_rate(conn)
                 try:
-                    seat: int | None = room.resume(conn, msg.token)
+                    seat: int | None = await room.resume(conn, msg.token)
                 except RoomError:
                     conn.failed_resumes.append(time.monotonic())
                     raise
@@ -270,7 +280,7 @@ class CastellServer:
                 room.add_spectator(conn)
                 seat = None
             else:
-                seat, token = room.take_seat(conn, conn.name or "?")
+                seat, token = await room.take_seat(conn, conn.name or "?")
             conn.room = room
             code = room.code if room.creator is conn else None
             self.reply(conn, m.Joined(re=msg.id, room=room.id, seat=seat, token=token,
@@ -288,7 +298,7 @@ class CastellServer:
         room = self._room_of(conn)
         conn.room = None
         async with room.lock:
-            room.leave(conn, dropped=False)
+            await room.leave(conn, dropped=False)
         self.reply(conn, m.Ok(re=msg.id))
 
     def _seat_of(self, conn: Connection, room: Room) -> int:
@@ -302,7 +312,7 @@ class CastellServer:
         room = self._room_of(conn)
         self._seat_of(conn, room)
         async with room.lock:
-            room.add_bot(msg.level)
+            await room.add_bot(msg.level)
         self.reply(conn, m.Ok(re=msg.id))
 
     async def on_start_game(self, conn: Connection, msg: m.StartGame) -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
 from collections.abc import Callable
-
-from shared.errors import CastellError
+from typing import Any
 
 from server.room import Room
+from server.store.base import RoomRecord, Store
+from shared.errors import CastellError
 
 log = logging.getLogger("castell.lobby")
 
@@ -20,9 +22,12 @@ _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 class Lobby:
     """Holds the rooms. Rooms are forgotten once empty and finished (or never started)."""
 
-    def __init__(self, *, max_rooms: int, bot_delay: float, room_linger: float,
+    def __init__(self, *, store: Store | None = None, max_rooms: int, bot_delay: float,
+                 room_linger: float,
                  turn_time_scale: float = 1.0,
                  clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self._tasks: set[asyncio.Task[None]] = set()
         self.rooms: dict[str, Room] = {}
         self.codes: dict[str, Room] = {}
         self.max_rooms = max_rooms
@@ -31,7 +36,7 @@ class Lobby:
         self.turn_time_scale = turn_time_scale
         self.clock = clock
 
-    def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
+    async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
                private: bool, *, seed: int | None = None) -> Room:
         if len(self.rooms) >= self.max_rooms:
             raise CastellError("this server has as many rooms as it can hold; try later",
@@ -40,14 +45,39 @@ class Lobby:
         code = self._new_code() if private else None
         room = Room(
             room_id, name, seats, variant, turn_seconds, private,
-            seed=secrets.randbits(63) if seed is None else seed,
-            bot_delay=self.bot_delay, code=code, time_scale=self.turn_time_scale, clock=self.clock,
-            on_empty=self._on_empty,
+            seed=secrets.randbits(63) if seed is None else seed, code=code,
+            **self._room_options(),
         )
+        if self.store is not None:
+            await self.store.create_room(RoomRecord(
+                room_id, name, seats, variant, turn_seconds, private, code, room.seed,
+                created_at=room.created_at,
+            ))
         self.add(room)
         log.info("room %s created: %r, %d seats, %s%s", room_id, name, seats, variant,
                  ", private" if private else "")
         return room
+
+    def _room_options(self) -> dict[str, Any]:
+        return {"bot_delay": self.bot_delay, "time_scale": self.turn_time_scale,
+                "clock": self.clock, "on_empty": self._on_empty, "store": self.store}
+
+    async def restore(self) -> int:
+        """Bring back every unfinished room of the store; returns how many."""
+        if self.store is None:
+            return 0
+        records = await self.store.load_unfinished()
+        for record in records:
+            try:
+                room = Room.from_record(record, **self._room_options())
+            except Exception:
+                log.exception("room %s could not be restored; it is left in the store",
+                              record.room.room)
+                continue
+            self.add(room)
+            room.resume_play()
+            log.info("room %s restored at version %d (%s)", room.id, room.version, room.status)
+        return len(records)
 
     def add(self, room: Room) -> None:
         self.rooms[room.id] = room
@@ -77,7 +107,7 @@ class Lobby:
         """A room nobody is in: a waiting room goes at once, a started one after a while
         (its players may come back with their tokens)."""
         if room.state is None:
-            self.remove(room)
+            self.remove(room, forget=True)
 
     def sweep(self) -> None:
         """Forget rooms that finished (or were abandoned) more than ``room_linger`` ago."""
@@ -87,9 +117,17 @@ class Lobby:
                 continue
             if room.finished_at is not None and now - room.finished_at > self.room_linger:
                 self.remove(room)
+            elif room.state is None and now - room.created_at > self.room_linger:
+                self.remove(room, forget=True)  # a restored waiting room nobody came back to
 
-    def remove(self, room: Room) -> None:
+    def remove(self, room: Room, *, forget: bool = False) -> None:
+        """Drop a room from memory; ``forget`` also deletes it from the store (a room whose
+        game never started is worth nothing once empty)."""
         room.close()
+        if forget and self.store is not None:
+            task = asyncio.get_running_loop().create_task(self.store.delete_room(room.id))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         self.rooms.pop(room.id, None)
         if room.code is not None:
             self.codes.pop(room.code, None)

@@ -17,23 +17,52 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
-
-from shared import engine
-from shared.actions import Action, EndTurn, action_fields
-from shared.codec import encode, event_to_wire
-from shared.errors import CastellError
-from shared.messages import StatePush
-from shared.state import GameState
+from shared.codec import decode_request, encode, event_to_wire
+from shared.messages import ActionRequest, StatePush
 from shared.view import RoomInfo, SeatInfo, build_view
 
 from server import bots
-from server.store.base import hash_token, token_matches
+from server.store.base import (
+    ActionRecord,
+    GameRecord,
+    SeatRecord,
+    hash_token,
+    token_matches,
+)
+from shared import engine
+from shared.actions import Action, EndTurn
+from shared.errors import CastellError
+from shared.state import GameState
 
 if TYPE_CHECKING:
     from server.connection import Connection
     from server.store.base import Store
 
 log = logging.getLogger("castell.room")
+
+
+def encode_action(action: Action) -> bytes:
+    """An action as stored: the wire encoding of its ``action`` request (id 0)."""
+    return encode(ActionRequest(id=0, action=action))
+
+
+def decode_action(data: bytes) -> Action:
+    """The inverse of :func:`encode_action`, validated like anything off the wire."""
+    msg = decode_request(data)
+    if not isinstance(msg, ActionRequest):
+        raise ValueError("a stored action is not an action request")
+    return msg.action
+
+
+def game_result(state: GameState) -> dict[str, Any]:
+    """A finished game's result as stored: scores by category and the winners (§9)."""
+    assert state.scores is not None and state.winners is not None
+    return {
+        "scores": [
+            {**attrs.asdict(score), "total": score.total} for score in state.scores
+        ],
+        "winners": list(state.winners),
+    }
 
 
 class RoomError(CastellError):
@@ -103,6 +132,42 @@ class Room:
         self.created_at = clock()
         self.finished_at: float | None = None
 
+    @classmethod
+    def from_record(cls, record: GameRecord, **options: Any) -> Room:
+        """Rebuild a stored room: its seats, and its game by replaying the stored actions
+        on a game set up from the stored seed (a game is its seed plus its actions)."""
+        r = record.room
+        room = cls(r.room, r.name, r.seats, r.variant, r.turn_seconds, r.private,
+                   seed=r.seed, code=r.code, **options)
+        room.created_at = r.created_at
+        for s in record.seats:
+            room.seats[s.seat] = Seat(s.seat, s.name, bot=s.bot_level if s.bot else None,
+                                      token_hash=s.token_hash)
+        if r.status != "waiting":
+            names = [s.name for s in room.seats if s is not None]
+            state = engine.new_game(names, r.variant, r.seed)
+            for a in record.actions:
+                action = decode_action(a.action)
+                state, _ = engine.apply(state, a.seat, action)
+                room.log.append((a.seat, action))
+            room.state = state
+            if state.over:
+                room.finished_at = r.finished_at or room.clock()
+        room.version = r.version
+        return room
+
+    def resume_play(self) -> None:
+        """After a restore: start the turn timer afresh (a fair full turn) and wake bots."""
+        state = self.state
+        if state is None or state.over:
+            return
+        self._turn_key = (state.round, state.turn)
+        if self.turn_seconds is not None:
+            seconds = self.turn_seconds * self.time_scale
+            self.deadline = self.clock() + seconds
+            self._timer = asyncio.create_task(self._turn_timer(self._turn_key, seconds))
+        self._schedule_bot()
+
     # -- what the room looks like ----------------------------------------------------------
 
     @property
@@ -171,7 +236,7 @@ class Room:
         token = secrets.token_urlsafe(24)  # 192 random bits
         return token, hash_token(token)
 
-    def take_seat(self, conn: Connection, name: str) -> tuple[int, str]:
+    async def take_seat(self, conn: Connection, name: str) -> tuple[int, str]:
         """Seat a person in the lowest free seat; returns the seat and its secret token."""
         if self.state is not None:
             raise RoomError("the game has already started: join as a spectator, or come back "
@@ -181,13 +246,15 @@ class Room:
             raise RoomError(f"room {self.name!r} is full", code="room_full")
         token, digest = self._new_token()
         seat = Seat(free[0], name, token_hash=digest, conn=conn)
+        if self.store is not None:
+            await self.store.put_seat(SeatRecord(self.id, seat.index, name, token_hash=digest))
         self.seats[seat.index] = seat
         if self.creator is None:
             self.creator = conn
         self.publish([{"kind": "joined", "seat": seat.index, "name": name}], skip=conn)
         return seat.index, token
 
-    def add_bot(self, level: str) -> int:
+    async def add_bot(self, level: str) -> int:
         if self.state is not None:
             raise RoomError("the game has already started", code="already_started")
         free = [i for i, s in enumerate(self.seats) if s is None]
@@ -196,11 +263,14 @@ class Room:
         index = free[0]
         taken_names = {s.name for s in self.seats if s is not None}
         name = next(n for n in bots.bot_names(level) if n not in taken_names)
+        if self.store is not None:
+            await self.store.put_seat(SeatRecord(self.id, index, name, bot=True,
+                                                 bot_level=level))
         self.seats[index] = Seat(index, name, bot=level)
         self.publish([{"kind": "joined", "seat": index, "name": name}])
         return index
 
-    def resume(self, conn: Connection, token: str) -> int:
+    async def resume(self, conn: Connection, token: str) -> int:
         """Give the seat whose token this is to ``conn``; the old connection is closed."""
         for seat in self.seats:
             if seat is not None and seat.token_hash is not None and token_matches(
@@ -208,11 +278,14 @@ class Room:
             ):
                 old = seat.conn
                 seat.conn = conn
+                if self.creator is None or self.creator is old:
+                    self.creator = conn
                 if old is not None and old is not conn:
                     old.detach()
                     old.close(4001, "your seat was taken back by a newer connection")
                 self.publish([{"kind": "connected", "seat": seat.index, "name": seat.name}],
                              skip=conn)
+                await self._save_version()
                 return seat.index
         raise RoomError("that seat token does not belong to any seat of this room",
                         code="bad_token")
@@ -220,7 +293,7 @@ class Room:
     def add_spectator(self, conn: Connection) -> None:
         self.spectators.add(conn)
 
-    def leave(self, conn: Connection, *, dropped: bool) -> None:
+    async def leave(self, conn: Connection, *, dropped: bool) -> None:
         """A member leaves (or its connection dropped). Before the start a player's seat is
         freed; after it the seat is kept for the player to come back (docs/rules.md §10)."""
         if conn in self.spectators:
@@ -232,6 +305,8 @@ class Room:
         seat = self.seats[index]
         assert seat is not None
         if self.state is None:
+            if self.store is not None:
+                await self.store.remove_seat(self.id, index)
             self.seats[index] = None
             if self.creator is conn:
                 self.creator = next(
@@ -242,6 +317,7 @@ class Room:
             seat.conn = None
             kind = "disconnected" if dropped else "left"
             self.publish([{"kind": kind, "seat": index, "name": seat.name}])
+            await self._save_version()
         if self.on_empty is not None and not self.members():
             self.on_empty(self)
 
@@ -260,7 +336,11 @@ class Room:
                     code="seats_not_full",
                 )
             names = [s.name for s in self.seats if s is not None]
-            self.state = engine.new_game(names, self.variant, self.seed)
+            state = engine.new_game(names, self.variant, self.seed)
+            if self.store is not None:
+                await self.store.update_room(self.id, status="playing", version=self.version + 1,
+                                             started_at=self.clock())
+            self.state = state
             log.info("room %s: game started (%s)", self.id, ", ".join(names))
             events: list[dict[str, Any]] = [{"kind": "started"}]
             events.append({"kind": "round", "round": 1, "first": self.state.first})
@@ -282,6 +362,14 @@ class Room:
         if self.state is None:
             raise RoomError("the game has not started yet", code="game_not_started")
         new, events = engine.apply(self.state, seat, action)
+        if self.store is not None:
+            # Acknowledged means durable (docs/protocol.md): store first, then change.
+            await self.store.append_action(ActionRecord(
+                self.id, len(self.log), seat, encode_action(action), self.clock(),
+                self.version + 1,
+            ))
+            if new.over:
+                await self.store.finish(self.id, game_result(new), self.clock())
         self.log.append((seat, action))
         self.state = new
         wire = extra + [event_to_wire(e) for e in events]
@@ -354,6 +442,12 @@ class Room:
                     # rather than stall the game.
                     log.exception("room %s: bot %s chose an illegal action", self.id, seat.name)
                     await self._apply(seat.index, EndTurn(), [])
+
+    async def _save_version(self) -> None:
+        """Presence changes bump the version too; keep the stored one in step so a restored
+        room never goes back to a version its players already saw."""
+        if self.store is not None and self.state is not None and not self.state.over:
+            await self.store.update_room(self.id, version=self.version)
 
     def close(self) -> None:
         self._cancel_timer()

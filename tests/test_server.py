@@ -7,6 +7,7 @@ import random
 
 import msgpack
 import pytest
+from shared.view import state_from_view
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import InvalidStatus
 
@@ -14,7 +15,6 @@ from client.net import GameClient, ServerError
 from shared import engine
 from shared import messages as m
 from shared.actions import EndTurn, Move
-from shared.view import state_from_view
 from tests.conftest import with_config
 
 
@@ -52,7 +52,7 @@ async def _play_turn(client: GameClient, seat: int, rng: random.Random) -> None:
 
 
 async def test_whole_four_seat_game_with_a_spectator(connect):
-    room, clients, _, watcher = await _room_of(connect, 4, spectator=True)
+    _room, clients, _, watcher = await _room_of(connect, 4, spectator=True)
     await clients[0].request(m.StartGame)
     for c in clients:
         await c.wait_state(lambda p: p.view["status"] == "playing")
@@ -254,7 +254,7 @@ def server_config(server_config):
 
 
 async def test_turn_timer_ends_a_turn(connect):
-    room, clients, _, _ = await _room_of(connect, 2, turn_seconds=10)
+    _room, clients, _, _ = await _room_of(connect, 2, turn_seconds=10)
     await clients[0].request(m.StartGame)
     first = await clients[0].wait_state(lambda p: p.view["status"] == "playing")
     seat = first.view["turn"]
@@ -266,7 +266,7 @@ async def test_turn_timer_ends_a_turn(connect):
 
 
 async def test_chat_reaches_the_room(connect):
-    room, clients, _, _ = await _room_of(connect, 2)
+    _room, clients, _, _ = await _room_of(connect, 2)
     await clients[0].request(m.Chat, text="bon dia!")
     for c in clients:
         async with asyncio.timeout(5):
@@ -276,8 +276,8 @@ async def test_chat_reaches_the_room(connect):
 
 
 async def test_an_error_in_one_room_does_not_reach_another(connect):
-    r1, c1, _, _ = await _room_of(connect, 2)
-    r2, c2, _, _ = await _room_of(connect, 2)
+    _r1, c1, _, _ = await _room_of(connect, 2)
+    _r2, c2, _, _ = await _room_of(connect, 2)
     await c1[0].request(m.StartGame)
     await c2[0].request(m.StartGame)
     await c1[0].wait_state(lambda p: p.view["status"] == "playing")

@@ -1,0 +1,119 @@
+"""A game's record: the file ``castell-server export`` writes and ``castell replay`` reads.
+
+A game is its seed, its seats and its list of actions, so the record holds exactly those
+(plus the room's settings and the result) as JSON, and :func:`replay` rebuilds every state
+of the game from it with the rules engine. Note that a record holds the seed, which reveals
+the bag's order: export a game only when it is over, or only for yourself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import msgpack
+
+from shared import engine
+from shared.actions import Action, action_fields
+from shared.codec import decode_request
+from shared.errors import CastellError
+from shared.events import Event
+from shared.messages import ActionRequest
+from shared.state import GameState
+
+FORMAT = "castell-game"
+FORMAT_VERSION = 1
+
+
+class RecordError(CastellError):
+    """Raised when a game record cannot be read (not a record, a newer format, bad data)."""
+
+    code = "bad_record"
+
+
+@attrs.frozen
+class RecordedAction:
+    seat: int
+    action: Action
+    at: float = 0.0
+
+
+@attrs.frozen
+class GameRecordFile:
+    """Everything needed to replay one game."""
+
+    room: str
+    name: str
+    variant: str
+    seats: tuple[str, ...]  # seat names, by seat
+    bots: tuple[bool, ...]
+    seed: int
+    actions: tuple[RecordedAction, ...]
+    turn_seconds: int | None = None
+    result: dict[str, Any] | None = None
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "room": self.room,
+            "name": self.name,
+            "variant": self.variant,
+            "turn_seconds": self.turn_seconds,
+            "seed": self.seed,
+            "seats": [{"seat": i, "name": n, "bot": b}
+                      for i, (n, b) in enumerate(zip(self.seats, self.bots, strict=True))],
+            "actions": [{"seat": a.seat, "at": a.at, "action": action_fields(a.action)}
+                        for a in self.actions],
+            "result": self.result,
+        }, indent=1, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> GameRecordFile:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise RecordError(f"not a Castell game record: {exc}") from exc
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise RecordError("not a Castell game record")
+        if data.get("version") != FORMAT_VERSION:
+            raise RecordError(
+                f"this record has format version {data.get('version')}; this Castell "
+                f"reads version {FORMAT_VERSION}"
+            )
+        try:
+            seats = sorted(data["seats"], key=lambda s: s["seat"])
+            return cls(
+                room=str(data["room"]), name=str(data["name"]), variant=str(data["variant"]),
+                turn_seconds=data.get("turn_seconds"), seed=int(data["seed"]),
+                seats=tuple(str(s["name"]) for s in seats),
+                bots=tuple(bool(s["bot"]) for s in seats),
+                actions=tuple(
+                    RecordedAction(int(a["seat"]), action_from_fields(a["action"]),
+                                   float(a.get("at", 0.0)))
+                    for a in data["actions"]
+                ),
+                result=data.get("result"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"a damaged game record: {exc!r}") from exc
+
+
+def action_from_fields(fields: dict[str, Any]) -> Action:
+    """An action from its wire fields, validated exactly as if it came off the wire."""
+    if not isinstance(fields, dict):
+        raise RecordError("an action must be a map of fields")
+    msg = decode_request(msgpack.packb({"type": "action", "id": 0, **fields}))
+    assert isinstance(msg, ActionRequest)
+    return msg.action
+
+
+def replay(record: GameRecordFile) -> list[tuple[GameState, list[Event]]]:
+    """Every state of the game, from the setup (with no events) to the last action."""
+    state = engine.new_game(list(record.seats), record.variant, record.seed)
+    steps: list[tuple[GameState, list[Event]]] = [(state, [])]
+    for recorded in record.actions:
+        state, events = engine.apply(state, recorded.seat, recorded.action)
+        steps.append((state, events))
+    return steps

@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
-from shared.codec import decode_request, encode
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -29,6 +28,7 @@ from server.lobby import Lobby
 from server.room import Room, RoomError
 from server.store.base import Store
 from shared import messages as m
+from shared.codec import decode_request, encode
 from shared.errors import CastellError, ProtocolError
 
 log = logging.getLogger("castell.server")

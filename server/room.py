@@ -17,9 +17,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from shared.codec import decode_request, encode, event_to_wire
-from shared.messages import ActionRequest, StatePush
-from shared.view import RoomInfo, SeatInfo, build_view
 
 from server import bots
 from server.store.base import (
@@ -30,9 +27,13 @@ from server.store.base import (
     token_matches,
 )
 from shared import engine
+from shared import events as ev
 from shared.actions import Action, EndTurn
+from shared.codec import decode_request, encode, encode_state
 from shared.errors import CastellError
+from shared.messages import ActionRequest
 from shared.state import GameState
+from shared.view import RoomInfo, SeatInfo, build_view
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -198,7 +199,7 @@ class Room:
             turn_seconds=self.turn_seconds,
             status=self.status,
             deadline=self.deadline,
-            members=tuple(
+            players=tuple(
                 SeatInfo(seat=s.index, name=s.name, bot=s.bot is not None, connected=s.connected)
                 for s in self.seats
                 if s is not None
@@ -216,19 +217,17 @@ class Room:
 
     # -- pushing changes -------------------------------------------------------------------
 
-    def publish(self, events: list[dict[str, Any]], *, skip: Connection | None = None) -> None:
+    def publish(self, events: list[Any], *, skip: Connection | None = None) -> None:
         """Bump the version and push the new view to every member, encoded once."""
         self.version += 1
-        data = encode(StatePush(room=self.id, version=self.version, view=self.view(),
-                                events=events))
+        data = encode_state(self.id, self.version, self.view(), events)
         for conn in self.members():
             if conn is not skip:
                 conn.send_bytes(data)
 
     def push_current(self, conn: Connection) -> None:
         """Send one member the current view with no events (right after it joined)."""
-        conn.send_bytes(encode(StatePush(room=self.id, version=self.version, view=self.view(),
-                                         events=[])))
+        conn.send_bytes(encode_state(self.id, self.version, self.view(), ()))
 
     # -- seats -----------------------------------------------------------------------------
 
@@ -251,7 +250,7 @@ class Room:
         self.seats[seat.index] = seat
         if self.creator is None:
             self.creator = conn
-        self.publish([{"kind": "joined", "seat": seat.index, "name": name}], skip=conn)
+        self.publish([ev.PlayerJoined(seat.index, name)], skip=conn)
         return seat.index, token
 
     async def add_bot(self, level: str) -> int:
@@ -267,7 +266,7 @@ class Room:
             await self.store.put_seat(SeatRecord(self.id, index, name, bot=True,
                                                  bot_level=level))
         self.seats[index] = Seat(index, name, bot=level)
-        self.publish([{"kind": "joined", "seat": index, "name": name}])
+        self.publish([ev.PlayerJoined(index, name)])
         return index
 
     async def resume(self, conn: Connection, token: str) -> int:
@@ -283,7 +282,7 @@ class Room:
                 if old is not None and old is not conn:
                     old.detach()
                     old.close(4001, "your seat was taken back by a newer connection")
-                self.publish([{"kind": "connected", "seat": seat.index, "name": seat.name}],
+                self.publish([ev.PlayerConnected(seat.index, seat.name)],
                              skip=conn)
                 await self._save_version()
                 return seat.index
@@ -312,11 +311,11 @@ class Room:
                 self.creator = next(
                     (s.conn for s in self.seats if s is not None and s.conn is not None), None
                 )
-            self.publish([{"kind": "left", "seat": index, "name": seat.name}])
+            self.publish([ev.PlayerLeft(index, seat.name)])
         else:
             seat.conn = None
-            kind = "disconnected" if dropped else "left"
-            self.publish([{"kind": kind, "seat": index, "name": seat.name}])
+            kind = ev.PlayerDisconnected if dropped else ev.PlayerLeft
+            self.publish([kind(index, seat.name)])
             await self._save_version()
         if self.on_empty is not None and not self.members():
             self.on_empty(self)
@@ -342,9 +341,11 @@ class Room:
                                              started_at=self.clock())
             self.state = state
             log.info("room %s: game started (%s)", self.id, ", ".join(names))
-            events: list[dict[str, Any]] = [{"kind": "started"}]
-            events.append({"kind": "round", "round": 1, "first": self.state.first})
-            events.append({"kind": "turn", "seat": self.state.turn})
+            events: list[Any] = [
+                ev.GameStarted(),
+                ev.RoundStarted(1, state.first),
+                ev.TurnStarted(state.turn),
+            ]
             self._commit(events)
 
     async def act(self, seat: int, action: Action,
@@ -357,7 +358,7 @@ class Room:
         async with self.lock:
             return await self._apply(seat, action, [], ack)
 
-    async def _apply(self, seat: int, action: Action, extra: list[dict[str, Any]],
+    async def _apply(self, seat: int, action: Action, extra: list[Any],
                      ack: Callable[[int], None] | None = None) -> int:
         if self.state is None:
             raise RoomError("the game has not started yet", code="game_not_started")
@@ -372,11 +373,10 @@ class Room:
                 await self.store.finish(self.id, game_result(new), self.clock())
         self.log.append((seat, action))
         self.state = new
-        wire = extra + [event_to_wire(e) for e in events]
-        self._commit(wire, ack)
+        self._commit([*extra, *events], ack)
         return self.version
 
-    def _commit(self, events: list[dict[str, Any]],
+    def _commit(self, events: list[Any],
                 ack: Callable[[int], None] | None = None) -> None:
         """After a game change: turn timer, the acknowledgement, the push, then bots."""
         state = self.state
@@ -411,7 +411,7 @@ class Room:
                 return
             seat = self.state.turn
             log.info("room %s: seat %d timed out", self.id, seat)
-            await self._apply(seat, EndTurn(), [{"kind": "timeout", "seat": seat}])
+            await self._apply(seat, EndTurn(), [ev.TurnTimedOut(seat)])
 
     def _schedule_bot(self) -> None:
         state = self.state

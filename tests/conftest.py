@@ -18,7 +18,8 @@ ClientFactory = Callable[..., Awaitable[GameClient]]
 @pytest.fixture
 def server_config() -> ServerConfig:
     """Settings for the test server: a free port, bots without delay."""
-    return ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None)
+    return ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
+                        rate=1000.0, burst=1000.0)
 
 
 @pytest.fixture

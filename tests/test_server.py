@@ -7,7 +7,6 @@ import random
 
 import msgpack
 import pytest
-from shared.view import state_from_view
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import InvalidStatus
 
@@ -15,6 +14,8 @@ from client.net import GameClient, ServerError
 from shared import engine
 from shared import messages as m
 from shared.actions import EndTurn, Move
+from shared.record import action_from_fields
+from shared.view import build_view, state_from_view
 from tests.conftest import with_config
 
 
@@ -51,8 +52,8 @@ async def _play_turn(client: GameClient, seat: int, rng: random.Random) -> None:
             return
 
 
-async def test_whole_four_seat_game_with_a_spectator(connect):
-    _room, clients, _, watcher = await _room_of(connect, 4, spectator=True)
+async def test_whole_four_seat_game_with_a_spectator(server, connect):
+    room_id, clients, _, watcher = await _room_of(connect, 4, spectator=True)
     await clients[0].request(m.StartGame)
     for c in clients:
         await c.wait_state(lambda p: p.view["status"] == "playing")
@@ -80,6 +81,12 @@ async def test_whole_four_seat_game_with_a_spectator(connect):
     # replaying the actions the room reported in shared gives the same final state
     assert actions_seen, "the spectator saw the actions"
     assert [p["name"] for p in final.view["players"]] == ["P0", "P1", "P2", "P3"]
+    # replaying, in shared, the actions the spectator was told of gives the same final view
+    room = server.lobby.rooms[room_id]
+    state = engine.new_game(["P0", "P1", "P2", "P3"], "normal", room.seed)
+    for seat, fields in actions_seen:
+        state, _ = engine.apply(state, seat, action_from_fields(fields))
+    assert build_view(room.info(), state) == final.view
 
 
 async def test_final_state_equals_replay_in_shared(server, connect):
@@ -100,7 +107,6 @@ async def test_final_state_equals_replay_in_shared(server, connect):
     for seat, action in room.log:
         replayed, _ = engine.apply(replayed, seat, action)
     assert replayed == room.state
-    from shared.view import build_view
     assert build_view(room.info(), replayed) == clients[0].state.view
 
 
@@ -153,6 +159,7 @@ async def test_refusals_leave_the_game_unharmed(connect):
     # acting "for another seat": the wire has no seat field, so naming one is refused
     raw = msgpack.packb({"type": "action", "id": 99, "kind": "move", "region": "gir",
                          "seat": turn})
+    other.drain()
     await other.ws.send(raw)
     error = await other.next_push()
     assert isinstance(error, m.Error) and error.code == "invalid_field" and error.re == 99
@@ -171,7 +178,7 @@ async def test_reconnect_with_token_and_wrong_token(connect, url):
     await clients[1].wait_state(lambda p: p.view["status"] == "playing")
     await clients[1].close()
     state = await clients[0].wait_state(
-        lambda p: not p.view["players"][1]["connected"])
+        lambda p: p.view["status"] == "playing" and not p.view["players"][1]["connected"])
     assert any(e["kind"] == "disconnected" for e in state.events)
     back = await connect("P1 again")
     with pytest.raises(ServerError) as err:
@@ -282,6 +289,7 @@ async def test_an_error_in_one_room_does_not_reach_another(connect):
     await c2[0].request(m.StartGame)
     await c1[0].wait_state(lambda p: p.view["status"] == "playing")
     before = c2[0].state.version
+    c1[0].drain()
     await c1[0].ws.send(b"\x93\x01\x02")  # a msgpack list, not a map
     await c1[0].next_push()
     with pytest.raises(ServerError):

@@ -14,12 +14,12 @@ import itertools
 import ssl
 from typing import Any
 
-from shared.codec import decode, encode
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from shared import messages as m
 from shared.actions import Action
+from shared.codec import decode, encode
 from shared.errors import CastellError
 
 SUBPROTOCOL = "castell.v1"

@@ -1,0 +1,159 @@
+"""docs/protocol.md and the code agree: messages, fields, actions, events, view, errors, limits,
+and every JSON example on the page is a valid message, event or view."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import attrs
+import pytest
+
+from shared import codec, events, wire
+from shared import messages as m
+from shared.actions import ACTION_TYPES
+from shared.errors import ERROR_CODES
+from shared.view import PlayerView, View, parse_view
+
+DOC = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text("utf-8")
+
+
+def section(text: str, title: str, level: int = 2) -> str:
+    """The body of the heading ``title`` (up to the next heading of the same or a higher
+    level)."""
+    marks = "#" * level
+    match = re.search(rf"^{marks} {re.escape(title)}\s*$", text, re.M)
+    assert match, f"no heading {marks} {title}"
+    end = re.search(rf"^#{{1,{level}}} ", text[match.end():], re.M)
+    return text[match.end(): match.end() + end.start() if end else len(text)]
+
+
+def subsections(text: str) -> dict[str, list[str]]:
+    """``### `name` `` headings in ``text`` → their bodies (a name may appear twice)."""
+    out: dict[str, list[str]] = {}
+    parts = re.split(r"^### `([a-z_]+)`\s*$", text, flags=re.M)
+    for name, body in zip(parts[1::2], parts[2::2], strict=True):
+        out.setdefault(name, []).append(body)
+    return out
+
+
+def first_table(text: str) -> list[list[str]]:
+    """The rows (cells) of the first markdown table in ``text``, header excluded."""
+    rows, started = [], False
+    for line in text.splitlines():
+        if line.startswith("|"):
+            started = True
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif started:
+            break
+    assert len(rows) >= 2, "no table"
+    return rows[2:]
+
+
+def names(cell: str) -> list[str]:
+    return re.findall(r"`([a-z_]+)`", cell)
+
+
+def wire_fields(cls: type) -> set[str]:
+    return {a.name.removesuffix("_") for a in attrs.fields(cls)}
+
+
+REQUESTS = subsections(section(DOC, "Requests"))
+REPLIES = subsections(section(DOC, "Replies and pushes"))
+
+
+def test_the_page_documents_exactly_the_message_types_by_direction():
+    assert set(REQUESTS) == set(m.REQUEST_TYPES)
+    assert set(REPLIES) == set(m.SERVER_TYPES)
+    assert all(len(bodies) == 1 for bodies in (*REQUESTS.values(), *REPLIES.values()))
+
+
+@pytest.mark.parametrize(("kind", "registry", "docs"), [
+    *((k, m.REQUEST_TYPES, REQUESTS) for k in m.REQUEST_TYPES),
+    *((k, m.SERVER_TYPES, REPLIES) for k in m.SERVER_TYPES),
+])
+def test_each_message_s_table_lists_exactly_its_fields(kind, registry, docs):
+    cls = registry[kind]
+    documented = [names(row[0])[0] for row in first_table(docs[kind][0])]
+    expected = {"id", "kind"} if cls is m.ActionRequest else wire_fields(cls)
+    assert sorted(documented) == sorted(expected)
+
+
+def test_the_room_summary_table_lists_its_keys():
+    body = REPLIES["rooms"][0]
+    summary = body[body.index("A room summary"):]
+    assert {names(row[0])[0] for row in first_table(summary)} == wire_fields(m.RoomSummary)
+
+
+def test_the_actions_table_lists_every_kind_with_its_fields():
+    rows = first_table(section(DOC, "Actions"))
+    documented = {names(row[0])[0]: set(names(row[1])) for row in rows}
+    assert documented == {kind: wire_fields(cls) for kind, cls in ACTION_TYPES.items()}
+
+
+def test_the_events_table_lists_every_event_kind_with_its_fields():
+    classes = [c for c in vars(events).values() if isinstance(c, type) and hasattr(c, "KIND")]
+    rows = first_table(section(DOC, "Events"))
+    documented = {names(row[0])[0]: set(names(row[1])) for row in rows}
+    assert documented == {c.KIND: wire_fields(c) for c in classes}
+
+
+def test_the_view_tables_list_every_key():
+    body = section(DOC, "The view")
+    assert [names(row[0])[0] for row in first_table(body)] == [a.name for a in attrs.fields(View)]
+    player = body[body.index("A player map"):]
+    assert [names(row[0])[0] for row in first_table(player)] == \
+        [a.name for a in attrs.fields(PlayerView)]
+
+
+def test_the_error_codes_table_is_the_code_s():
+    rows = first_table(section(DOC, "Error codes"))
+    assert [names(row[0])[0] for row in rows] == list(ERROR_CODES)
+
+
+def test_the_limits_table_states_the_code_s_limits():
+    limits = {row[0]: row[1] for row in first_table(section(DOC, "Limits"))}
+    expected = {
+        "frame size": codec.MAX_FRAME,
+        "string or binary value": codec.MAX_STR_BYTES,
+        "array": codec.MAX_ARRAY,
+        "map": codec.MAX_MAP,
+        "nesting of arrays and maps": codec.MAX_DEPTH,
+        "`id`": wire.ID_LIMIT - 1,
+        "player name (`hello.name`)": wire.NAME_MAX,
+        "room name": wire.ROOM_NAME_MAX,
+        "chat text": wire.CHAT_MAX,
+        "room id or private code": wire.ROOM_ID_MAX,
+        "seat token": wire.TOKEN_MAX,
+        "`turn_seconds`": wire.TURN_SECONDS_MAX,
+        "`recruit` sizes": wire.RECRUIT_MAX,
+        "`build` levels": wire.MAX_LEVELS,
+        "castellers in one `build` level": wire.MAX_LEVEL_WIDTH,
+    }
+    for label, number in expected.items():
+        assert label in limits, label
+        assert re.search(rf"\b{number}\b", limits[label]), (label, limits[label])
+
+
+def _examples() -> list:
+    blocks = re.findall(r"```json\n(.*?)```", DOC, re.S)
+    return [json.loads(block) for block in blocks]
+
+
+def test_every_json_example_is_a_valid_message_event_or_view():
+    kinds = {c.KIND: c for c in vars(events).values() if isinstance(c, type) and hasattr(c, "KIND")}
+    seen_types, views = set(), 0
+    for example in _examples():
+        if "type" in example:
+            message = m.from_wire(example)
+            assert codec.decode(codec.encode(message)) == message
+            seen_types.add((message.TYPE, type(message) in m.REQUEST_TYPES.values()))
+        elif "kind" in example:
+            assert set(example) - {"kind"} == wire_fields(kinds[example["kind"]])
+        else:
+            parse_view(example)
+            views += 1
+    assert views >= 2
+    documented = {(t, True) for t in m.REQUEST_TYPES} | {(t, False) for t in m.SERVER_TYPES}
+    assert seen_types == documented  # an example of every message, both `chat`s included

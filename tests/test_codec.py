@@ -29,19 +29,19 @@ def _decode_or_refuse(data, decoder=codec.decode):
         return exc
 
 
-@settings(max_examples=150)
+@settings(max_examples=60)
 @given(messages)
 def test_every_message_round_trips_through_bytes(message):
     assert codec.decode(codec.encode(message)) == message
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(requests)
 def test_requests_round_trip_through_decode_request(request):
     assert codec.decode_request(codec.encode(request)) == request
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(server_messages)
 def test_server_messages_round_trip_through_decode_server(message):
     assert codec.decode_server(codec.encode(message)) == message
@@ -66,13 +66,13 @@ def test_random_bytes_only_ever_yield_protocol_errors(data):
     _decode_or_refuse(data, codec.decode_request)
 
 
-@settings(max_examples=200)
+@settings(max_examples=100)
 @given(msgpack_values)
 def test_random_msgpack_values_only_ever_yield_protocol_errors(value):
     _decode_or_refuse(_pack(value))
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(requests, st.data())
 def test_mutated_requests_only_ever_yield_messages_or_protocol_errors(request, data):
     wire = m.to_wire(request)

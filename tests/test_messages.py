@@ -26,7 +26,7 @@ def test_registries_hold_the_protocol_types_by_direction():
             assert kind == cls.TYPE
 
 
-@settings(max_examples=150)
+@settings(max_examples=60)
 @given(messages)
 def test_every_message_survives_its_wire_map(message):
     wire = m.to_wire(message)

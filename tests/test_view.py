@@ -210,7 +210,7 @@ def test_a_malformed_view_is_one_protocol_error_naming_the_key():
     assert info.value.field == "view"
 
 
-@settings(max_examples=100)
+@settings(max_examples=50)
 @given(st.sampled_from(VIEW_KEYS), msgpack_values)
 def test_any_damage_to_a_view_is_a_protocol_error(key, value):
     view = sample_views.four_seat()

@@ -77,6 +77,18 @@ class Lobby:
             self.add(room)
             room.resume_play()
             log.info("room %s restored at version %d (%s)", room.id, room.version, room.status)
+        # Recently finished games stay listed (and watchable) for a while, restart or not.
+        now = self.clock()
+        for finished in await self.store.list_finished(limit=50):
+            if finished.finished_at is None or now - finished.finished_at > self.room_linger:
+                continue
+            record = await self.store.load(finished.room)
+            if record is None or finished.room in self.rooms:
+                continue
+            try:
+                self.add(Room.from_record(record, **self._room_options()))
+            except Exception:
+                log.exception("finished room %s could not be restored", finished.room)
         return len(records)
 
     def add(self, room: Room) -> None:

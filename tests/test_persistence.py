@@ -1,0 +1,181 @@
+"""No game is lost when the server stops: a real server process, killed and restarted."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+
+import pytest
+
+from client.net import GameClient, ServerError
+from shared import engine
+from shared import messages as m
+from shared.actions import EndTurn
+from shared.record import GameRecordFile, replay
+from shared.view import state_from_view
+from tests.serverproc import ServerProcess, run_server_cli
+
+
+async def _play_turns(clients: list[GameClient], turns: int, rng: random.Random) -> None:
+    """Both players play ``turns`` whole turns, choosing among legal actions."""
+    for _ in range(turns):
+        seat = clients[0].state.view["turn"]
+        if seat is None:
+            return
+        me = clients[seat]
+        while True:
+            legal = engine.legal_actions(state_from_view(me.state.view), seat)
+            action = rng.choice(legal)
+            version = await me.act(action)
+            for c in clients:
+                if c.state.version < version:
+                    await c.wait_state(lambda p, v=version: p.version >= v)
+            if isinstance(action, EndTurn):
+                break
+
+
+async def _two_players(url: str):
+    a = await GameClient.connect(url)
+    await a.hello("Anna")
+    joined_a = await a.request(m.CreateRoom, name="Durable", seats=2)
+    b = await GameClient.connect(url)
+    await b.hello("Bru")
+    joined_b = await b.request(m.JoinRoom, room=joined_a.room)
+    await a.request(m.StartGame)
+    for c in (a, b):
+        await c.wait_state(lambda p: p.view["status"] == "playing")
+    return joined_a.room, [a, b], [joined_a.token, joined_b.token]
+
+
+async def test_kill_9_and_restart_loses_nothing(tmp_path):
+    db = str(tmp_path / "games.sqlite3")
+    rng = random.Random(5)
+    with ServerProcess("--db", db, "--bot-delay", "0") as first:
+        room, clients, tokens = await _two_players(first.url)
+        await _play_turns(clients, 6, rng)
+        before = clients[0].state
+        assert before.view == clients[1].state.view
+        first.kill()
+        for c in clients:
+            await asyncio.wait_for(c.closed.wait(), 10)
+
+    with ServerProcess("--db", db, "--bot-delay", "0") as second:
+        back = []
+        for name, token in zip(("Anna", "Bru"), tokens, strict=True):
+            c = await GameClient.connect(second.url)
+            await c.hello(name)
+            joined = await c.request(m.JoinRoom, room=room, token=token)
+            assert joined.room == room
+            back.append(c)
+        # the first to come back sees the restored room at the version it had, plus one
+        # for its own return; once both are back the view is exactly what it was
+        first_push = await back[0].wait_state()
+        assert first_push.version == before.version + 1
+        await back[0].wait_state(lambda p: all(pl["connected"] for pl in p.view["players"]))
+        now = back[0].state
+        assert now.view == before.view
+        assert now.version == before.version + 2
+        # and the game goes on
+        await back[1].wait_state(lambda p: p.version >= now.version)
+        await _play_turns(back, 2, rng)
+        assert back[0].state.version > now.version
+        for c in back:
+            await c.close()
+
+
+async def test_finished_game_listed_after_restart_and_export_replays_it(tmp_path):
+    db = str(tmp_path / "games.sqlite3")
+    with ServerProcess("--db", db, "--bot-delay", "0") as srv:
+        me = await GameClient.connect(srv.url)
+        await me.hello("Solo")
+        joined = await me.request(m.CreateRoom, name="Finished one", seats=2)
+        await me.request(m.AddBot, level="random")
+        await me.request(m.StartGame)
+        rng = random.Random(2)
+        async with asyncio.timeout(60):
+            await me.wait_state(lambda p: p.view["status"] == "playing")
+            while me.state.view["status"] == "playing":
+                if me.state.view["turn"] == 0:
+                    await _play_turns([me, me], 1, rng)
+                else:
+                    await me.wait_state()
+        final = me.state.view
+        await me.close()
+        assert srv.terminate() == 0
+
+    with ServerProcess("--db", db) as srv:
+        c = await GameClient.connect(srv.url)
+        await c.hello("Later")
+        listing = await c.request(m.ListRooms)
+        rooms = {r.room: r for r in listing.rooms}
+        assert rooms[joined.room].status == "finished"
+        await c.request(m.JoinRoom, room=joined.room, **{"as_": "spectator"})
+        watched = await c.wait_state()
+        assert watched.view["scores"] == final["scores"]
+        await c.close()
+        assert srv.terminate() == 0
+
+    out = tmp_path / "record.json"
+    done = run_server_cli("export", joined.room, "--db", db, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    record = GameRecordFile.from_json(out.read_text())
+    last, _ = replay(record)[-1]
+    assert last.over
+    assert [s.total for s in last.scores] == [s["total"] for s in final["scores"]]
+    assert list(last.winners) == final["winners"]
+    assert [list(p.team) for p in last.players] == [p["team"] for p in final["players"]]
+    # exporting again refuses to overwrite the file
+    again = run_server_cli("export", joined.room, "--db", db, "-o", str(out))
+    assert again.returncode != 0 and "exists" in again.stderr
+
+
+async def test_sigterm_closes_connections_with_1001(tmp_path):
+    with ServerProcess("--db", str(tmp_path / "g.sqlite3")) as srv:
+        c = await GameClient.connect(srv.url)
+        await c.hello("Anna")
+        assert srv.terminate() == 0
+        await asyncio.wait_for(c.closed.wait(), 10)
+        assert c.ws.close_code == 1001
+
+
+def test_a_database_that_cannot_be_opened_is_refused_clearly(tmp_path):
+    done = run_server_cli("--db", str(tmp_path))  # a directory
+    assert done.returncode == 1
+    assert str(tmp_path) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_database_from_a_newer_castell_is_left_alone(tmp_path):
+    db = tmp_path / "games.sqlite3"
+    with ServerProcess("--db", str(db)) as srv:
+        assert srv.terminate() == 0
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE schema_version SET version = version + 7")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    before = db.read_bytes()
+    done = run_server_cli("--db", str(db))
+    assert done.returncode == 1 and "newer" in done.stderr
+    assert db.read_bytes() == before
+
+
+def test_a_database_in_use_by_another_server_is_refused(tmp_path):
+    db = str(tmp_path / "games.sqlite3")
+    with ServerProcess("--db", db):
+        done = run_server_cli("--db", db, "--port", "0")
+        assert done.returncode == 1 and "using" in done.stderr
+
+
+async def test_a_wrong_token_after_restart_is_refused(tmp_path):
+    db = str(tmp_path / "games.sqlite3")
+    with ServerProcess("--db", db) as srv:
+        room, _clients, tokens = await _two_players(srv.url)
+        srv.kill()
+    with ServerProcess("--db", db) as srv:
+        c = await GameClient.connect(srv.url)
+        await c.hello("Mallory")
+        with pytest.raises(ServerError) as err:
+            await c.request(m.JoinRoom, room=room, token=tokens[0][::-1])
+        assert err.value.code == "bad_token"
+        await c.close()

@@ -3,7 +3,8 @@
 This layer owns each connection's life — the handshake checks, the hello, limits, the
 message loop, cleanup in ``finally`` — and turns every refusal into an ``error`` reply to
 the sender only. What a request means for a room is ``server.room``'s business; what an
-action means for the game is ``shared.engine``'s.
+action means for the game is ``shared.engine``'s. Every limit it enforces is a
+:class:`~server.config.ServerConfig` field, explained in ``docs/security.md``.
 """
 
 from __future__ import annotations
@@ -19,17 +20,20 @@ from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from server.config import SUBPROTOCOL, ServerConfig
 from server.connection import Connection
-from server.limits import TokenBucket
+from server.limits import TokenBucket, recent
 from server.lobby import Lobby
 from server.room import Room, RoomError
 from server.store.base import Store
+from server.tls import server_ssl_context
 from shared import messages as m
 from shared.codec import decode_request, encode
 from shared.errors import CastellError, ProtocolError
+from shared.logs import frame_safe_logger
 
 log = logging.getLogger("castell.server")
 
@@ -46,6 +50,15 @@ def _offered_subprotocols(headers: Headers) -> list[str]:
     ]
 
 
+def _forwarded_for(headers: Headers) -> str | None:
+    """The address a reverse proxy says the client has: the last X-Forwarded-For entry (the
+    one the proxy added; earlier ones are whatever the client claimed)."""
+    entries = [part.strip() for value in headers.get_all("X-Forwarded-For")
+               for part in value.split(",")]
+    entries = [e for e in entries if e]
+    return entries[-1][:64] if entries else None
+
+
 class CastellServer:
     """One Castell server process: a lobby of rooms behind one listening socket."""
 
@@ -56,8 +69,15 @@ class CastellServer:
                            bot_delay=self.config.bot_delay,
                            room_linger=self.config.room_linger,
                            turn_time_scale=self.config.turn_time_scale)
+        self.limits = self.config.frame_limits
+        #: Connections whose handler runs (handshake done).
         self.connections: set[Connection] = set()
+        #: Every admitted connection, from process_request until its socket closes, with
+        #: the address it counts against: what the connection caps count.
+        self.admitted: dict[ServerConnection, str] = {}
         self.per_address: Counter[str] = Counter()
+        #: Recent failed seat-token attempts, by address (see _check_resume_rate).
+        self.failed_resumes: dict[str, list[float]] = {}
         self._server: Server | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._handlers: dict[type, Handler] = {
@@ -95,9 +115,17 @@ class CastellServer:
             compression="deflate" if cfg.compression else None,
             ping_interval=cfg.ping_interval,
             server_header=None,
+            ssl=server_ssl_context(cfg),
+            # Bounds the TLS handshake (websockets passes it on) and the WebSocket handshake.
+            open_timeout=cfg.open_timeout,
+            close_timeout=cfg.close_timeout,
+            # websockets' own flow control pauses at the same mark that closes a slow client.
+            write_limit=cfg.write_buffer_limit,
+            # Frames carry seat tokens: never log their contents, even at DEBUG.
+            logger=frame_safe_logger("castell.ws"),
         )
         self._sweeper = asyncio.create_task(self._sweep())
-        log.info("listening on ws://%s:%d", cfg.host, self.port)
+        log.info("listening on %s://%s:%d", cfg.scheme, cfg.host, self.port)
 
     async def close(self) -> None:
         """Stop accepting, close every connection with 1001, stop every room."""
@@ -120,23 +148,34 @@ class CastellServer:
         await self.close()
 
     async def _sweep(self) -> None:
-        """Once a second: close connections that never said hello or went idle; forget
-        finished rooms nobody watches."""
-        cfg = self.config
+        """Once a second: forget finished rooms nobody watches, and old failed resumes.
+
+        (Each connection keeps its own hello and idle deadlines: see :meth:`_frames`.)
+        A failure here is logged and the sweeping goes on: a sweeper that died would let
+        the lobby grow without bound.
+        """
         while True:
             await asyncio.sleep(1.0)
-            now = time.monotonic()
-            for conn in list(self.connections):
-                if conn.name is None and now - conn.opened > cfg.hello_timeout:
-                    conn.close(1008, "no hello: say hello first")
-                elif cfg.idle_timeout is not None and now - conn.last_seen > cfg.idle_timeout:
-                    conn.close(1000, "idle for too long")
-            self.lobby.sweep()
+            try:
+                self.lobby.sweep()
+                now = time.monotonic()
+                for address, stamps in list(self.failed_resumes.items()):
+                    kept = recent(stamps, now, self.config.resume_window)
+                    if kept:
+                        self.failed_resumes[address] = kept
+                    else:
+                        del self.failed_resumes[address]
+            except Exception:
+                log.exception("the sweeper failed; it goes on")
 
     # -- handshake -------------------------------------------------------------------------
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Refuse, before the upgrade, what we would only close afterwards."""
+        """Refuse, before the upgrade, what we would only close afterwards.
+
+        A connection that passes is counted from here — while its handshake finishes, not
+        only once its handler runs — until its socket closes, however it closes.
+        """
         if request.path == "/health":
             return connection.respond(HTTPStatus.OK, "ok\n")
         if SUBPROTOCOL not in _offered_subprotocols(request.headers):
@@ -145,17 +184,34 @@ class CastellServer:
                 f"This is a Castell server: connect over WebSocket offering the subprotocol "
                 f"{SUBPROTOCOL}.\n",
             )
-        address = self._address(connection)
-        if len(self.connections) >= self.config.max_connections:
+        address = self._address(connection, request)
+        if len(self.admitted) >= self.config.max_connections:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
                                       "This Castell server is full; try again later.\n")
         if self.per_address[address] >= self.config.max_per_address:
             return connection.respond(HTTPStatus.TOO_MANY_REQUESTS,
                                       "Too many connections from your address.\n")
+        self.admitted[connection] = address
+        self.per_address[address] += 1
+        connection.connection_lost_waiter.add_done_callback(
+            lambda _: self._release(connection))
         return None
 
-    @staticmethod
-    def _address(ws: ServerConnection) -> str:
+    def _release(self, connection: ServerConnection) -> None:
+        address = self.admitted.pop(connection, None)
+        if address is None:
+            return
+        self.per_address[address] -= 1
+        if self.per_address[address] <= 0:
+            del self.per_address[address]
+
+    def _address(self, ws: ServerConnection, request: Request | None) -> str:
+        """The address a connection counts against: its peer's, or with ``trust_proxy`` the
+        one the reverse proxy in front of us forwarded."""
+        if self.config.trust_proxy and request is not None:
+            forwarded = _forwarded_for(request.headers)
+            if forwarded is not None:
+                return forwarded
         peer = ws.remote_address
         return str(peer[0]) if peer else "?"
 
@@ -163,50 +219,90 @@ class CastellServer:
 
     async def handler(self, ws: ServerConnection) -> None:
         cfg = self.config
-        address = self._address(ws)
-        conn = Connection(ws, address, TokenBucket(cfg.rate, cfg.burst, stamp=time.monotonic()),
-                          cfg.write_buffer_limit)
-        conn.opened = conn.last_seen = time.monotonic()
+        address = self.admitted.get(ws) or self._address(ws, ws.request)
+        now = time.monotonic()
+        conn = Connection(ws, address, TokenBucket(cfg.rate, cfg.burst, stamp=now),
+                          cfg.write_buffer_limit, close_timeout=cfg.close_timeout)
+        conn.opened = conn.last_seen = now
         self.connections.add(conn)
-        self.per_address[address] += 1
         log.info("%s connected from %s", conn.id, address)
         try:
-            async for data in ws:
-                conn.last_seen = time.monotonic()
+            async for data in self._frames(conn):
                 await self.handle(conn, data)
         except Exception:  # the connection failed under us; nothing else is affected
             log.exception("%s: connection error", conn.id)
         finally:
             self.connections.discard(conn)
-            self.per_address[address] -= 1
-            if self.per_address[address] <= 0:
-                del self.per_address[address]
             room = conn.room
             if room is not None:
                 conn.room = None
                 async with room.lock:
                     await room.leave(conn, dropped=True)
+            await conn.wait_closed()
             log.info("%s (%s) disconnected: %s", conn.id, conn.name or "no name",
                      ws.close_code)
 
+    async def _frames(self, conn: Connection) -> Any:
+        """The frames a connection sends, until it closes or runs out of time: it has
+        ``hello_timeout`` from its opening to say hello, then is closed once idle (no frame
+        from it and nothing pushed to it) for ``idle_timeout``."""
+        cfg = self.config
+        while not conn.closing:
+            if conn.name is None:
+                deadline: float | None = conn.opened + cfg.hello_timeout
+            elif cfg.idle_timeout is not None:
+                deadline = max(conn.last_seen, conn.last_sent) + cfg.idle_timeout
+            else:
+                deadline = None
+            try:
+                # recv() may be cancelled safely: no frame is lost (websockets' promise).
+                async with asyncio.timeout(None if deadline is None
+                                           else max(0.0, deadline - time.monotonic())):
+                    data = await conn.ws.recv()
+            except ConnectionClosed:
+                return
+            except TimeoutError:
+                if conn.name is None:
+                    conn.close(1008, "no hello: say hello first")
+                elif (cfg.idle_timeout is not None and time.monotonic() - max(
+                        conn.last_seen, conn.last_sent) >= cfg.idle_timeout):
+                    conn.close(1000, "idle for too long")
+                continue  # otherwise something was pushed meanwhile: wait on
+            conn.last_seen = time.monotonic()
+            yield data
+
+    def _spend(self, conn: Connection) -> None:
+        """Take one message from the connection's bucket, or refuse it (``rate_limited``);
+        too many refusals close the connection (1008)."""
+        if conn.bucket.take(time.monotonic()):
+            return
+        conn.strikes += 1
+        if conn.strikes > self.config.max_strikes:
+            log.warning("%r: closed for sending too many messages", conn)
+            conn.close(1008, "too many messages")
+        raise CastellError("slow down: too many messages", code="rate_limited")
+
     async def handle(self, conn: Connection, data: bytes | str) -> None:
-        """Answer one frame with exactly one reply (docs/protocol.md, "Envelope")."""
+        """Answer one frame with exactly one reply (docs/protocol.md, "Envelope").
+
+        Every frame costs a token of the bucket, a malformed one too: garbage is no cheaper
+        to send than a valid message, so it is no way around the rate limit.
+        """
         re: int | None = None
         try:
-            if isinstance(data, str):
-                raise ProtocolError("text frames are not understood: send binary MessagePack "
-                                    "frames")
+            problem: ProtocolError | None = None
             try:
-                msg = decode_request(data)
+                if isinstance(data, str):
+                    raise ProtocolError("text frames are not understood: send binary "
+                                        "MessagePack frames")
+                msg = decode_request(data, limits=self.limits)
             except ProtocolError as exc:
-                re = exc.re
-                raise
-            re = msg.id
-            if not conn.bucket.take(time.monotonic()):
-                conn.strikes += 1
-                if conn.strikes > self.config.max_strikes:
-                    conn.close(1008, "too many messages")
-                raise CastellError("slow down: too many messages", code="rate_limited")
+                problem, re = exc, exc.re
+            else:
+                re = msg.id
+            self._spend(conn)
+            if problem is not None:
+                raise problem
             if conn.name is None and not isinstance(msg, m.Hello):
                 raise CastellError("say hello first", code="hello_first")
             await self._handlers[type(msg)](conn, msg)
@@ -238,10 +334,13 @@ class CastellServer:
                                    protocol=1))
 
     async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
+        # A reply must fit in a frame: at most max_listed rooms, those one can join first.
+        order = {"waiting": 0, "playing": 1, "finished": 2}
+        public = sorted(self.lobby.public(), key=lambda r: (order[r.status], -r.created_at))
         rooms = tuple(
             m.RoomSummary(room=r.id, name=r.name, seats=r.size, taken=r.taken,
                           variant=r.variant, status=r.status, turn_seconds=r.turn_seconds)
-            for r in self.lobby.public()
+            for r in public[: self.config.max_listed]
         )
         self.reply(conn, m.Rooms(re=msg.id, rooms=rooms))
 
@@ -251,8 +350,12 @@ class CastellServer:
                                code="already_in_room")
         if conn.rooms_created >= self.config.rooms_per_connection:
             raise CastellError("you have created too many rooms", code="rate_limited")
+        if sum(r.host_address == conn.address
+               for r in self.lobby.rooms.values()) >= self.config.rooms_per_address:
+            raise CastellError("your address has too many rooms open", code="rate_limited")
         room = await self.lobby.create(msg.name, msg.seats, msg.variant, msg.turn_seconds,
-                                 msg.private)
+                                       msg.private)
+        room.host_address = conn.address
         conn.rooms_created += 1
         async with room.lock:
             seat, token = await room.take_seat(conn, conn.name or "?")
@@ -265,15 +368,21 @@ class CastellServer:
         if conn.room is not None:
             raise CastellError("you are already in a room: leave it first",
                                code="already_in_room")
-        room = self.lobby.find(msg.room, by_id_private=msg.token is not None)
+        if msg.token is not None:
+            self._check_resume_rate(conn)
+        try:
+            room = self.lobby.find(msg.room, by_id_private=msg.token is not None)
+        except CastellError:
+            if msg.token is not None:
+                self._resume_failed(conn)  # probing for rooms with tokens costs the same
+            raise
         async with room.lock:
             token: str | None = None
             if msg.token is not None:
-                self._check_resume_rate(conn)
                 try:
                     seat: int | None = await room.resume(conn, msg.token)
                 except RoomError:
-                    conn.failed_resumes.append(time.monotonic())
+                    self._resume_failed(conn)
                     raise
                 log.info("%s took back seat %s of room %s", conn.id, seat, room.id)
             elif msg.as_ == "spectator":
@@ -288,11 +397,22 @@ class CastellServer:
             room.push_current(conn)
 
     def _check_resume_rate(self, conn: Connection) -> None:
+        """Refuse a seat-token attempt once this connection, or its address, has failed
+        too often lately: tokens cannot be guessed at any useful speed."""
+        cfg = self.config
         now = time.monotonic()
-        conn.failed_resumes = [t for t in conn.failed_resumes if now - t < 60.0]
-        if len(conn.failed_resumes) >= self.config.resume_attempts:
+        conn.failed_resumes = recent(conn.failed_resumes, now, cfg.resume_window)
+        by_address = recent(self.failed_resumes.get(conn.address, []), now, cfg.resume_window)
+        self.failed_resumes[conn.address] = by_address
+        if (len(conn.failed_resumes) >= cfg.resume_attempts
+                or len(by_address) >= cfg.resume_attempts_per_address):
             raise CastellError("too many wrong seat tokens: wait a minute",
                                code="rate_limited")
+
+    def _resume_failed(self, conn: Connection) -> None:
+        now = time.monotonic()
+        conn.failed_resumes.append(now)
+        self.failed_resumes.setdefault(conn.address, []).append(now)
 
     async def on_leave_room(self, conn: Connection, msg: m.LeaveRoom) -> None:
         room = self._room_of(conn)

@@ -6,34 +6,85 @@ import argparse
 import asyncio
 import logging
 import signal
+import ssl
 import sys
 from collections.abc import Sequence
 
 from server.config import DEFAULT_PORT, ServerConfig
 
 
+def _none_if_zero(value: str) -> float | None:
+    seconds = float(value)
+    return None if seconds <= 0 else seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
+    d = ServerConfig()
     p = argparse.ArgumentParser(
         prog="castell-server",
         description="Host Castell games: players connect with `castell ws://HOST:PORT`.",
+        epilog="Every limit is explained in docs/security.md.",
     )
-    p.add_argument("--host", default="127.0.0.1",
+    p.add_argument("--host", default=d.host,
                    help="address to listen on (default 127.0.0.1; 0.0.0.0 serves a LAN)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--log-level", default="info",
                    choices=["debug", "info", "warning", "error"], help="logging detail")
-    p.add_argument("--bot-delay", type=float, default=0.6, metavar="SECONDS",
-                   help="pause before each bot action (default 0.6)")
-    p.add_argument("--max-connections", type=int, default=5000)
-    p.add_argument("--max-per-address", type=int, default=512)
-    p.add_argument("--max-rooms", type=int, default=2000)
-    p.add_argument("--max-frame", type=int, default=64 * 1024, metavar="BYTES")
-    p.add_argument("--rate", type=float, default=20.0, metavar="MSGS_PER_SECOND",
-                   help="messages a connection may send per second (burst: twice that)")
+    p.add_argument("--bot-delay", type=float, default=d.bot_delay, metavar="SECONDS",
+                   help=f"pause before each bot action (default {d.bot_delay})")
     p.add_argument("--db", default=None, metavar="PATH",
                    help="where games are kept (default: castell.sqlite3 in your data "
                         "folder; ':memory:' keeps nothing)")
+
+    tls = p.add_argument_group("TLS (serve wss://)")
+    tls.add_argument("--certfile", default=None, metavar="PEM",
+                     help="certificate chain (with the key, unless --keyfile)")
+    tls.add_argument("--keyfile", default=None, metavar="PEM", help="private key")
+
+    lim = p.add_argument_group("limits")
+
+    def limit(flag: str, kind: type, default: object, metavar: str, text: str) -> None:
+        lim.add_argument(flag, type=kind, default=default, metavar=metavar,
+                         help=f"{text} (default {default})")
+
+    limit("--max-frame", int, d.max_frame, "BYTES", "largest frame; bigger closes with 1009")
+    limit("--max-string", int, d.max_string, "BYTES", "longest string in a frame")
+    limit("--max-list", int, d.max_list, "ITEMS", "longest array in a frame")
+    limit("--max-map", int, d.max_map, "PAIRS", "largest map in a frame")
+    limit("--max-depth", int, d.max_depth, "LEVELS", "deepest nesting in a frame")
+    limit("--rate", float, d.rate, "MSGS_PER_SECOND", "messages a connection may send per "
+          "second")
+    lim.add_argument("--burst", type=float, default=None, metavar="MSGS",
+                     help="messages allowed in one burst (default: twice --rate)")
+    limit("--max-strikes", int, d.max_strikes, "N",
+          "rate_limited refusals before the connection is closed (1008)")
+    limit("--write-buffer-limit", int, d.write_buffer_limit, "BYTES",
+          "unread bytes a client may leave waiting before it is closed as too slow")
+    limit("--max-connections", int, d.max_connections, "N", "open connections (more: 503)")
+    limit("--max-per-address", int, d.max_per_address, "N",
+          "open connections from one address (more: 429)")
+    limit("--open-timeout", _none_if_zero, d.open_timeout, "SECONDS",
+          "to finish the TLS and WebSocket handshakes (0: no limit)")
+    limit("--hello-timeout", float, d.hello_timeout, "SECONDS", "to say hello")
+    limit("--idle-timeout", _none_if_zero, d.idle_timeout, "SECONDS",
+          "with no message and nothing happening before a connection is closed (0: never)")
+    limit("--close-timeout", float, d.close_timeout, "SECONDS",
+          "a closing handshake may take before the socket is dropped")
+    limit("--max-rooms", int, d.max_rooms, "N", "rooms on the server")
+    limit("--rooms-per-connection", int, d.rooms_per_connection, "N",
+          "rooms one connection may create")
+    limit("--rooms-per-address", int, d.rooms_per_address, "N",
+          "rooms from one address that may exist at once")
+    limit("--resume-attempts", int, d.resume_attempts, "N",
+          "wrong seat tokens a connection may try per window")
+    limit("--resume-attempts-per-address", int, d.resume_attempts_per_address, "N",
+          "wrong seat tokens one address may try per window")
+    limit("--resume-window", float, d.resume_window, "SECONDS",
+          "the window those attempts are counted in")
+    lim.add_argument("--trust-proxy", action="store_true",
+                     help="behind a reverse proxy only: count connections by the last "
+                          "X-Forwarded-For address, not the proxy's")
     return p
 
 
@@ -59,9 +110,18 @@ def _db_location(value: str | None) -> str:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     return ServerConfig(
         host=args.host, port=args.port, bot_delay=args.bot_delay,
+        certfile=args.certfile, keyfile=args.keyfile,
+        max_frame=args.max_frame, max_string=args.max_string, max_list=args.max_list,
+        max_map=args.max_map, max_depth=args.max_depth,
+        rate=args.rate, burst=args.rate * 2 if args.burst is None else args.burst,
+        max_strikes=args.max_strikes, write_buffer_limit=args.write_buffer_limit,
         max_connections=args.max_connections, max_per_address=args.max_per_address,
-        max_rooms=args.max_rooms, max_frame=args.max_frame, rate=args.rate,
-        burst=args.rate * 2,
+        open_timeout=args.open_timeout, hello_timeout=args.hello_timeout,
+        idle_timeout=args.idle_timeout, close_timeout=args.close_timeout,
+        max_rooms=args.max_rooms, rooms_per_connection=args.rooms_per_connection,
+        rooms_per_address=args.rooms_per_address, resume_attempts=args.resume_attempts,
+        resume_attempts_per_address=args.resume_attempts_per_address,
+        resume_window=args.resume_window, trust_proxy=args.trust_proxy,
     )
 
 
@@ -77,12 +137,15 @@ async def _serve(config: ServerConfig, db: str) -> None:
     server = CastellServer(config, open_store(db))
     try:
         await server.start()
+    except ssl.SSLError as exc:
+        raise CastellError(f"cannot use that certificate or key: {exc}") from exc
     except OSError as exc:
         raise CastellError(
             f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}"
         ) from exc
     # Announce the real port on stdout so scripts (and tests) can use --port 0.
-    print(f"castell-server listening on ws://{config.host}:{server.port}", flush=True)
+    print(f"castell-server listening on {config.scheme}://{config.host}:{server.port}",
+          flush=True)
     await stop.wait()
     logging.getLogger("castell.server").info("shutting down")
     await server.close()

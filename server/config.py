@@ -1,8 +1,14 @@
-"""Server settings: every limit and default in one frozen value, set from the command line."""
+"""Server settings: every limit and default in one frozen value, set from the command line.
+
+Each limit has a ``castell-server`` flag (``server.cli``) and is explained, with its default
+and what a client sees when it trips, in ``docs/security.md``.
+"""
 
 from __future__ import annotations
 
 import attrs
+
+from shared import codec
 
 #: The WebSocket subprotocol this server speaks (docs/protocol.md, "Transport").
 SUBPROTOCOL = "castell.v1"
@@ -15,26 +21,65 @@ class ServerConfig:
 
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
+
+    # -- one frame (docs/protocol.md, "Limits") ---------------------------------------------
     #: Largest frame accepted; a bigger one closes that connection with 1009.
-    max_frame: int = 64 * 1024
+    max_frame: int = codec.MAX_FRAME
+    #: Longest string (or binary value) in a frame, in bytes; longer is ``bad_message``.
+    max_string: int = codec.MAX_STR_BYTES
+    #: Most items in one array of a frame.
+    max_list: int = codec.MAX_ARRAY
+    #: Most pairs in one map of a frame.
+    max_map: int = codec.MAX_MAP
+    #: Deepest nesting of arrays and maps (the frame's own map is level 1).
+    max_depth: int = codec.MAX_DEPTH
+
+    # -- flow of messages -------------------------------------------------------------------
     #: Token bucket per connection: messages per second, and the burst allowed.
     rate: float = 20.0
     burst: float = 40.0
-    #: ``rate_limited`` refusals tolerated before the connection is closed for abuse.
+    #: ``rate_limited`` refusals tolerated before the connection is closed (1008) for abuse.
     max_strikes: int = 50
+    #: Bytes allowed to wait in one connection's write buffer before it is closed as too slow.
+    write_buffer_limit: int = 1024 * 1024
+
+    # -- connections ------------------------------------------------------------------------
+    #: Open connections, those still in their handshake included (more: HTTP 503).
     max_connections: int = 5000
+    #: Open connections from one address (more: HTTP 429).
     max_per_address: int = 512
+    #: Seconds a new connection has to finish its TLS and WebSocket handshakes.
+    open_timeout: float | None = 10.0
+    #: Seconds a new connection has to say ``hello``.
+    hello_timeout: float = 10.0
+    #: Seconds without a message from the client and without any change in its room before
+    #: the connection is closed (None: never).
+    idle_timeout: float | None = 3600.0
+    #: Seconds a closing handshake may take before the connection is simply dropped.
+    close_timeout: float = 10.0
+    ping_interval: float | None = 20.0
+    #: Behind a reverse proxy: take the client's address from the last X-Forwarded-For entry.
+    trust_proxy: bool = False
+
+    # -- rooms and seats --------------------------------------------------------------------
     max_rooms: int = 2000
     #: Rooms one connection may create over its life.
     rooms_per_connection: int = 20
-    #: Seconds a new connection has to say ``hello``.
-    hello_timeout: float = 10.0
-    #: Seconds without any message before a connection is closed (None: never).
-    idle_timeout: float | None = 3600.0
-    #: Bytes allowed to wait in one connection's write buffer before it is closed as too slow.
-    write_buffer_limit: int = 1024 * 1024
-    #: Failed seat-token attempts allowed per connection per minute.
+    #: Rooms created from one address that may exist at once.
+    rooms_per_address: int = 100
+    #: Most rooms one ``list_rooms`` reply holds (waiting rooms first).
+    max_listed: int = 200
+    #: Failed seat-token attempts allowed per connection, and per address, per window.
     resume_attempts: int = 10
+    resume_attempts_per_address: int = 30
+    resume_window: float = 60.0
+
+    # -- TLS ----------------------------------------------------------------------------------
+    #: PEM certificate chain (and key, unless ``keyfile``): serve wss:// instead of ws://.
+    certfile: str | None = None
+    keyfile: str | None = None
+
+    # -- games ------------------------------------------------------------------------------
     #: Seconds a bot waits before each of its actions (0 in tests).
     bot_delay: float = 0.6
     #: Multiplies every turn timer; below 1 only to make tests of timers quick.
@@ -43,4 +88,13 @@ class ServerConfig:
     room_linger: float = 600.0
     #: Per-message deflate; off by default so one encoded push is the same bytes for all.
     compression: bool = False
-    ping_interval: float | None = 20.0
+
+    @property
+    def frame_limits(self) -> codec.FrameLimits:
+        """The limits every incoming frame is decoded with."""
+        return codec.FrameLimits(frame=self.max_frame, string=self.max_string,
+                                 array=self.max_list, map=self.max_map, depth=self.max_depth)
+
+    @property
+    def scheme(self) -> str:
+        return "wss" if self.certfile else "ws"

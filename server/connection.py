@@ -2,14 +2,21 @@
 
 Every send is non-blocking (``websockets``' ``broadcast`` writes straight into the
 transport), so no room ever waits on a slow client; instead a connection whose write buffer
-grows past the limit is closed as too slow (docs/security.md).
+grows past the limit is closed as too slow (docs/security.md). A client that stops reading
+first fills the kernel's socket buffers, then the transport's buffer, which is what is
+measured: the memory one slow client can hold is bounded by the limit plus those.
+
+Closing never waits on the peer for longer than the close timeout: a peer that reads
+nothing would never finish a closing handshake, so its socket is then dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import ServerConnection, broadcast
@@ -28,7 +35,7 @@ class Connection:
     """A client connected over one websocket."""
 
     def __init__(self, ws: ServerConnection, address: str, bucket: TokenBucket,
-                 write_limit: int) -> None:
+                 write_limit: int, *, close_timeout: float = 10.0) -> None:
         self.ws = ws
         self.address = address
         self.id = f"p{next(_ids)}"
@@ -38,10 +45,16 @@ class Connection:
         self.strikes = 0
         self.rooms_created = 0
         self.failed_resumes: list[float] = []
+        #: time.monotonic() of the opening, of the last frame received, of the last sent.
         self.opened = 0.0
         self.last_seen = 0.0
+        self.last_sent = 0.0
         self.write_limit = write_limit
+        self.close_timeout = close_timeout
         self.closing = False
+        #: Why the server closed this connection, once it did.
+        self.close_reason: str | None = None
+        self._closer: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         return f"<Connection {self.id} {self.name or '?'} from {self.address}>"
@@ -51,9 +64,11 @@ class Connection:
         if self.closing:
             return
         broadcast([self.ws], data)
+        self.last_sent = time.monotonic()
         transport = self.ws.transport
         if transport is not None and transport.get_write_buffer_size() > self.write_limit:
-            log.warning("%r: closed, %d bytes unread", self, transport.get_write_buffer_size())
+            log.warning("%r: closed as too slow, %d bytes unread", self,
+                        transport.get_write_buffer_size())
             self.close(1008, "too slow: the server could not deliver updates to you")
 
     def close(self, code: int, reason: str) -> None:
@@ -61,7 +76,28 @@ class Connection:
         if self.closing:
             return
         self.closing = True
-        asyncio.get_running_loop().create_task(self.ws.close(code, reason))
+        self.close_reason = reason
+        self._closer = asyncio.get_running_loop().create_task(self._close(code, reason))
+
+    async def wait_closed(self) -> None:
+        """Wait for a close this side started (so nothing closes it first with another code)."""
+        if self._closer is not None:
+            await asyncio.shield(self._closer)
+
+    async def _close(self, code: int, reason: str) -> None:
+        # The close frame queues behind whatever the peer has not read; a peer that reads
+        # nothing never answers it, and websockets would wait for its buffer to drain
+        # before even starting the close timeout. So: a bounded wait, then drop the socket.
+        try:
+            async with asyncio.timeout(self.close_timeout):
+                await self.ws.close(code, reason)
+        except TimeoutError:
+            log.info("%r: no closing handshake within %.1f s; dropped", self,
+                     self.close_timeout)
+            with contextlib.suppress(Exception):
+                self.ws.transport.abort()
+        except Exception:  # the socket is already gone: nothing left to close
+            log.debug("%r: close failed", self, exc_info=True)
 
     def detach(self) -> None:
         """Forget the room (its seat was given to another connection)."""

@@ -1,4 +1,4 @@
-"""Flow limits for one connection: a token bucket for messages, a window for failed resumes."""
+"""Flow limits: a token bucket for messages, a sliding window for failed resumes."""
 
 from __future__ import annotations
 
@@ -29,3 +29,8 @@ class TokenBucket:
             self.tokens -= cost
             return True
         return False
+
+
+def recent(stamps: list[float], now: float, window: float) -> list[float]:
+    """The ``stamps`` (times of past events) that fall within ``window`` seconds of ``now``."""
+    return [t for t in stamps if now - t < window]

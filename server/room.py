@@ -120,6 +120,8 @@ class Room:
         self.on_empty = on_empty
         self.seats: list[Seat | None] = [None] * seats
         self.creator: Connection | None = None
+        #: The address that created the room (None once restored): for the per-address cap.
+        self.host_address: str | None = None
         self.spectators: set[Connection] = set()
         self.state: GameState | None = None
         self.log: list[tuple[int, Action]] = []

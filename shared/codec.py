@@ -13,6 +13,8 @@ Limits, checked before any field is looked at (a breach is ``bad_message``):
   :data:`MAX_ARRAY` items, a map at most :data:`MAX_MAP` pairs, and no extension types;
 * containers nest at most :data:`MAX_DEPTH` deep, and every map key is a string;
 * exactly one MessagePack value per frame, with no trailing bytes.
+
+Those are the protocol's defaults; a server may set its own with :class:`FrameLimits`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+import attrs
 import msgpack
 
 from shared.errors import ProtocolError
@@ -42,6 +45,22 @@ MAX_MAP: Final = 64
 MAX_DEPTH: Final = 10
 
 
+@attrs.frozen
+class FrameLimits:
+    """The limits one frame must keep (see the module docstring); the defaults are the
+    protocol's. Lowering one below its default may refuse messages the protocol allows."""
+
+    frame: int = MAX_FRAME
+    string: int = MAX_STR_BYTES
+    array: int = MAX_ARRAY
+    map: int = MAX_MAP
+    depth: int = MAX_DEPTH
+
+
+#: The protocol's limits.
+DEFAULT_LIMITS: Final = FrameLimits()
+
+
 def encode(message: Message) -> bytes:
     """The bytes of one frame holding ``message``."""
     return msgpack.packb(to_wire(message), use_bin_type=True)
@@ -51,12 +70,16 @@ def _refuse_ext(code: int, data: bytes) -> Any:
     raise ValueError("extension types are not used")
 
 
-def unpack(data: Any, *, max_size: int = MAX_FRAME) -> Any:
-    """The one MessagePack value in ``data``, within the limits above.
+def unpack(data: Any, *, max_size: int | None = None,
+           limits: FrameLimits = DEFAULT_LIMITS) -> Any:
+    """The one MessagePack value in ``data``, within ``limits`` (``max_size``, when given,
+    replaces ``limits.frame``).
 
     Raises :class:`ProtocolError` (``bad_message``, ``re`` None) for anything that is not one
     well-formed value within the limits, including a text (``str``) frame.
     """
+    if max_size is None:
+        max_size = limits.frame
     if not isinstance(data, bytes | bytearray | memoryview):
         raise ProtocolError("frames must be binary MessagePack", code="bad_message")
     if len(data) > max_size:
@@ -66,10 +89,10 @@ def unpack(data: Any, *, max_size: int = MAX_FRAME) -> Any:
         strict_map_key=True,
         use_list=True,
         max_buffer_size=max(max_size, 1),
-        max_str_len=MAX_STR_BYTES,
-        max_bin_len=MAX_STR_BYTES,
-        max_array_len=MAX_ARRAY,
-        max_map_len=MAX_MAP,
+        max_str_len=limits.string,
+        max_bin_len=limits.string,
+        max_array_len=limits.array,
+        max_map_len=limits.map,
         max_ext_len=0,
         ext_hook=_refuse_ext,
     )
@@ -82,19 +105,19 @@ def unpack(data: Any, *, max_size: int = MAX_FRAME) -> Any:
                             code="bad_message") from None
     if trailing:
         raise ProtocolError("the frame holds bytes after its message", code="bad_message")
-    _guard(value)
+    _guard(value, limits.depth)
     return value
 
 
-def _guard(value: Any) -> None:
+def _guard(value: Any, max_depth: int) -> None:
     # Depth and key check without recursion: a hostile frame cannot exhaust the stack.
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if type(item) not in (dict, list):
             continue
-        if depth > MAX_DEPTH:
-            raise ProtocolError(f"a frame may nest at most {MAX_DEPTH} deep", code="bad_message")
+        if depth > max_depth:
+            raise ProtocolError(f"a frame may nest at most {max_depth} deep", code="bad_message")
         if type(item) is list:
             stack.extend((sub, depth + 1) for sub in item)
             continue
@@ -104,20 +127,25 @@ def _guard(value: Any) -> None:
             stack.append((sub, depth + 1))
 
 
-def decode(data: Any, *, max_size: int = MAX_FRAME) -> Message:
+def decode(data: Any, *, max_size: int | None = None,
+           limits: FrameLimits = DEFAULT_LIMITS) -> Message:
     """The message in one frame, from either side (see :func:`shared.messages.from_wire`)."""
-    return from_wire(unpack(data, max_size=max_size))
+    return from_wire(unpack(data, max_size=max_size, limits=limits))
 
 
-def decode_request(data: Any, *, max_size: int = MAX_FRAME) -> Request:
+def decode_request(data: Any, *, max_size: int | None = None,
+                   limits: FrameLimits = DEFAULT_LIMITS) -> Request:
     """The client request in one frame; a server-side type is ``unknown_type``."""
-    return from_wire(unpack(data, max_size=max_size), sender="client")  # type: ignore[return-value]
+    value = unpack(data, max_size=max_size, limits=limits)
+    return from_wire(value, sender="client")  # type: ignore[return-value]
 
 
-def decode_server(data: Any, *, max_size: int = MAX_FRAME) -> ServerMessage:
+def decode_server(data: Any, *, max_size: int | None = None,
+                  limits: FrameLimits = DEFAULT_LIMITS) -> ServerMessage:
     """The reply or push in one frame, as a client reads it; a request type is
     ``unknown_type``."""
-    return from_wire(unpack(data, max_size=max_size), sender="server")  # type: ignore[return-value]
+    value = unpack(data, max_size=max_size, limits=limits)
+    return from_wire(value, sender="server")  # type: ignore[return-value]
 
 
 def event_to_wire(event: Any) -> dict[str, Any]:

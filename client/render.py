@@ -30,7 +30,8 @@ from client.describe import Part, View
 from client.sanitize import safe
 from shared.board import REGIONS
 
-__all__ = ["SEAT_STYLES", "print_view", "render", "render_plain", "safe", "seat_style"]
+__all__ = ["SEAT_STYLES", "event_lines", "print_view", "render", "render_plain", "safe",
+           "seat_style"]
 
 #: One colour per seat (0–3), for pawns, panel titles and event lines.
 SEAT_STYLES: Final = ("cyan", "magenta", "yellow", "green")
@@ -362,6 +363,13 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
         named = ", ".join(f"{c} {v}" for c, v in zip((*d.SCORE_CATEGORIES, "total"), cells,
                                                       strict=True))
         lines.append(f"score {d.seat_name(view, seat)}: {named}{' · winner' if won else ''}")
+    lines.extend(event_lines(view, events))
+    return lines
+
+
+def event_lines(view: View, events: Sequence[d.Event]) -> list[str]:
+    """The events as plain lines, a festival's results indented under it (``--plain``)."""
+    lines = []
     for event, where in zip(events, d.regions_at(events, view), strict=True):
         parts = d.event_parts(view, event, where)
         if parts is None:

@@ -1,0 +1,389 @@
+"""The full-screen terminal: the board above, the prompt at the bottom.
+
+One prompt_toolkit ``Application`` holds four stacked parts: the board (the rich rendering
+of :mod:`client.render`, printed to a string and shown as ANSI text), a notes pane (help,
+hints, rules, the room list; Esc closes it), a status line (the server's refusals in words,
+news, the connection's state) and the input line with tab completion of the legal arguments
+(:class:`client.completion.CommandCompleter`) and a history kept between runs. A push only
+marks the board stale and asks for a redraw (``invalidate``): prompt_toolkit repaints the
+screen around the input buffer, so what the player is typing is never disturbed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import (
+    CompleteEvent,
+    Completer,
+    Completion,
+    DynamicCompleter,
+)
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+from prompt_toolkit.history import History
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Float,
+    FloatContainer,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    Window,
+)
+from prompt_toolkit.layout.controls import BufferControl
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.output.color_depth import ColorDepth
+from prompt_toolkit.styles import Style
+from rich.console import Console, Group, RenderableType
+from rich.text import Text
+
+from client import lobby as lb
+from client.completion import CommandCompleter
+from client.controller import Controller
+from client.render import chat_text, render
+from shared import messages as m
+
+STYLE = Style.from_dict({
+    "status.error": "bold fg:ansired",
+    "status.info": "fg:ansigreen",
+    "status.conn": "bold reverse fg:ansiyellow",
+    "status.hint": "fg:ansibrightblack",
+    "notes.title": "bold",
+    "prompt": "bold",
+})
+CHAT_LINES = 2
+EVENT_LINES = 12
+
+
+class WordsCompleter(Completer):
+    """Completion for the lobby and a waiting room: command words, then room numbers/levels."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent
+                        ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        words = text.split()
+        current = "" if not text or text[-1].isspace() else words[-1]
+        done = words if not current else words[:-1]
+        mode = self.controller.mode
+        table = lb.LOBBY_HELP if mode == "lobby" else lb.ROOM_HELP
+        options: list[tuple[str, str]]
+        if not done:
+            seen: dict[str, str] = {}
+            for syntax, what in table:
+                seen.setdefault(syntax.split()[0], what)
+            options = list(seen.items())
+        elif len(done) == 1 and done[0] in ("join", "watch"):
+            options = [(str(i), r.name) for i, r in enumerate(self.controller.rooms, 1)]
+        elif len(done) == 1 and done[0] in ("bot", "fill"):
+            options = [(lv, "bot level") for lv in lb.BOT_LEVELS]
+        elif done[0] == "create":
+            options = [("seats=", "2 to 4"), ("advanced", "the advanced variant"),
+                       ("timer=", "seconds per turn"), ("private", "join by code only")]
+        else:
+            options = []
+        for word, meta in options:
+            if word.startswith(current.lower()):
+                yield Completion(word, start_position=-len(current), display_meta=meta)
+
+
+class TerminalScreen:
+    """The full-screen :class:`client.controller.Screen`."""
+
+    def __init__(self, controller: Controller, *, color: bool = True,
+                 history: History | None = None) -> None:
+        self.controller = controller
+        controller.screen = self
+        self.color = color
+        self.notes: list[str] = []
+        self.notes_top = 0
+        self.message: tuple[str, str] | None = None
+        self._asking: tuple[str, asyncio.Future[str | None]] | None = None
+        self._dirty = 0
+        self._board_key: tuple[Any, ...] | None = None
+        self._board_cache: StyleAndTextTuples = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._game_completer = CommandCompleter(controller.legal, controller.team)
+        self._words_completer = WordsCompleter(controller)
+        self.input = Buffer(
+            completer=DynamicCompleter(self._completer), history=history, multiline=False,
+            complete_while_typing=False, accept_handler=self._accept,
+        )
+        board = Window(FormattedTextControl(self._board), wrap_lines=False,
+                       always_hide_cursor=True)
+        notes = ConditionalContainer(
+            Window(FormattedTextControl(self._notes_text), height=self._notes_height,
+                   wrap_lines=True, always_hide_cursor=True),
+            filter=Condition(self._has_notes),
+        )
+        status = Window(FormattedTextControl(self._status), height=1, wrap_lines=False)
+        prompt = Window(BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]),
+                        height=1)
+        root = FloatContainer(
+            HSplit([board, notes, status, prompt]),
+            floats=[Float(xcursor=True, ycursor=True,
+                          content=CompletionsMenu(max_height=8, scroll_offset=1))],
+        )
+        self.app: Application[None] = Application(
+            layout=Layout(root, focused_element=prompt), key_bindings=self._keys(),
+            full_screen=True, style=STYLE, mouse_support=False,
+            color_depth=None if color else ColorDepth.DEPTH_1_BIT,
+        )
+        self.app.ttimeoutlen = 0.05  # Esc answers at once
+
+    # -- the Screen protocol ---------------------------------------------------------------
+
+    def show(self, lines: Sequence[str]) -> None:
+        self.notes = list(lines)
+        self.notes_top = 0
+        self.refresh()
+
+    def error(self, text: str) -> None:
+        self.message = ("status.error", f"✗ {text}")
+        self.refresh()
+
+    def info(self, text: str) -> None:
+        self.message = ("status.info", text)
+        self.refresh()
+
+    async def ask(self, question: str) -> str | None:
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._asking = (question, future)
+        self.refresh()
+        try:
+            return await future
+        finally:
+            self._asking = None
+            self.refresh()
+
+    def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None:
+        if my_turn_began:
+            self.app.output.bell()
+            if self.message is None or self.message[0] != "status.error":
+                self.message = ("status.info", "your turn — Tab completes, `hint` suggests")
+        self.refresh()
+
+    def chat(self, push: m.ChatPush) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        self._dirty += 1
+        self.app.invalidate()
+
+    def exit(self) -> None:
+        if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
+            self.app.exit()
+
+    # -- running -----------------------------------------------------------------------------
+
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def run(self, startup: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Run until the player quits; the session pumps in the background."""
+        session = self.controller.session
+        pump = asyncio.create_task(session.run())
+
+        async def boot() -> None:
+            if startup is not None:
+                await self.controller._guard(startup())
+
+        self.spawn(boot())
+        self.spawn(self._tick())
+        try:
+            await self.app.run_async()
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            await session.stop()
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pump
+
+    async def _tick(self) -> None:
+        """Redraw once a second while a turn timer runs, for its countdown."""
+        while True:
+            await asyncio.sleep(1.0)
+            view = self.controller.view
+            if view is not None and view.get("deadline") is not None:
+                self.refresh()
+
+    # -- input -------------------------------------------------------------------------------
+
+    def _completer(self) -> Completer | None:
+        if self._asking is not None:
+            return None
+        return self._game_completer if self.controller.mode == "game" else self._words_completer
+
+    def _accept(self, buffer: Buffer) -> bool:
+        line = buffer.text
+        if self._asking is not None:
+            future = self._asking[1]
+            if not future.done():
+                future.set_result(line)
+            return False
+        if not line.strip():
+            self.notes = []
+            self.message = None
+            self.refresh()
+            return False
+        self.message = None
+        self.notes = []
+        self.spawn(self.controller.handle(line))
+        self.refresh()
+        return False
+
+    def _keys(self) -> KeyBindings:
+        kb = KeyBindings()
+
+        @kb.add("c-c")
+        def _interrupt(event: Any) -> None:
+            if self._asking is not None:
+                self._asking[1].set_result(None)
+            elif self.input.text:
+                self.input.reset()
+            else:
+                self.spawn(self.controller.quit())
+
+        @kb.add("c-d")
+        def _eof(event: Any) -> None:
+            if not self.input.text:
+                self.spawn(self.controller.quit())
+
+        @kb.add("escape", eager=True)
+        def _close(event: Any) -> None:
+            if self.input.complete_state is not None:
+                self.input.cancel_completion()
+                return
+            if self._asking is not None:
+                self._asking[1].set_result(None)
+                return
+            self.notes = []
+            self.message = None
+            self.refresh()
+
+        @kb.add("pageup")
+        def _up(event: Any) -> None:
+            self.notes_top = max(0, self.notes_top - self._notes_rows())
+            self.refresh()
+
+        @kb.add("pagedown")
+        def _down(event: Any) -> None:
+            rows = self._notes_rows()
+            self.notes_top = min(max(0, len(self.notes) - rows), self.notes_top + rows)
+            self.refresh()
+
+        return kb
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def _size(self) -> tuple[int, int]:
+        size = self.app.output.get_size()
+        return max(20, size.columns), max(6, size.rows)
+
+    def _has_notes(self) -> bool:
+        return bool(self.notes)
+
+    def _notes_rows(self) -> int:
+        """Lines of notes text shown at once (the pane has one more, its title)."""
+        _, rows = self._size()
+        return max(2, min(len(self.notes), rows // 2 - 1))
+
+    def _notes_height(self) -> int:
+        return self._notes_rows() + 1 if self.notes else 0
+
+    def _notes_text(self) -> StyleAndTextTuples:
+        rows = self._notes_rows()
+        shown = self.notes[self.notes_top:self.notes_top + rows]
+        more = len(self.notes) - self.notes_top - len(shown)
+        scroll = " · PgUp/PgDn scroll" if len(self.notes) > rows else ""
+        title = f"──── Esc closes{scroll}{f' · {more} more lines' if more > 0 else ''}"
+        return [("class:notes.title", title + "\n"), ("", "\n".join(shown))]
+
+    def _status(self) -> StyleAndTextTuples:
+        conn = self.controller.connection
+        if conn is not None:
+            return [("class:status.conn", f" {conn} ")]
+        if self.message is not None:
+            return [(f"class:{self.message[0]}", self.message[1])]
+        mode = self.controller.mode
+        hint = {"lobby": "Tab completes · `list` · `create` · `join N` · `help` · `quit`",
+                "room": "Tab completes · `bot` · `fill` · `start` · `chat` · `help` · `leave`",
+                "game": "Tab completes · `hint` · `help` · `rules` · `chat` · `quit`"}[mode]
+        view = self.controller.view or {}
+        if mode == "game" and view.get("status") == "finished":
+            hint = "The game is over. `leave` for the lobby, `quit` to close Castell."
+        return [("class:status.hint", hint)]
+
+    def _prompt(self) -> StyleAndTextTuples:
+        if self._asking is not None:
+            return [("class:prompt", self._asking[0])]
+        return [("class:prompt", "> ")]
+
+    def _board(self) -> StyleAndTextTuples:
+        width, rows = self._size()
+        height = max(1, rows - 2 - self._notes_height())
+        view = self.controller.view
+        clock = int(time.time()) if view is not None and view.get("deadline") else 0
+        key = (self._dirty, width, height, clock)
+        if key != self._board_key:
+            self._board_key = key
+            self._board_cache = to_formatted_text(ANSI(self.board_text(width, height)))
+        return self._board_cache
+
+    def board_text(self, width: int, height: int) -> str:
+        """The board for a ``width`` × ``height`` area, as ANSI text (at most ``height`` lines)."""
+        mode = self.controller.mode
+        if mode == "lobby":
+            head = Text("CASTELL · lobby", style="bold")
+            return self._print(Group(head, *(Text(line) for line in
+                                             self.controller.lobby_lines())), width, height)
+        # Events fill whatever height the panels leave (at least 2 lines when they fit).
+        bare = self._print(self._screen(width, 0), width, None).count("\n") + 1
+        spare = height - bare - min(CHAT_LINES, len(self.controller.chats))
+        text = self._print(self._screen(width, max(2, min(spare, EVENT_LINES))), width, None)
+        if text.count("\n") + 1 > height:
+            text = self._print(self._screen(width, 0), width, None)
+        return "\n".join(text.split("\n")[:height])
+
+    def _screen(self, width: int, events: int) -> RenderableType:
+        ctrl = self.controller
+        view = ctrl.view
+        if view is None:
+            return Text("joining…", style="dim")
+        parts: list[RenderableType] = [render(view, ctrl.me, list(ctrl.events), now=time.time(),
+                                              width=width, max_event_lines=events)]
+        if ctrl.mode == "room":
+            parts.extend(Text(line, style="bold") for line in ctrl.room_lines())
+        if events:
+            parts.extend(chat_text(view, attrs.asdict(push))
+                         for push in list(ctrl.chats)[-CHAT_LINES:])
+        return Group(*parts)
+
+    def _print(self, renderable: RenderableType, width: int, height: int | None) -> str:
+        out = io.StringIO()
+        console = Console(file=out, force_terminal=True, width=width, highlight=False,
+                          color_system="256" if self.color else None, no_color=not self.color,
+                          emoji=False, legacy_windows=False, soft_wrap=False)
+        console.print(renderable)
+        text = out.getvalue().rstrip("\n")
+        if height is not None:
+            text = "\n".join(text.split("\n")[:height])
+        return text

@@ -1,0 +1,214 @@
+"""``castell``: join a server, play a game against bots, or replay a recorded game.
+
+    castell [ws://HOST:PORT] [--name NAME] [--plain] [--no-color] [--cafile PEM] [--insecure]
+    castell play [--seats N] [--variant normal|advanced] [--bots greedy|random] ...
+    castell replay FILE [--plain]
+
+The screen is full-screen (:mod:`client.app`) on a terminal, and line by line
+(:mod:`client.plain`) with ``--plain`` or when standard input or output is not a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+
+from client.address import DEFAULT_URL, AddressError, server_url
+
+NAME_MAX = 24  # docs/protocol.md, hello.name
+
+
+def default_name() -> str:
+    """The OS user name, as a player name (1–24 printable characters)."""
+    try:
+        name = getpass.getuser()
+    except Exception:  # no user name in this environment
+        name = ""
+    name = "".join(ch for ch in name if ch.isprintable()).strip()[:NAME_MAX]
+    return name or "player"
+
+
+def player_name(text: str) -> str:
+    name = " ".join(text.split())
+    if not name or len(name) > NAME_MAX or not name.isprintable():
+        raise argparse.ArgumentTypeError(f"a name is 1 to {NAME_MAX} printable characters")
+    return name
+
+
+def _display_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", type=player_name, default=None,
+                   help="your name at the table (default: your user name)")
+    p.add_argument("--plain", action="store_true",
+                   help="plain lines, no colours or boxes: for scripts and screen readers")
+    p.add_argument("--no-color", action="store_true", help="no colours")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="castell",
+        description="Play Castell. `castell play` starts a game against bots; `castell URL` "
+                    "joins a server (`castell-server` on a friend's machine); `castell replay "
+                    "FILE` steps through a recorded game.",
+    )
+    p.add_argument("url", nargs="?", default=DEFAULT_URL,
+                   help=f"the server, e.g. ws://192.168.1.5:8765 (default {DEFAULT_URL})")
+    _display_options(p)
+    p.add_argument("--cafile", metavar="PEM",
+                   help="trust this certificate (a wss:// server's own) besides the system's")
+    p.add_argument("--insecure", action="store_true",
+                   help="do not check a wss:// server's certificate (unsafe)")
+    p.add_argument("--resume", action="store_true",
+                   help="take back your latest seat on this server without asking")
+    return p
+
+
+def build_play_parser() -> argparse.ArgumentParser:
+    from client.play import DEFAULT_BOT_DELAY
+
+    p = argparse.ArgumentParser(prog="castell play",
+                                description="Play a game against bots, right now, offline.")
+    p.add_argument("--seats", type=int, choices=(2, 3, 4), default=4,
+                   help="players at the table, you included (default 4)")
+    p.add_argument("--variant", choices=("normal", "advanced"), default="normal")
+    p.add_argument("--bots", choices=("greedy", "random"), default="greedy",
+                   help="how the bots play (default greedy)")
+    p.add_argument("--bot-delay", type=float, default=DEFAULT_BOT_DELAY, metavar="SECONDS",
+                   help=f"pause before each bot action (default {DEFAULT_BOT_DELAY})")
+    _display_options(p)
+    return p
+
+
+def build_replay_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="castell replay",
+                                description="Step through a game record written by "
+                                            "`castell-server export`.")
+    p.add_argument("file", help="the record (a .json file)")
+    p.add_argument("--plain", action="store_true", help="print every step as plain lines")
+    p.add_argument("--no-color", action="store_true", help="no colours")
+    return p
+
+
+def _use_plain(requested: bool) -> bool:
+    return requested or not (sys.stdin.isatty() and sys.stdout.isatty())
+
+
+def _use_color(no_color: bool) -> bool:
+    return not no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+async def run_screen(session: object, startup: Callable[[object], Awaitable[None]] | None, *,
+                     plain: bool, color: bool) -> int:
+    """Put a controller and a screen on ``session`` and run until the player quits."""
+    from client.controller import Controller
+    from client.session import Session
+
+    assert isinstance(session, Session)
+    controller = Controller(session)
+
+    async def boot() -> None:
+        if startup is not None:
+            await startup(controller)
+
+    if plain:
+        from client.plain import PlainScreen
+
+        await PlainScreen(controller).run(boot)
+    else:
+        from client.app import TerminalScreen
+
+        await TerminalScreen(controller, color=color, history=_history()).run(boot)
+    return 1 if session.seat_lost else 0
+
+
+def _history() -> object:
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    from client.seats import DIR_MODE, default_state_dir
+
+    try:
+        folder = default_state_dir()
+        folder.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        return FileHistory(str(folder / "history"))
+    except OSError:
+        return InMemoryHistory()
+
+
+async def _join(args: argparse.Namespace) -> int:
+    from websockets.exceptions import WebSocketException
+
+    from client.net import ServerError
+    from client.seats import SeatStore
+    from client.session import Session, describe_failure
+    from client.tls import client_ssl_context
+
+    url = server_url(args.url)
+    context = client_ssl_context(url, args.cafile, args.insecure)
+    session = Session(url, args.name or default_name(), listener=None,  # type: ignore[arg-type]
+                      ssl_context=context, seats=SeatStore())
+    try:
+        await session.open()
+    except ServerError as exc:
+        print(f"castell: {url} refused you: {exc.message}", file=sys.stderr)
+        return 1
+    except (OSError, TimeoutError, WebSocketException) as exc:
+        print(f"castell: {describe_failure(url, exc)}", file=sys.stderr)
+        return 1
+
+    async def startup(controller: object) -> None:
+        await controller.start(resume=args.resume)  # type: ignore[attr-defined]
+
+    return await run_screen(session, startup, plain=_use_plain(args.plain),
+                            color=_use_color(args.no_color))
+
+
+async def _play(args: argparse.Namespace) -> int:
+    from client.play import play
+
+    plain, color = _use_plain(args.plain), _use_color(args.no_color)
+
+    async def run(session: object, begin: Callable[[object], Awaitable[None]]) -> int:
+        return await run_screen(session, begin, plain=plain, color=color)
+
+    return await play(args.name or default_name(), seats=args.seats, variant=args.variant,
+                      level=args.bots, bot_delay=max(0.0, args.bot_delay),
+                      run=run)  # type: ignore[arg-type]
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from client.replay import load, print_plain, run_viewer
+
+    record = load(args.file)
+    if _use_plain(args.plain):
+        print_plain(record, sys.stdout)
+    else:
+        run_viewer(record, color=_use_color(args.no_color))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``castell`` command."""
+    from shared.errors import CastellError
+
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args_list[:1] == ["play"]:
+            return asyncio.run(_play(build_play_parser().parse_args(args_list[1:])))
+        if args_list[:1] == ["replay"]:
+            return _replay(build_replay_parser().parse_args(args_list[1:]))
+        return asyncio.run(_join(build_parser().parse_args(args_list)))
+    except (AddressError, ValueError) as exc:
+        print(f"castell: {exc}", file=sys.stderr)
+        return 2
+    except CastellError as exc:
+        print(f"castell: {exc.message}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"castell: {exc.strerror or exc}"
+              f"{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,375 @@
+"""What the player's lines do, whichever screen shows the result.
+
+The :class:`Controller` sits between a :class:`client.session.Session` and a :class:`Screen`
+(the full-screen terminal of :mod:`client.app`, or the line-by-line one of
+:mod:`client.plain`). It keeps what both screens draw — the last view, recent events and chat,
+the lobby's room list, the connection's state — and turns each typed line into requests: lobby
+lines (:mod:`client.lobby`) before a room, room lines while a room waits, game commands
+(:mod:`client.commands`) once the game runs. Errors end up on the screen, in words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from client import commands as c
+from client import lobby as lb
+from client.hints import hint_lines
+from client.net import ServerError
+from client.rulebook import rules_page
+from client.sanitize import safe
+from client.session import NotConnected, Session
+from shared import messages as m
+from shared.actions import Action
+from shared.engine import legal_actions
+from shared.errors import CastellError
+from shared.view import state_from_view
+
+EVENTS_KEPT = 16
+CHATS_KEPT = 6
+GAME_EXTRA_HELP = "leave      back to the lobby (your seat stays yours; `resume` takes it back)"
+
+
+class Screen(Protocol):
+    """What the controller needs from a screen."""
+
+    def show(self, lines: Sequence[str]) -> None:
+        """Show a block of text (help, hints, rules, the room list)."""
+    def error(self, text: str) -> None:
+        """Show a refusal or a mistake, in words, near the prompt."""
+    def info(self, text: str) -> None:
+        """Show a short piece of news near the prompt."""
+    async def ask(self, question: str) -> str | None:
+        """Ask a question; the answer typed, or None when the player cancels."""
+    def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None: ...
+    def chat(self, push: m.ChatPush) -> None: ...
+    def refresh(self) -> None: ...
+    def exit(self) -> None: ...
+
+
+class Controller:
+    """See the module docstring."""
+
+    def __init__(self, session: Session, screen: Screen | None = None) -> None:
+        self.session = session
+        self.screen: Screen = screen  # type: ignore[assignment]  # set by the screen
+        self.events: deque[dict[str, Any]] = deque(maxlen=EVENTS_KEPT)
+        self.chats: deque[m.ChatPush] = deque(maxlen=CHATS_KEPT)
+        self.rooms: tuple[m.RoomSummary, ...] = ()
+        self.connection: str | None = None
+        self._legal: tuple[int, int | None, list[Action]] | None = None
+        session.listener = self
+        session.on_reconnected = self._reconnected
+
+    # -- what the screens draw -------------------------------------------------------------
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        state = self.session.state
+        return state.view if state is not None else None
+
+    @property
+    def me(self) -> int | None:
+        return self.session.seat
+
+    @property
+    def mode(self) -> str:
+        """``lobby`` (no room), ``room`` (waiting for the start) or ``game``."""
+        if self.session.room is None:
+            return "lobby"
+        view = self.view
+        if view is None or view.get("status") == "waiting":
+            return "room"
+        return "game"
+
+    def legal(self) -> list[Action]:
+        """The player's legal actions now (empty when it is not their turn)."""
+        push = self.session.state
+        me = self.me
+        if push is None or me is None or push.view.get("status") != "playing" \
+                or push.view.get("turn") != me:
+            return []
+        key = (push.version, me)
+        if self._legal is None or self._legal[:2] != key:
+            try:
+                actions = legal_actions(state_from_view(push.view), me)
+            except CastellError:
+                actions = []
+            self._legal = (*key, actions)
+        return self._legal[2]
+
+    def team(self) -> list[int]:
+        view = self.view or {}
+        for p in view.get("players") or ():
+            if p.get("seat") == self.me:
+                return list(p.get("team") or ())
+        return []
+
+    def lobby_lines(self) -> list[str]:
+        """The lobby as text: the open rooms, numbered for `join N`, and the held seats."""
+        lines = [f"Open rooms on {self.session.url} (you are {safe(self.session.name)}):"]
+        if not self.rooms:
+            lines.append("  none yet — `create` one, then invite your friends")
+        for i, r in enumerate(self.rooms, 1):
+            timer = f"{r.turn_seconds}s turns" if r.turn_seconds else "no timer"
+            lines.append(f"  {i:>2}. {safe(r.name)} — {r.taken}/{r.seats} seats · {r.variant}"
+                         f" · {timer} · {r.status} · id {r.room}")
+        held = self.session.held_seats()
+        if held:
+            lines.append("Your seats (`resume N`):")
+            lines.extend(f"  {i}. {safe(h.name)} (seat {h.seat}) · id {h.room}"
+                         for i, h in enumerate(held, 1))
+        lines.append("`list` refreshes · `create` · `join N` · `watch N` · `help` · `quit`")
+        return lines
+
+    def room_lines(self) -> list[str]:
+        """What a waiting room adds to its view: the join code, and what to type."""
+        view = self.view or {}
+        lines = []
+        if self.session.code:
+            lines.append(f"Private room: friends join with `join {self.session.code}`")
+        else:
+            lines.append(f"Friends join with `join {self.session.room}` (or pick it from `list`)")
+        free = int(view.get("seats", 0)) - len(view.get("players") or ())
+        if self.me is None:
+            lines.append("You are watching. `leave` returns to the lobby.")
+        elif free:
+            lines.append(f"{free} seat{'s' if free != 1 else ''} free: wait for friends, or "
+                         f"`bot` / `fill` for bots; then `start`")
+        else:
+            lines.append("Every seat is taken: `start` begins the game")
+        return lines
+
+    # -- from the session --------------------------------------------------------------------
+
+    def on_state(self, push: m.StatePush) -> None:
+        view = push.view
+        before = self._my_turn_key
+        self.events.extend(push.events)
+        now = self._turn_key(view)
+        began = now is not None and now != before
+        self._my_turn_key = now
+        self.screen.state_changed(push, began)
+
+    _my_turn_key: tuple[int, int] | None = None
+
+    def _turn_key(self, view: dict[str, Any]) -> tuple[int, int] | None:
+        if view.get("status") == "playing" and self.me is not None and view.get("turn") == self.me:
+            return (int(view.get("round") or 0), self.me)
+        return None
+
+    def on_chat(self, push: m.ChatPush) -> None:
+        self.chats.append(push)
+        self.screen.chat(push)
+
+    def on_connection(self, status: str | None) -> None:
+        self.connection = status
+        if status is not None and self.session.stopped:
+            self.screen.error(status)
+        self.screen.refresh()
+
+    def on_notice(self, text: str) -> None:
+        self.events.clear()
+        self.screen.info(text)
+        self.screen.refresh()
+
+    async def _reconnected(self) -> None:
+        if self.session.room is None:
+            with contextlib.suppress(CastellError):
+                await self.refresh_rooms()
+
+    # -- starting ----------------------------------------------------------------------------
+
+    async def start(self, *, resume: bool = False) -> None:
+        """After connecting: offer (or, with ``resume``, take) a held seat, else list rooms."""
+        held = self.session.held_seats()
+        if held:
+            h = held[0]
+            take = resume
+            if not resume:
+                answer = await self.screen.ask(
+                    f"resume your game in {safe(h.name)!r} (seat {h.seat})? [Y/n] ")
+                try:
+                    take = answer is not None and lb.parse_yes(answer, True)
+                except c.CommandError:
+                    take = False
+            if take:
+                await self._guard(self._resume(h))
+        if self.session.room is None:
+            await self._guard(self.refresh_rooms())
+
+    async def start_play(self, seats: int, variant: str, level: str) -> None:
+        """``castell play``: a room of our own, bots in every other seat, and go."""
+        await self.session.create_room(f"{self.session.name}'s game", seats, variant)
+        for _ in range(seats - 1):
+            await self.session.add_bot(level)
+        await self.session.request(m.StartGame)
+
+    async def refresh_rooms(self) -> None:
+        self.rooms = await self.session.list_rooms()
+        self.screen.refresh()
+
+    # -- lines -------------------------------------------------------------------------------
+
+    async def handle(self, line: str) -> None:
+        """Do what one typed line says; every refusal is shown, nothing is raised."""
+        if not line.strip():
+            return
+        mode = self.mode
+        if mode == "lobby":
+            await self._guard(self._lobby(line))
+        elif mode == "room":
+            await self._guard(self._room(line))
+        else:
+            await self._guard(self._game(line))
+
+    async def _guard(self, work: Any) -> None:
+        try:
+            await work
+        except ServerError as exc:
+            self.screen.error(exc.message)
+        except (c.CommandError, NotConnected) as exc:
+            self.screen.error(exc.message)
+        except CastellError as exc:
+            self.screen.error(exc.message)
+
+    async def _lobby(self, line: str) -> None:
+        cmd = lb.parse_lobby(line)
+        if isinstance(cmd, lb.ListRooms):
+            await self.refresh_rooms()
+            self.screen.show(self.lobby_lines())
+        elif isinstance(cmd, lb.CreateRoom):
+            await self._create(cmd)
+        elif isinstance(cmd, lb.JoinRoom):
+            await self._join(cmd)
+        elif isinstance(cmd, lb.Resume):
+            held = self.session.held_seats()
+            if not held:
+                raise c.CommandError("you hold no seat on this server")
+            n = cmd.number or 1
+            if not 1 <= n <= len(held):
+                raise c.CommandError(f"you hold {len(held)} seat(s): `resume 1`"
+                                     f"{' to ' + str(len(held)) if len(held) > 1 else ''}")
+            await self._resume(held[n - 1])
+        elif isinstance(cmd, c.Help):
+            self.screen.show(lb.help_lines(lb.LOBBY_HELP))
+        elif isinstance(cmd, c.Quit):
+            await self.quit()
+
+    async def _resume(self, held: Any) -> None:
+        self.events.clear()
+        try:
+            await self.session.resume(held)
+        except ServerError as exc:
+            if exc.code in ("bad_token", "room_not_found"):
+                raise c.CommandError(f"{safe(held.name)!r} cannot be resumed: {exc.message} "
+                                     f"(forgotten)") from None
+            raise
+        self.screen.info(f"back in {safe(held.name)!r}, seat {held.seat}")
+
+    async def _join(self, cmd: lb.JoinRoom) -> None:
+        key = cmd.key
+        if key.isdigit():
+            n = int(key)
+            if not 1 <= n <= len(self.rooms):
+                raise c.CommandError(f"no room number {n}: `list` shows the rooms")
+            key = self.rooms[n - 1].room
+        self.events.clear()
+        reply = await self.session.join(key, spectate=cmd.spectate)
+        self.screen.info("you are watching" if reply.seat is None
+                         else f"you sit in seat {reply.seat}")
+
+    async def _ask(self, question: str, parse: Any) -> Any:
+        while True:
+            answer = await self.screen.ask(question)
+            if answer is None or answer.strip().lower() in ("cancel", "quit"):
+                raise c.CommandError("cancelled")
+            try:
+                return parse(answer)
+            except c.CommandError as exc:
+                self.screen.error(exc.message)
+
+    async def _create(self, cmd: lb.CreateRoom) -> None:
+        if cmd.name is None:  # guided: one question per setting, Enter keeps the default
+            default = f"{self.session.name}'s table"[:lb.NAME_MAX]
+            name = await self._ask(f"room name [{default}]: ",
+                                   lambda a: lb.room_name(a) if a.strip() else default)
+            seats = await self._ask("seats, 2 to 4 [4]: ",
+                                    lambda a: lb.parse_seats(a) if a.strip() else 4)
+            variant = await self._ask("variant, normal or advanced [normal]: ",
+                                      lambda a: lb.parse_variant(a) if a.strip() else "normal")
+            timer = await self._ask("turn timer in seconds, or none [none]: ", lb.parse_timer)
+            private = await self._ask("private (join by code only)? [y/N] ",
+                                      lambda a: lb.parse_yes(a, False))
+            cmd = lb.CreateRoom(name, seats, variant, timer, private)
+        self.events.clear()
+        assert cmd.name is not None
+        reply = await self.session.create_room(cmd.name, cmd.seats, cmd.variant,
+                                               cmd.turn_seconds, cmd.private)
+        code = f" · private code {reply.code}" if reply.code else ""
+        self.screen.info(f"room {safe(cmd.name)!r} created (id {reply.room}{code})")
+
+    async def _room(self, line: str) -> None:
+        cmd = lb.parse_room(line)
+        if isinstance(cmd, lb.AddBots):
+            view = self.view or {}
+            free = int(view.get("seats", 0)) - len(view.get("players") or ())
+            count = free if cmd.count is None else cmd.count
+            if free <= 0:
+                raise c.CommandError("every seat is taken: `start` begins the game")
+            for _ in range(count):
+                await self.session.add_bot(cmd.level)
+        elif isinstance(cmd, lb.StartGame):
+            await self.session.request(m.StartGame)
+        elif isinstance(cmd, lb.LeaveRoom):
+            await self.leave()
+        elif isinstance(cmd, c.Chat):
+            await self.session.request(m.Chat, text=cmd.text)
+        elif isinstance(cmd, c.Help):
+            self.screen.show(lb.help_lines(lb.ROOM_HELP))
+        elif isinstance(cmd, c.Quit):
+            await self.quit()
+
+    async def leave(self) -> None:
+        await self.session.leave()
+        self.events.clear()
+        self.chats.clear()
+        self._my_turn_key = None
+        with contextlib.suppress(CastellError):
+            await self.refresh_rooms()
+        self.screen.refresh()
+
+    async def _game(self, line: str) -> None:
+        if line.split()[0].lower() in ("leave", "lobby"):
+            await self.leave()
+            return
+        cmd = c.parse(line)
+        if isinstance(cmd, c.Chat):
+            await self.session.request(m.Chat, text=cmd.text)
+        elif isinstance(cmd, c.Hint):
+            self.screen.show(hint_lines(self.view or {}, self.me))
+        elif isinstance(cmd, c.Help):
+            text = c.help_text(cmd.command)
+            self.screen.show([*text.splitlines(), *([GAME_EXTRA_HELP] if cmd.command is None
+                                                     else [])])
+        elif isinstance(cmd, c.Rules):
+            self.screen.show(rules_page(cmd.topic).splitlines())
+        elif isinstance(cmd, c.Quit):
+            await self.quit()
+        else:
+            await self.act(cmd)
+
+    async def act(self, action: Action) -> None:
+        if self.me is None:
+            raise c.CommandError("you are watching: only players act (`leave` for the lobby)")
+        view = self.view or {}
+        if view.get("status") == "finished":
+            raise c.CommandError("the game is over: `leave` for the lobby, `quit` to leave")
+        await self.session.act(action)
+
+    async def quit(self) -> None:
+        await self.session.stop()
+        self.screen.exit()

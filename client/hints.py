@@ -1,0 +1,139 @@
+"""The ``hint`` command: what the player can do now, and the towers worth building.
+
+Everything here is asked of ``shared``: the legal actions come from
+:func:`shared.engine.legal_actions` on the state rebuilt from the view, the towers from
+:func:`shared.solver.best_tower`, and whether a tile could be performed from the engine itself
+(build the solver's tower on a copy of the state, then see whether a perform is legal). The
+client never re-implements a rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from client.commands import action_to_command
+from client.completion import hint_lines as action_lines
+from shared.actions import Action, Build, Move, Special, Train
+from shared.board import TILES
+from shared.engine import apply, legal_actions
+from shared.errors import CastellError
+from shared.solver import FestivalGoal, TileGoal, best_tower
+from shared.state import GameState, Player
+from shared.tower import enters_festival, festival_score
+from shared.view import state_from_view
+
+
+def _build(levels: tuple[tuple[int, ...], ...]) -> str:
+    return action_to_command(Build(levels))
+
+
+def _moves_to(legal: list[Action]) -> dict[str, str]:
+    """Region → the command that takes the pawn there this turn (§4: move, or a move effect)."""
+    out: dict[str, str] = {}
+    for action in legal:
+        moves = isinstance(action, Move) or (
+            isinstance(action, Special | Train) and action.effect == "move")
+        if moves and action.region is not None and action.region not in out:  # type: ignore[union-attr]
+            out[action.region] = action_to_command(action)  # type: ignore[union-attr]
+    return out
+
+
+def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> list[str]:
+    """This round's festivals (§5): can the pawn be there, and the best tower to enter."""
+    coming = [f for f in state.festivals if f.round == state.round and not f.done]
+    if not coming:
+        later = [f for f in state.festivals if not f.done]
+        if later:
+            f = later[0]
+            return [f"no festival this round; the next is in round {f.round}: {f.town} "
+                    f"({f.region}), size {f.size}"]
+        return []
+    moves = _moves_to(legal)
+    lines = []
+    for f in coming:
+        if player.region == f.region:
+            where = "your pawn is there"
+        elif f.region in moves:
+            where = f"get there with `{moves[f.region]}`"
+        elif legal:
+            where = "out of your pawn's reach this turn"
+        else:
+            where = "your pawn is elsewhere"
+        lines.append(f"festival at the end of this round: {f.town} ({f.region}), size {f.size} "
+                     f"— {where}")
+        found = best_tower(player.team, player.skills, FestivalGoal(f.size))
+        if found is None:
+            lines.append(f"  no tower of your team can enter yet (it needs 4 levels and a "
+                         f"{f.size})")
+            continue
+        now = (festival_score(player.tower, f.size)
+               if enters_festival(player.tower, f.size) else None)
+        if now is not None and now >= found.score:
+            lines.append(f"  your tower already scores {now}, the best your team can do")
+        else:
+            have = f" (your tower now: {now})" if now is not None else ""
+            lines.append(f"  best tower: `{_build(found.levels)}` scores {found.score}{have}")
+    return lines
+
+
+def _performs(state: GameState, seat: int, tile: str) -> list[str]:
+    """The commands that would perform ``tile`` now, if the tower matched it."""
+    return [action_to_command(a) for a in legal_actions(state, seat)
+            if isinstance(a, Special | Train) and a.effect == "perform" and a.tile == tile]
+
+
+def _tile_lines(state: GameState, seat: int, player: Player) -> list[str]:
+    """The local performances of the pawn's region (§6) and how to complete each now."""
+    if player.region is None:
+        return []
+    lines = []
+    for tile in state.row(player.region).tiles:
+        label = f"{tile} {TILES[tile].describe()} ({TILES[tile].points} pts)"
+        found = best_tower(player.team, player.skills, TileGoal(tile))
+        if found is None:
+            lines.append(f"  {label}: not with your team and skills yet")
+            continue
+        steps = []
+        if tuple(found.levels) != tuple(player.tower):
+            steps.append(_build(found.levels))
+            try:
+                built, _ = apply(state, seat, Build(found.levels))
+            except CastellError:
+                built = None
+        else:
+            built = state
+        performs = _performs(built, seat, tile) if built is not None else []
+        if performs:
+            steps.append(performs[0])
+            lines.append(f"  {label}: " + " then ".join(f"`{s}`" for s in steps))
+        else:
+            lines.append(f"  {label}: tower `{_build(found.levels)}`, but no perform effect is "
+                         f"left this turn (a token, or a special tile to train)")
+    if lines:
+        lines.insert(0, f"performances in {player.region}:")
+    return lines
+
+
+def hint_lines(view: Mapping[str, Any], seat: int | None) -> list[str]:
+    """What ``hint`` shows to ``seat`` looking at ``view``."""
+    if seat is None:
+        return ["spectators get no hints: join a game to play"]
+    if view.get("status") != "playing":
+        return ["hints come once the game has started" if view.get("status") == "waiting"
+                else "the game is over"]
+    state = state_from_view(view)
+    player = state.players[seat]
+    legal = legal_actions(state, seat)
+    lines: list[str] = []
+    if legal:
+        lines.append("you can:")
+        lines.extend("  " + line for line in action_lines(legal))
+    else:
+        turn = state.turn
+        whose = state.players[turn].name if turn is not None else "nobody"
+        lines.append(f"it is {whose}'s turn; on yours, `hint` lists what you can do")
+    lines.extend(_festival_lines(state, player, legal))
+    if legal:
+        lines.extend(_tile_lines(state, seat, player))
+    return lines

@@ -1,0 +1,259 @@
+"""What a player types before a game: in the lobby, and in a room waiting for its start.
+
+:func:`parse_lobby` reads lobby lines (``list``, ``create``, ``join``, ``watch``,
+``resume``) and :func:`parse_room` the lines of a room that waits for players (``bot``,
+``fill``, ``start``, ``leave``, ``chat``); both also know ``help`` and ``quit``. Like
+:mod:`client.commands`, each command's help stands next to its syntax.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+from client.commands import CHAT_MAX, Chat, CommandError, Help, Quit
+
+VARIANTS: Final = ("normal", "advanced")
+BOT_LEVELS: Final = ("greedy", "random")
+TIMER_RANGE: Final = (10, 3600)  # docs/protocol.md, create_room.turn_seconds
+NAME_MAX: Final = 40
+
+
+@attrs.frozen
+class ListRooms:
+    """Show the open rooms of the server."""
+
+
+@attrs.frozen
+class CreateRoom:
+    """Create a room and sit in seat 0. Without a name the client asks for each setting."""
+
+    name: str | None = None
+    seats: int = 4
+    variant: str = "normal"
+    turn_seconds: int | None = None
+    private: bool = False
+
+
+@attrs.frozen
+class JoinRoom:
+    """Take a seat (or watch) in a room named by its id, its private code or its list number."""
+
+    key: str
+    spectate: bool = False
+
+
+@attrs.frozen
+class Resume:
+    """Take back a seat remembered from an earlier run (the most recent one by default)."""
+
+    number: int | None = None
+
+
+@attrs.frozen
+class AddBots:
+    """Seat bots: one, or (``count`` None) as many as there are free seats."""
+
+    level: str = "greedy"
+    count: int | None = 1
+
+
+@attrs.frozen
+class StartGame:
+    """Start the game (the room's creator, once every seat is taken)."""
+
+
+@attrs.frozen
+class LeaveRoom:
+    """Leave the room for the lobby (after the start the seat stays yours)."""
+
+
+LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Help | Quit
+RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
+
+LOBBY_HELP: Final = (
+    ("list", "show the open rooms (also: rooms)"),
+    ("create", "create a room, answering a few questions"),
+    ("create NAME [seats=2-4] [advanced] [timer=SECONDS] [private]",
+     "create a room at once, e.g. `create Friday night seats=3 timer=90`"),
+    ("join ROOM", "take a seat: ROOM is a number from the list, a room id or a private code"),
+    ("watch ROOM", "watch a game as a spectator"),
+    ("resume [N]", "take back a seat you held (your seats are kept between runs)"),
+    ("help", "this list"),
+    ("quit", "leave Castell"),
+)
+ROOM_HELP: Final = (
+    ("bot [greedy|random]", "give the next free seat to a bot (greedy plays better)"),
+    ("fill [greedy|random]", "give every free seat to a bot"),
+    ("start", "start the game (the room's creator, once every seat is taken)"),
+    ("chat TEXT", "say something to the room"),
+    ("leave", "back to the lobby"),
+    ("help", "this list"),
+    ("quit", "leave Castell"),
+)
+
+
+def help_lines(table: tuple[tuple[str, str], ...]) -> list[str]:
+    """A help table as aligned lines; a long syntax gets a line of its own."""
+    width = max(len(syntax) for syntax, _ in table if len(syntax) <= 30)
+    out: list[str] = []
+    for syntax, what in table:
+        if len(syntax) <= width:
+            out.append(f"{syntax.ljust(width)}  {what}")
+        else:
+            out.extend([syntax, f"{'':{width}}  {what}"])
+    return out
+
+
+def _words(line: str) -> tuple[str, list[str]]:
+    words = line.split()
+    if not words:
+        raise CommandError("type a command; `help` lists them")
+    return words[0].lower(), words[1:]
+
+
+def _common(name: str, args: list[str], line: str) -> Help | Quit | Chat | None:
+    if name in ("help", "?"):
+        return Help()
+    if name in ("quit", "exit"):
+        return Quit()
+    if name in ("chat", "say"):
+        text = line.strip()[len(line.split()[0]):].strip()
+        if not text:
+            raise CommandError("chat needs something to say, e.g. `chat hello!`")
+        if len(text) > CHAT_MAX:
+            raise CommandError(f"a chat line holds at most {CHAT_MAX} characters")
+        return Chat(text)
+    return None
+
+
+def parse_seats(text: str) -> int:
+    try:
+        seats = int(text)
+    except ValueError:
+        seats = 0
+    if not 2 <= seats <= 4:
+        raise CommandError(f"`{text}`: a room has 2, 3 or 4 seats")
+    return seats
+
+
+def parse_timer(text: str) -> int | None:
+    """A turn timer in seconds (``90``, ``90s``, ``2m``), or None for ``none``/``no``/``0``."""
+    t = text.strip().lower()
+    if t in ("", "none", "no", "off", "0", "-"):
+        return None
+    scale = 60 if t.endswith("m") else 1
+    try:
+        seconds = int(t.rstrip("ms")) * scale
+    except ValueError:
+        seconds = -1
+    lo, hi = TIMER_RANGE
+    if not lo <= seconds <= hi:
+        raise CommandError(f"`{text}`: a turn timer is {lo} to {hi} seconds (or `none`)")
+    return seconds
+
+
+def parse_variant(text: str) -> str:
+    t = text.strip().lower()
+    found = [v for v in VARIANTS if v.startswith(t)] if t else []
+    if len(found) != 1:
+        raise CommandError(f"`{text}`: the variant is `normal` or `advanced`")
+    return found[0]
+
+
+def parse_yes(text: str, default: bool) -> bool:
+    t = text.strip().lower()
+    if not t:
+        return default
+    if t in ("y", "yes", "true", "1", "si", "sí"):
+        return True
+    if t in ("n", "no", "false", "0"):
+        return False
+    raise CommandError(f"`{text}`: answer yes or no")
+
+
+def room_name(text: str) -> str:
+    name = " ".join(text.split())
+    if not name:
+        raise CommandError("a room needs a name")
+    if len(name) > NAME_MAX:
+        raise CommandError(f"a room name holds at most {NAME_MAX} characters")
+    return name
+
+
+def _create(args: list[str]) -> CreateRoom:
+    if not args:
+        return CreateRoom()
+    name_words: list[str] = []
+    options: dict[str, object] = {}
+    for word in args:
+        key, eq, value = word.partition("=")
+        key = key.lower()
+        if eq and key in ("seats", "players"):
+            options["seats"] = parse_seats(value)
+        elif eq and key == "variant":
+            options["variant"] = parse_variant(value)
+        elif eq and key in ("timer", "turn", "turn_seconds"):
+            options["turn_seconds"] = parse_timer(value)
+        elif eq and key == "private":
+            options["private"] = parse_yes(value, True)
+        elif not eq and key in ("private", "advanced"):
+            options["private" if key == "private" else "variant"] = (
+                True if key == "private" else "advanced")
+        elif eq:
+            raise CommandError(f"`{word}`: create knows seats=, variant=, timer= and private")
+        else:
+            name_words.append(word)
+    if not name_words:
+        raise CommandError("give the room a name first, e.g. `create Friday night seats=3`")
+    return CreateRoom(room_name(" ".join(name_words)), **options)  # type: ignore[arg-type]
+
+
+def parse_lobby(line: str) -> LobbyCommand:
+    """One lobby line as a command; raises :class:`CommandError` saying how to type it."""
+    name, args = _words(line)
+    common = _common(name, args, line)
+    if isinstance(common, Chat):
+        raise CommandError("you are in no room yet: nobody would hear you")
+    if common is not None:
+        return common
+    if name in ("list", "rooms", "ls", "l"):
+        return ListRooms()
+    if name in ("create", "new"):
+        return _create(args)
+    if name in ("join", "watch", "spectate", "j", "w"):
+        if len(args) != 1:
+            raise CommandError(f"{name} takes one room: a number from the list, an id or a code")
+        return JoinRoom(args[0], spectate=name in ("watch", "spectate", "w"))
+    if name == "resume":
+        if len(args) > 1 or (args and not args[0].isdigit()):
+            raise CommandError("resume takes nothing, or the number of a held seat")
+        return Resume(int(args[0]) if args else None)
+    raise CommandError(f"unknown command `{name}`; `help` lists the lobby's commands")
+
+
+def _level(args: list[str], name: str) -> str:
+    if not args:
+        return "greedy"
+    found = [lv for lv in BOT_LEVELS if lv.startswith(args[0].lower())]
+    if len(args) > 1 or len(found) != 1:
+        raise CommandError(f"{name} takes a level: `greedy` (better) or `random`")
+    return found[0]
+
+
+def parse_room(line: str) -> RoomCommand:
+    """One line typed in a room that waits for its game."""
+    name, args = _words(line)
+    common = _common(name, args, line)
+    if common is not None:
+        return common
+    if name in ("bot", "addbot", "add_bot"):
+        return AddBots(_level(args, name), 1)
+    if name == "fill":
+        return AddBots(_level(args, name), None)
+    if name == "start":
+        return StartGame()
+    if name in ("leave", "lobby"):
+        return LeaveRoom()
+    raise CommandError(f"unknown command `{name}`; `help` lists what you can do here")

@@ -1,0 +1,133 @@
+"""``castell replay FILE``: step through a game record written by ``castell-server export``.
+
+The record holds the seed and the actions (:mod:`shared.record`); :func:`shared.record.replay`
+rebuilds every state with the rules engine, and each step is drawn as a spectator sees it,
+with the events of that step. Interactively: ``n``/→/Space forward, ``p``/← back, ``Home``
+and ``End`` for the first and last step, ``q`` to quit. ``--plain`` prints every step as
+lines instead.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import IO, Any
+
+import attrs
+from rich.console import Console, Group
+
+from client.render import event_lines, render, render_plain
+from shared.codec import event_to_wire
+from shared.record import GameRecordFile, replay
+from shared.state import GameState
+from shared.view import RoomInfo, SeatInfo, build_view
+
+
+@attrs.frozen
+class Step:
+    """One step of a replay: the view after it and the events it caused."""
+
+    index: int
+    view: dict[str, Any]
+    events: tuple[dict[str, Any], ...]
+    seat: int | None  # who acted (None for the setup)
+
+
+def steps_of(record: GameRecordFile) -> list[Step]:
+    """Every step of the recorded game, from the setup to the last action."""
+    seats = tuple(SeatInfo(i, name, bot=bot)
+                  for i, (name, bot) in enumerate(zip(record.seats, record.bots, strict=True)))
+
+    def view(state: GameState) -> dict[str, Any]:
+        room = RoomInfo(record.room, record.name, record.variant, len(record.seats),
+                        turn_seconds=record.turn_seconds,
+                        status="finished" if state.over else "playing", players=seats)
+        return build_view(room, state)
+
+    out = []
+    for i, (state, events) in enumerate(replay(record)):
+        seat = record.actions[i - 1].seat if i else None
+        out.append(Step(i, view(state), tuple(event_to_wire(e) for e in events), seat))
+    return out
+
+
+def _header(step: Step, total: int) -> str:
+    return f"step {step.index}/{total}"
+
+
+def print_plain(record: GameRecordFile, out: IO[str]) -> None:
+    """Every step as plain lines: the setup's board, each step's events, the final board."""
+    steps = steps_of(record)
+    total = len(steps) - 1
+
+    def board(step: Step) -> list[str]:
+        lines = render_plain(step.view, None)
+        lines[0] = lines[0].replace(" · spectating", " · replay")
+        return lines
+
+    print(f"replay of {record.name!r} (room {record.room}, {total} actions)", file=out)
+    print(*board(steps[0]), sep="\n", file=out)
+    for step in steps[1:]:
+        print(f"-- {_header(step, total)}", file=out)
+        for line in event_lines(step.view, step.events):
+            print(f"  {line}", file=out)
+    print("-- the final board", file=out)
+    print(*board(steps[-1]), sep="\n", file=out)
+
+
+def run_viewer(record: GameRecordFile, *, color: bool = True) -> None:
+    """The interactive viewer (full screen)."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.formatted_text import ANSI, to_formatted_text
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
+    from prompt_toolkit.output.color_depth import ColorDepth
+
+    steps = steps_of(record)
+    total = len(steps) - 1
+    at = [0]
+    kb = KeyBindings()
+
+    def go(index: int) -> None:
+        at[0] = max(0, min(total, index))
+
+    for keys, delta in ((("n",), 1), (("right",), 1), (("space",), 1), (("enter",), 1),
+                        (("p",), -1), (("left",), -1), (("backspace",), -1),
+                        (("pagedown",), 10), (("pageup",), -10)):
+        kb.add(*keys)(lambda event, d=delta: go(at[0] + d))
+    for keys in (("home",), ("g",)):
+        kb.add(*keys)(lambda event: go(0))
+    for keys in (("end",), ("G",)):
+        kb.add(*keys)(lambda event: go(total))
+    for keys in (("q",), ("c-c",), ("escape",)):
+        kb.add(*keys, eager=True)(lambda event: event.app.exit())
+
+    def body() -> Any:
+        size = app.output.get_size()
+        step = steps[at[0]]
+        buf = io.StringIO()
+        console = Console(file=buf, force_terminal=True, width=size.columns, highlight=False,
+                          color_system="256" if color else None, no_color=not color,
+                          emoji=False)
+        console.print(Group(render(step.view, None, list(step.events), width=size.columns,
+                                   max_event_lines=8)))
+        lines = buf.getvalue().rstrip("\n").split("\n")[:max(1, size.rows - 1)]
+        return to_formatted_text(ANSI("\n".join(lines)))
+
+    def footer() -> Any:
+        name = record.name
+        return [("reverse", f" replay {name!r} · {_header(steps[at[0]], total)} · n/→ next · "
+                            f"p/← back · PgDn/PgUp ±10 · Home/End · q quit ")]
+
+    app: Application[None] = Application(
+        layout=Layout(HSplit([Window(FormattedTextControl(body), wrap_lines=False),
+                              Window(FormattedTextControl(footer), height=1)])),
+        key_bindings=kb, full_screen=True,
+        color_depth=None if color else ColorDepth.DEPTH_1_BIT,
+    )
+    app.ttimeoutlen = 0.05
+    app.run()
+
+
+def load(path: str) -> GameRecordFile:
+    with open(path, encoding="utf-8") as f:
+        return GameRecordFile.from_json(f.read())

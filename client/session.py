@@ -1,0 +1,342 @@
+"""One player's session with a server: the connection, the room, and coming back after a drop.
+
+:class:`Session` owns a :class:`client.net.GameClient` at a time. It says hello, joins,
+creates and leaves rooms for the screen, remembers the seat token it was given
+(:class:`client.seats.SeatStore`), and hands every push to its :class:`Listener`. When the
+connection drops it tries again with a growing pause (0.5 s doubling to 10 s, each wait
+announced), says hello again and takes its seat back with the token — the server keeps a
+started game's seat for its player (docs/rules.md §10). It stops trying only when told to,
+or when the server gave the seat to a newer connection (close code 4001).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI, WebSocketException
+
+from client.net import GameClient, ServerError
+from client.seats import HeldSeat, SeatStore
+from shared import messages as m
+from shared.actions import Action
+from shared.errors import CastellError
+
+FIRST_RETRY = 0.5
+MAX_RETRY = 10.0
+#: The server closes a connection with this code when its seat was taken back elsewhere.
+SEAT_TAKEN = 4001
+#: Answers to a rejoin that mean the seat is gone for good.
+SEAT_GONE = ("bad_token", "room_not_found")
+
+
+class NotConnected(CastellError):
+    """Raised when a request is made while the connection is down (it is being retried)."""
+
+    code = "not_connected"
+
+
+class Listener(Protocol):
+    """What a session tells its screen."""
+
+    def on_state(self, push: m.StatePush) -> None: ...
+    def on_chat(self, push: m.ChatPush) -> None: ...
+    def on_connection(self, status: str | None) -> None:
+        """A connection problem in words (None: connected again)."""
+    def on_notice(self, text: str) -> None:
+        """Something the player should read (a seat lost, a room left)."""
+
+
+def describe_failure(url: str, exc: BaseException) -> str:
+    """Why connecting to ``url`` failed, in words."""
+    if isinstance(exc, InvalidStatus):
+        body = exc.response.body.decode("utf-8", "replace").strip() if exc.response.body else ""
+        return f"{url} refused the connection ({exc.response.status_code}): {body or 'no reason'}"
+    if isinstance(exc, InvalidURI):
+        return f"{url} is not a websocket address"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return (f"{url}: the server's certificate is not trusted ({exc.verify_message}); "
+                f"give its certificate with --cafile")
+    if isinstance(exc, ssl.SSLError):
+        return f"{url}: TLS failed ({exc.reason or exc})"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"nothing answers at {url}: is castell-server running there?"
+    if isinstance(exc, TimeoutError):
+        return f"{url} did not answer in time"
+    if isinstance(exc, InvalidHandshake | WebSocketException):
+        return f"{url} does not speak the Castell protocol ({exc})"
+    if isinstance(exc, OSError):
+        return f"cannot reach {url}: {exc.strerror or exc}"
+    return f"cannot reach {url}: {exc}"
+
+
+class Session:
+    """See the module docstring. Call :meth:`open` once, then run :meth:`run` as a task."""
+
+    def __init__(self, url: str, name: str, listener: Listener, *,
+                 ssl_context: ssl.SSLContext | None = None, seats: SeatStore | None = None,
+                 first_retry: float = FIRST_RETRY, max_retry: float = MAX_RETRY) -> None:
+        self.url = url
+        self.name = name
+        self.listener = listener
+        self.ssl_context = ssl_context
+        self.seats = seats
+        self.first_retry = first_retry
+        self.max_retry = max_retry
+        self.client: GameClient | None = None
+        self.welcome: m.Welcome | None = None
+        self.room: str | None = None  # the room id we are in (or coming back to)
+        self.join_key: str | None = None  # how a spectator finds the room again
+        self.seat: int | None = None
+        self.token: str | None = None
+        self.code: str | None = None  # a private room's join code, for its creator
+        self.room_name: str | None = None
+        self.state: m.StatePush | None = None
+        self.stopped = False
+        self.seat_lost = False
+        self.on_reconnected: Callable[[], Awaitable[None]] | None = None
+        self._stop = asyncio.Event()
+        self._new_state = asyncio.Event()
+        self._remembered: HeldSeat | None = None
+
+    # -- connecting ----------------------------------------------------------------------
+
+    async def _dial(self) -> GameClient:
+        client = await GameClient.connect(self.url, ssl_context=self.ssl_context,
+                                          open_timeout=10.0)
+        try:
+            self.welcome = await asyncio.wait_for(client.hello(self.name), 10.0)
+        except BaseException:
+            await client.close()
+            raise
+        return client
+
+    async def open(self) -> None:
+        """Connect and say hello; raises (OSError, websockets errors, ServerError) on failure,
+        so that a wrong address is reported at once rather than retried forever."""
+        self.client = await self._dial()
+
+    async def run(self) -> None:
+        """Pump pushes to the listener; reconnect whenever the connection drops."""
+        delay = self.first_retry
+        attempt = 0
+        while not self.stopped:
+            client = self.client
+            if client is None:
+                attempt += 1
+                try:
+                    client = await self._dial()
+                    await self._rejoin(client)
+                except ServerError as exc:
+                    self.listener.on_connection(f"the server refused us: {exc.message}")
+                    await self._pause(delay)
+                    delay = min(delay * 2, self.max_retry)
+                    continue
+                except (OSError, TimeoutError, WebSocketException, ConnectionError) as exc:
+                    self.listener.on_connection(
+                        f"{describe_failure(self.url, exc)} — trying again in {delay:g} s "
+                        f"(attempt {attempt})")
+                    await self._pause(delay)
+                    delay = min(delay * 2, self.max_retry)
+                    continue
+                self.client = client
+                delay, attempt = self.first_retry, 0
+                self.listener.on_connection(None)
+                if self.on_reconnected is not None:
+                    await self.on_reconnected()
+            await self._pump(client)
+            self.client = None
+            if self.stopped:
+                break
+            code = client.ws.close_code
+            if code == SEAT_TAKEN:
+                self.seat_lost = True
+                self.stopped = True
+                self.listener.on_connection(
+                    "your seat was taken back by another connection (another castell "
+                    "playing it?): this one stops here")
+                break
+            self.listener.on_connection(f"connection lost ({client.ws.close_reason or code}) "
+                                        f"— reconnecting…")
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), seconds)
+
+    async def _rejoin(self, client: GameClient) -> None:
+        """After a reconnect: back into the room we were in, with the seat token if any."""
+        if self.room is None:
+            return
+        try:
+            if self.token is not None:
+                await client.request(m.JoinRoom, room=self.room, token=self.token)
+            else:
+                await client.request(m.JoinRoom, room=self.join_key or self.room,
+                                     as_="spectator")
+        except ServerError as exc:
+            if exc.code not in SEAT_GONE:
+                await client.close()
+                raise
+            name = self.room_name or self.room
+            self._forget()
+            self._clear_room()
+            self.listener.on_notice(f"the server no longer has your place in {name!r} "
+                                    f"({exc.message}); back in the lobby")
+
+    async def _pump(self, client: GameClient) -> None:
+        async def sentinel() -> None:
+            await client.closed.wait()
+            client.pushes.put_nowait(None)
+
+        watcher = asyncio.create_task(sentinel())
+        try:
+            while True:
+                push = await client.pushes.get()
+                if push is None:
+                    return
+                self._dispatch(push)
+        finally:
+            watcher.cancel()
+
+    def _dispatch(self, push: Any) -> None:
+        if isinstance(push, m.StatePush):
+            if self.room is not None and push.room != self.room:
+                return  # a late push of a room we left
+            if self.state is not None and self.state.room == push.room and \
+                    push.version < self.state.version:
+                return
+            self.state = push
+            view = push.view
+            self.room_name = view.get("name") or self.room_name
+            if view.get("status") == "finished":
+                self._forget()
+            elif self.token is not None and self.room is not None:
+                self._remember()
+            self.listener.on_state(push)
+            self._new_state.set()
+        elif isinstance(push, m.ChatPush) and (self.room is None or push.room == self.room):
+            self.listener.on_chat(push)
+
+    async def stop(self) -> None:
+        """Stop for good: close the connection, do not come back."""
+        self.stopped = True
+        self._stop.set()
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await self.client.close()
+
+    # -- requests ------------------------------------------------------------------------
+
+    async def request(self, cls: type, /, **fields: Any) -> Any:
+        client = self.client
+        if client is None or client.closed.is_set():
+            raise NotConnected("not connected to the server right now: reconnecting…")
+        try:
+            return await client.request(cls, **fields)
+        except ConnectionError:
+            raise NotConnected("the connection dropped before the server answered; "
+                               "reconnecting…") from None
+
+    async def _state_where(self, predicate: Callable[[m.StatePush], bool],
+                           timeout: float = 5.0) -> None:
+        """Wait (a while) for a state push that satisfies ``predicate``."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while self.state is None or not predicate(self.state):
+                    self._new_state.clear()
+                    await self._new_state.wait()
+
+    async def act(self, action: Action) -> int:
+        """Send an action and wait (a while) for the push that shows it; its version."""
+        reply = await self.request(m.ActionRequest, action=action)
+        version = reply.version
+        if version is not None:
+            await self._state_where(lambda s: s.version >= version)
+        return version
+
+    async def add_bot(self, level: str) -> None:
+        """Seat a bot, and wait for the push that shows it."""
+        before = len(self.state.view.get("players") or ()) if self.state else 0
+        await self.request(m.AddBot, level=level)
+        await self._state_where(lambda s: len(s.view.get("players") or ()) > before)
+
+    async def list_rooms(self) -> tuple[m.RoomSummary, ...]:
+        reply = await self.request(m.ListRooms)
+        return reply.rooms
+
+    async def _joined(self, reply: m.Joined, join_key: str | None) -> None:
+        """In a room: the server sends its view right after ``joined``; wait for it."""
+        if self.state is not None and self.state.room != reply.room:
+            self.state = None
+        self.room = reply.room
+        self.join_key = join_key
+        self.seat = reply.seat
+        self.token = reply.token if reply.seat is not None else None
+        self.code = reply.code
+        self.room_name = None
+        await self._state_where(lambda s: s.room == reply.room)
+
+    async def create_room(self, name: str, seats: int, variant: str = "normal",
+                          turn_seconds: int | None = None, private: bool = False) -> m.Joined:
+        reply = await self.request(m.CreateRoom, name=name, seats=seats, variant=variant,
+                                   turn_seconds=turn_seconds, private=private)
+        self.room_name = name
+        await self._joined(reply, None)
+        self.room_name = name
+        self._remember()
+        return reply
+
+    async def join(self, key: str, *, spectate: bool = False) -> m.Joined:
+        reply = await self.request(m.JoinRoom, room=key,
+                                   as_="spectator" if spectate else "player")
+        await self._joined(reply, key)
+        return reply
+
+    async def resume(self, held: HeldSeat) -> m.Joined:
+        """Take back a remembered seat; a refused token is forgotten."""
+        try:
+            reply = await self.request(m.JoinRoom, room=held.room, token=held.token)
+        except ServerError as exc:
+            if exc.code in SEAT_GONE and self.seats is not None:
+                self.seats.forget(held.url, held.room)
+            raise
+        self.token = held.token
+        await self._joined(reply, held.room)
+        self.token = held.token
+        self.room_name = held.name
+        return reply
+
+    async def leave(self) -> None:
+        """Back to the lobby. Before the start the seat is given up (and forgotten)."""
+        started = self.state is not None and self.state.view.get("status") != "waiting"
+        with contextlib.suppress(NotConnected, ServerError):
+            await self.request(m.LeaveRoom)
+        if not started:
+            self._forget()
+        self._clear_room()
+
+    def _clear_room(self) -> None:
+        self.room = self.join_key = self.token = self.code = self.room_name = None
+        self.seat = None
+        self.state = None
+
+    # -- the seat file -------------------------------------------------------------------
+
+    def held_seats(self) -> list[HeldSeat]:
+        return self.seats.held(self.url) if self.seats is not None else []
+
+    def _remember(self) -> None:
+        if self.seats is None or self.room is None or self.token is None or self.seat is None:
+            return
+        held = HeldSeat(self.url, self.room, self.token, self.room_name or self.room, self.seat)
+        if held != self._remembered:
+            self.seats.remember(held)
+            self._remembered = held
+
+    def _forget(self) -> None:
+        if self.seats is not None and self.room is not None:
+            self.seats.forget(self.url, self.room)
+        self._remembered = None

@@ -1,0 +1,106 @@
+"""Helpers for the client's end-to-end tests: a real ``castell-server`` subprocess, and the
+real ``castell`` in a pseudo-terminal whose screen is kept by a terminal emulator (pyte), so
+that tests read what a player would see rather than the escape sequences that drew it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pexpect
+import pyte
+
+ROOT = Path(__file__).resolve().parents[1]
+COLUMNS, ROWS = 100, 40
+
+
+def client_env(state: Path) -> dict[str, str]:
+    """The environment of a client under test: this checkout, a private state folder."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES")}
+    env.update(PYTHONPATH=str(ROOT), TERM="xterm-256color", XDG_STATE_HOME=str(state),
+               PYTHONUNBUFFERED="1")
+    return env
+
+
+@contextmanager
+def castell_server(*args: str, port: int = 0, db: str = ":memory:"
+                   ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A ``castell-server`` subprocess; yields its URL (read from its first line) and itself."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "--port", str(port), "--db", db, "--bot-delay", "0",
+         "--log-level", "warning", *args],
+        cwd=ROOT, env=client_env(ROOT / ".no-state"), stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"listening on (ws://\S+)", line)
+        assert found, f"the server said {line!r}"
+        yield found.group(1), proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Terminal:
+    """``castell`` running in a pty of COLUMNS × ROWS, its screen emulated."""
+
+    def __init__(self, args: list[str], state: Path) -> None:
+        self.child = pexpect.spawn(sys.executable, ["-m", "client", *args], cwd=str(ROOT),
+                                   env=client_env(state), dimensions=(ROWS, COLUMNS),
+                                   encoding="utf-8", codec_errors="replace")
+        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self.stream = pyte.Stream(self.screen)
+
+    def pump(self, seconds: float = 0.05) -> None:
+        end = time.monotonic() + seconds
+        while True:
+            try:
+                self.stream.feed(self.child.read_nonblocking(65536, timeout=0.02))
+            except pexpect.TIMEOUT:
+                pass
+            except pexpect.EOF:
+                return
+            if time.monotonic() >= end:
+                return
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def lines(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+    def wait_for(self, pattern: str, timeout: float = 10.0) -> re.Match[str]:
+        """Pump until ``pattern`` (a regex) shows on the screen; fail with the screen."""
+        end = time.monotonic() + timeout
+        while True:
+            self.pump()
+            found = re.search(pattern, self.text())
+            if found:
+                return found
+            if time.monotonic() > end or not self.child.isalive():
+                self.pump(0.2)
+                raise AssertionError(f"{pattern!r} never showed; the screen:\n{self.text()}")
+
+    def type(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def input_line(self) -> str:
+        """The prompt line (the last line of the screen that starts with the prompt)."""
+        return next(line for line in reversed(self.lines()) if line.startswith(">"))
+
+    def close(self) -> int | None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+        self.child.close()
+        return self.child.exitstatus

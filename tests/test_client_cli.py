@@ -1,0 +1,229 @@
+"""The real ``castell`` end to end: in a pseudo-terminal against a real ``castell-server``,
+``castell play`` with its embedded server, ``--plain`` through pipes, replays of records, and
+coming back after the server restarts."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+import pexpect
+import pytest
+from client_terminal import ROOT, Terminal, castell_server, client_env
+from websockets.sync.client import connect as ws_connect
+
+from shared import messages as m
+from shared.actions import Build
+from shared.codec import decode, encode
+from shared.engine import apply, legal_actions, new_game
+from shared.record import GameRecordFile, RecordedAction
+from shared.solver import TallestGoal, best_tower
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _castell(*args: str, state, stdin: str, timeout: float = 20) -> str:
+    done = subprocess.run([sys.executable, "-m", "client", *args], cwd=ROOT, input=stdin,
+                          env=client_env(state), capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _region_row(term: Terminal, region: str) -> str:
+    return next(line for line in term.lines() if line.startswith(f"│ {region} "))
+
+
+def test_a_game_in_the_terminal_against_a_server(tmp_path):
+    with castell_server() as (url, _):
+        term = Terminal([url, "--name", "Anna"], tmp_path)
+        try:
+            term.wait_for(r"Open rooms on ws://")
+            term.type("create Friday night seats=2\r")
+            term.wait_for(r"Friday night · waiting for players 1/2")
+            room = term.wait_for(r"join (r[0-9a-f]+)").group(1)
+            term.type("bot\r")
+            term.wait_for(r"Every seat is taken")
+            term.type("start\r")
+            term.wait_for(r"round 1/10 · your turn: move ·")
+
+            # a push arrives while Anna types: the board changes, her line does not
+            term.type("chat hel")
+            term.wait_for(r"> chat hel")
+            with ws_connect(url, subprotocols=["castell.v1"]) as rail:  # type: ignore[list-item]
+                rail.send(encode(m.Hello(id=1, name="Rail")))
+                rail.recv(5)
+                rail.send(encode(m.JoinRoom(id=2, room=room, as_="spectator")))
+                assert isinstance(decode(rail.recv(5)), m.Joined)
+                rail.send(encode(m.Chat(id=3, text="hello from the rail")))
+                term.wait_for(r"Rail: hello from the rail")
+            assert term.input_line() == "> chat hel"
+            term.type("lo\r")
+            term.wait_for(r"Anna: hello")
+
+            # Tab completes only what is legal; a refusal shows in words above the prompt
+            term.type("move nowhere\r")
+            term.wait_for(r"✗ no region called `nowhere`")
+            term.type("move al\t")
+            term.wait_for(r"> move alt")
+            term.type("\r")
+            term.wait_for(r"your turn: move ✓")
+            row = _region_row(term, "alt")
+            assert "Anna" in row
+            size = row.split()[2]  # │ alt SIZE ...: the largest casteller there
+            term.type(f"recruit {size}\r")
+            term.wait_for(r"recruit ✓")
+            term.type("hint\r")
+            term.wait_for(r"you can:")
+            term.type("end\r")
+            term.wait_for(r"round 2/10 · your turn")
+            term.type("quit\r")
+            term.child.expect(pexpect.EOF, timeout=5)
+        finally:
+            status = term.close()
+        assert status == 0
+
+
+def test_castell_play_reaches_a_game_with_bots(tmp_path):
+    started = time.monotonic()
+    term = Terminal(["play", "--seats", "3", "--bot-delay", "0", "--name", "Anna"], tmp_path)
+    try:
+        term.wait_for(r"Anna's game · round \d+/10 · your turn")
+        assert time.monotonic() - started < 10
+        text = term.text()
+        assert "Regions" in text and "Festivals" in text and "Local performances" in text
+        assert text.count("(bot)") == 2
+        term.type("help\r")
+        term.wait_for(r"move REGION")
+        term.type("\x1b")  # Esc closes the help
+        term.type("end\r")
+        term.wait_for(r"round 2/10")
+        term.type("\x04")  # Ctrl-D quits
+        term.child.expect(pexpect.EOF, timeout=5)
+    finally:
+        status = term.close()
+    assert status == 0
+
+
+def test_castell_play_plain_through_pipes(tmp_path):
+    out = _castell("play", "--plain", "--seats", "2", "--bot-delay", "0", "--name", "Anna",
+                   state=tmp_path, stdin="wait\nhint\nmove alt\nend\nwait\nlook\nquit\n")
+    assert "\x1b" not in out and "╭" not in out  # no escape sequences, no boxes
+    assert "the game starts" in out
+    assert "you can:\n  move alt | gir | cen | lle | bcn | tar | ebr" in out
+    assert "Anna moved to alt" in out
+    assert re.search(r"Castell · Anna's game · round 2/10 · your turn", out)
+    assert "region alt (Alt Pirineu): castellers" in out
+
+
+def _recorded_game(seed: int) -> GameRecordFile:
+    rng = random.Random(seed)
+    state = new_game(["Anna", "Bru"], seed=seed)
+    actions = []
+    while not state.over:
+        seat = state.turn
+        player = state.players[seat]
+        action = rng.choice(legal_actions(state, seat))
+        tall = best_tower(player.team, player.skills, TallestGoal())
+        if tall is not None and tall.levels != player.tower and rng.random() < 0.2:
+            action = Build(tall.levels)
+        state, _ = apply(state, seat, action)
+        actions.append(RecordedAction(seat, action))
+    result = {"winners": list(state.winners or ())}
+    return GameRecordFile(room="r1", name="Friday night", variant="normal",
+                          seats=("Anna", "Bru"), bots=(False, True), seed=seed,
+                          actions=tuple(actions), result=result)
+
+
+def test_replay_plain_steps_through_a_record(tmp_path):
+    record = _recorded_game(5)
+    path = tmp_path / "game.json"
+    path.write_text(record.to_json())
+    out = _castell("replay", str(path), "--plain", state=tmp_path, stdin="")
+    total = len(record.actions)
+    steps = re.findall(r"^-- step (\d+)/(\d+)$", out, re.M)
+    assert [int(i) for i, _ in steps] == list(range(1, total + 1))
+    assert {int(n) for _, n in steps} == {total}
+    assert "Castell · Friday night · round 1/10 · Anna's turn" in out.split("-- step 1/")[0] \
+        or "Castell · Friday night · round 1/10 · Bru's turn" in out.split("-- step 1/")[0]
+    final = out.split("-- the final board")[1]
+    assert "game over" in final
+    assert len(re.findall(r"^score (Anna|Bru): tower", final, re.M)) == 2
+    assert "Game over:" in out
+    # a damaged record is refused in words
+    path.write_text(json.dumps({"format": "something else"}))
+    done = subprocess.run([sys.executable, "-m", "client", "replay", str(path), "--plain"],
+                          cwd=ROOT, env=client_env(tmp_path), capture_output=True, text=True,
+                          timeout=20)
+    assert done.returncode == 1 and "not a Castell game record" in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_client_comes_back_after_the_server_restarts_and_after_its_own_restart(tmp_path):
+    port = _free_port()
+    db = str(tmp_path / "castell.sqlite3")
+    state = tmp_path / "state"
+    client = None
+    try:
+        with castell_server(port=port, db=db) as (url, _):
+            client = subprocess.Popen(
+                [sys.executable, "-m", "client", url, "--name", "Anna", "--plain"], cwd=ROOT,
+                env=client_env(state), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True)
+            assert client.stdin is not None and client.stdout is not None
+            client.stdin.write("create Friday night seats=2\nbot\nstart\nwait\n")
+            client.stdin.flush()
+            _read_until(client, "Your turn.")
+            seats = state / "castell" / "seats.json"
+            assert stat.S_IMODE(os.stat(seats).st_mode) == 0o600
+            held = json.loads(seats.read_text())[url]
+            assert [(v["name"], v["seat"]) for v in held.values()] == [("Friday night", 0)]
+        # the server is gone: the client says so and keeps trying
+        _read_until(client, "connection: ")
+        with castell_server(port=port, db=db):
+            _read_until(client, "connection: back")
+            client.stdin.write("move alt\n")
+            client.stdin.flush()
+            _read_until(client, "Anna moved to alt")
+            client.stdin.write("quit\n")
+            client.stdin.flush()
+            assert client.wait(10) == 0
+
+            # a new castell offers the held seat, and takes it back
+            out = _castell(url, "--name", "Anna", "--plain", state=state,
+                           stdin="y\nlook\nquit\n")
+            assert "resume your game in 'Friday night' (seat 0)? [Y/n]" in out
+            assert "back in 'Friday night', seat 0" in out
+            assert "region alt (Alt Pirineu): castellers" in out and "· Anna ·" in out
+    finally:
+        if client is not None and client.poll() is None:
+            client.kill()
+            client.wait()
+
+
+def _read_until(proc: subprocess.Popen[str], text: str, timeout: float = 15.0) -> str:
+    """Lines of ``proc``'s output up to the first holding ``text``."""
+    assert proc.stdout is not None
+    seen: list[str] = []
+    end = time.monotonic() + timeout
+    os.set_blocking(proc.stdout.fileno(), True)
+    while time.monotonic() < end:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if text in line:
+            return "".join(seen)
+    raise AssertionError(f"{text!r} never came; the client said:\n{''.join(seen)}")

@@ -1,0 +1,205 @@
+"""The client's pure parts: server addresses, TLS contexts, the seat file, lobby lines, hints."""
+
+from __future__ import annotations
+
+import random
+import ssl
+import stat
+
+import pytest
+
+from client.address import AddressError, server_url
+from client.commands import CommandError, parse
+from client.hints import hint_lines
+from client.lobby import (
+    AddBots,
+    CreateRoom,
+    JoinRoom,
+    LeaveRoom,
+    ListRooms,
+    Resume,
+    StartGame,
+    parse_lobby,
+    parse_room,
+    parse_timer,
+)
+from client.seats import HeldSeat, SeatStore
+from client.tls import client_ssl_context
+from shared.actions import Build, Special, Train
+from shared.engine import apply, legal_actions, new_game
+from shared.solver import TallestGoal, best_tower
+from shared.tower import festival_score
+from shared.view import RoomInfo, SeatInfo, build_view
+
+# Addresses -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("typed", "url"), [
+    ("192.168.1.5", "ws://192.168.1.5:8765"),
+    ("castell.example:9000", "ws://castell.example:9000"),
+    ("ws://127.0.0.1:8765", "ws://127.0.0.1:8765"),
+    ("wss://castell.example", "wss://castell.example"),
+    ("https://castell.example:8443/", "wss://castell.example:8443"),
+    ("[::1]:9000", "ws://[::1]:9000"),
+])
+def test_typed_addresses_become_websocket_urls(typed, url):
+    assert server_url(typed) == url
+
+
+@pytest.mark.parametrize("typed", ["", "ftp://host", "ws://:80", "host:notaport"])
+def test_addresses_that_name_no_server_are_refused(typed):
+    with pytest.raises(AddressError):
+        server_url(typed)
+
+
+# TLS -------------------------------------------------------------------------------------
+
+
+def test_plain_websockets_need_no_tls_context():
+    assert client_ssl_context("ws://127.0.0.1:8765") is None
+
+
+def test_wss_verifies_the_server_unless_told_not_to_and_then_says_so():
+    said: list[str] = []
+    strict = client_ssl_context("wss://castell.example", warn=said.append)
+    assert strict is not None and strict.verify_mode == ssl.CERT_REQUIRED
+    assert strict.check_hostname and not said
+    loose = client_ssl_context("wss://castell.example", insecure=True, warn=said.append)
+    assert loose is not None and loose.verify_mode == ssl.CERT_NONE
+    assert not loose.check_hostname
+    assert len(said) == 1 and "NOT checked" in said[0]
+
+
+def test_a_missing_cafile_is_an_error_not_a_silent_fallback(tmp_path):
+    with pytest.raises(OSError):
+        client_ssl_context("wss://castell.example", cafile=str(tmp_path / "none.pem"))
+    with pytest.raises(ValueError):
+        client_ssl_context("http://castell.example")
+
+
+# The seat file -----------------------------------------------------------------------------
+
+
+def test_seats_are_kept_per_server_privately_and_forgotten(tmp_path):
+    store = SeatStore(tmp_path / "state")
+    a = HeldSeat("ws://h:1", "r1", "tok-1", "Friday night", 2)
+    b = HeldSeat("ws://h:1", "r2", "tok-2", "Saturday", 0)
+    other = HeldSeat("ws://elsewhere:1", "r1", "tok-3", "Elsewhere", 1)
+    for seat in (a, b, other):
+        store.remember(seat)
+    assert store.held("ws://h:1") == [b, a]  # the latest first
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.folder.stat().st_mode) == 0o700
+    store.remember(a)  # remembered again: now the latest
+    assert store.held("ws://h:1") == [a, b]
+    store.forget("ws://h:1", "r1")
+    store.forget("ws://h:1", "r2")
+    assert store.held("ws://h:1") == []
+    assert SeatStore(tmp_path / "state").held("ws://elsewhere:1") == [other]
+    assert not list(store.folder.glob(".seats-*"))  # no temporary file left behind
+
+
+def test_a_damaged_seat_file_is_read_as_empty_and_then_replaced(tmp_path):
+    store = SeatStore(tmp_path)
+    store.path.write_text("{not json")
+    assert store.held("ws://h:1") == []
+    store.remember(HeldSeat("ws://h:1", "r1", "t", "n", 0))
+    assert [s.room for s in store.held("ws://h:1")] == ["r1"]
+
+
+# Lobby and room lines ---------------------------------------------------------------------
+
+
+def test_lobby_lines():
+    assert parse_lobby("list") == ListRooms()
+    assert parse_lobby("create") == CreateRoom()
+    assert parse_lobby("create Friday night seats=3 timer=2m private advanced") == CreateRoom(
+        "Friday night", 3, "advanced", 120, True)
+    assert parse_lobby("join 2") == JoinRoom("2")
+    assert parse_lobby("watch ABC123") == JoinRoom("ABC123", spectate=True)
+    assert parse_lobby("resume") == Resume()
+    assert parse_lobby("resume 2") == Resume(2)
+
+
+@pytest.mark.parametrize("line", ["create seats=3", "create T seats=5", "create T timer=5",
+                                  "create T colour=red", "join", "chat hi", "dance",
+                                  "create " + "x" * 41])
+def test_lobby_lines_that_cannot_work_say_why(line):
+    with pytest.raises(CommandError) as info:
+        parse_lobby(line)
+    assert info.value.message
+
+
+def test_room_lines():
+    assert parse_room("bot") == AddBots("greedy", 1)
+    assert parse_room("bot r") == AddBots("random", 1)
+    assert parse_room("fill random") == AddBots("random", None)
+    assert parse_room("start") == StartGame()
+    assert parse_room("leave") == LeaveRoom()
+    with pytest.raises(CommandError):
+        parse_room("bot clever")
+
+
+def test_turn_timers():
+    assert parse_timer("none") is None
+    assert parse_timer("90") == 90
+    assert parse_timer("90s") == 90
+    assert parse_timer("3m") == 180
+    with pytest.raises(CommandError):
+        parse_timer("9")
+
+
+# Hints ---------------------------------------------------------------------------------------
+
+NAMES = ["Anna", "Bru", "Cai"]
+
+
+def _commands(line: str) -> list[str]:
+    return line.split("`")[1::2]
+
+
+def _played(seed: int, rounds: int):
+    """A seeded 3-seat game played by random moves (and tall towers) until ``rounds``."""
+    rng = random.Random(seed)
+    state = new_game(NAMES, seed=seed)
+    while state.round < rounds or state.done:
+        seat = state.turn
+        player = state.players[seat]
+        tall = best_tower(player.team, player.skills, TallestGoal())
+        if tall is not None and rng.random() < 0.3 and tall.levels != player.tower:
+            state, _ = apply(state, seat, Build(tall.levels))
+            continue
+        state, _ = apply(state, seat, rng.choice(legal_actions(state, seat)))
+    return state
+
+
+@pytest.mark.parametrize(("seed", "rounds"), [(3, 8), (8, 6), (11, 6), (12, 8)])
+def test_every_command_a_hint_gives_is_accepted_by_the_engine(seed, rounds):
+    # seeds whose position offers festival towers and performances to hint at
+    state = _played(seed, rounds)
+    room = RoomInfo("r1", "T", "normal", 3, status="playing",
+                    players=[SeatInfo(i, n) for i, n in enumerate(NAMES)])
+    seat = state.turn
+    lines = hint_lines(build_view(room, state), seat)
+    assert lines[0] == "you can:"
+    checked = 0
+    for line in lines:
+        commands = _commands(line)
+        if not commands or not commands[0].startswith("build"):
+            continue
+        tower = parse(commands[0])
+        assert isinstance(tower, Build)
+        built, _ = apply(state, seat, tower)  # a legal tower of the player's team
+        checked += 1
+        if "scores" in line:  # a festival's best tower: the score said is the score got
+            size = int(lines[lines.index(line) - 1].split("size ")[1].split()[0])
+            assert festival_score(tower.levels, size) == int(line.split("scores ")[1].split()[0])
+        for command in commands[1:]:  # then the perform: legal once the tower stands
+            perform = parse(command)
+            assert isinstance(perform, Special | Train) and perform.effect == "perform"
+            assert perform in legal_actions(built, seat)
+            apply(built, seat, perform)
+    # the other players are told it is not their turn
+    other = (seat + 1) % 3
+    assert "turn" in hint_lines(build_view(room, state), other)[0]
+    assert checked >= 1

@@ -1,0 +1,131 @@
+"""The client's session against a real server: rooms from the lobby, a dropped connection
+taken back with the seat token, refused tokens forgotten, the seat file kept private."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import stat
+
+import pytest
+
+from client.controller import Controller
+from client.plain import PlainScreen
+from client.seats import SeatStore
+from client.session import Session
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def _controller(url: str, tmp_path, name: str = "Anna") -> tuple[Controller, io.StringIO]:
+    session = Session(url, name, listener=None, seats=SeatStore(tmp_path / "state"),  # type: ignore[arg-type]
+                      first_retry=0.05, max_retry=0.2)
+    controller = Controller(session)
+    out = io.StringIO()
+    PlainScreen(controller, stdin=io.StringIO(), stdout=out, echo=False)
+    return controller, out
+
+
+async def _until(predicate, timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+async def test_lobby_lines_create_fill_and_start_a_game(server, url, tmp_path):
+    ctrl, out = _controller(url, tmp_path)
+    await ctrl.session.open()
+    pump = asyncio.create_task(ctrl.session.run())
+    try:
+        await ctrl.handle("create Friday night seats=3 timer=90")
+        assert ctrl.mode == "room"
+        await ctrl.handle("start")  # refused: seats are free
+        assert "error: every seat must be taken" in out.getvalue()
+        await ctrl.handle("fill random")
+        await _until(lambda: len((ctrl.view or {}).get("players") or ()) == 3)
+        await ctrl.handle("start")
+        await _until(lambda: ctrl.mode == "game")
+        assert ctrl.view["turn_seconds"] == 90 and ctrl.view["seats"] == 3
+        await ctrl.handle("move nowhere")
+        assert "error: no region called `nowhere`" in out.getvalue()
+    finally:
+        await ctrl.session.stop()
+        pump.cancel()
+
+
+async def test_a_dropped_connection_comes_back_to_its_seat(server, url, tmp_path):
+    ctrl, out = _controller(url, tmp_path)
+    session = ctrl.session
+    await session.open()
+    pump = asyncio.create_task(session.run())
+    try:
+        await ctrl.handle("create Friday night seats=2")
+        await ctrl.handle("bot")
+        await ctrl.handle("start")
+        await _until(lambda: ctrl.mode == "game" and ctrl.view["turn"] == 0)
+        room, token = session.room, session.token
+        assert token is not None
+        store = session.seats
+        assert store is not None
+        assert [(h.room, h.token, h.name, h.seat) for h in store.held(url)] == [
+            (room, token, "Friday night", 0)]
+        assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+
+        # the server drops us: the session dials again, says hello, takes the seat back
+        first = session.client
+        for conn in list(server.connections):
+            conn.close(1011, "test: dropped")
+        await _until(lambda: session.client is not None and session.client is not first
+                     and ctrl.connection is None and session.state is not None
+                     and session.state.view["players"][0]["connected"])
+        assert session.room == room and session.seat == 0 and session.token == token
+        await ctrl.handle("move alt")
+        assert session.state.view["players"][0]["region"] == "alt"
+        assert "error" not in out.getvalue()
+    finally:
+        await session.stop()
+        pump.cancel()
+
+
+async def test_a_refused_token_is_forgotten_and_the_player_is_back_in_the_lobby(
+        server, url, tmp_path):
+    ctrl, out = _controller(url, tmp_path)
+    session = ctrl.session
+    await session.open()
+    pump = asyncio.create_task(session.run())
+    try:
+        await ctrl.handle("create Friday night seats=2")
+        await ctrl.handle("bot")
+        await ctrl.handle("start")
+        await _until(lambda: ctrl.mode == "game")
+        session.token = "not-the-token"  # as if the server had been wiped meanwhile
+        for conn in list(server.connections):
+            conn.close(1011, "test: dropped")
+        await _until(lambda: ctrl.mode == "lobby" and session.client is not None)
+        assert "no longer has your place in 'Friday night'" in out.getvalue()
+        assert session.seats is not None and session.seats.held(url) == []
+    finally:
+        await session.stop()
+        pump.cancel()
+
+
+async def test_a_restarted_client_resumes_its_held_seat(server, url, tmp_path):
+    first, _ = _controller(url, tmp_path)
+    await first.session.open()
+    pump = asyncio.create_task(first.session.run())
+    await first.handle("create Friday night seats=2")
+    await first.handle("bot")
+    await first.handle("start")
+    await first.session.stop()
+    pump.cancel()
+
+    again, out = _controller(url, tmp_path)
+    await again.session.open()
+    pump = asyncio.create_task(again.session.run())
+    try:
+        await again.start(resume=True)
+        assert again.mode == "game" and again.me == 0
+        assert "back in 'Friday night', seat 0" in out.getvalue()
+    finally:
+        await again.session.stop()
+        pump.cancel()

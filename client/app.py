@@ -65,6 +65,7 @@ STYLE = Style.from_dict({
 })
 CHAT_LINES = 2
 EVENT_LINES = 12
+BOARD_STEP = 10
 
 
 class WordsCompleter(Completer):
@@ -111,6 +112,8 @@ class TerminalScreen:
         self.color = color
         self.notes: list[str] = []
         self.notes_top = 0
+        self.board_top = 0  # lines of the board scrolled away (a terminal too short for it)
+        self._board_overflow = 0
         self.message: tuple[str, str] | None = None
         self._asking: tuple[str, asyncio.Future[str | None]] | None = None
         self._dirty = 0
@@ -281,13 +284,19 @@ class TerminalScreen:
 
         @kb.add("pageup")
         def _up(event: Any) -> None:
-            self.notes_top = max(0, self.notes_top - self._notes_rows())
+            if self.notes:
+                self.notes_top = max(0, self.notes_top - self._notes_rows())
+            else:
+                self.board_top = max(0, self.board_top - BOARD_STEP)
             self.refresh()
 
         @kb.add("pagedown")
         def _down(event: Any) -> None:
-            rows = self._notes_rows()
-            self.notes_top = min(max(0, len(self.notes) - rows), self.notes_top + rows)
+            if self.notes:
+                rows = self._notes_rows()
+                self.notes_top = min(max(0, len(self.notes) - rows), self.notes_top + rows)
+            else:
+                self.board_top = min(self._board_overflow, self.board_top + BOARD_STEP)
             self.refresh()
 
         return kb
@@ -361,7 +370,21 @@ class TerminalScreen:
         text = self._print(self._screen(width, max(2, min(spare, EVENT_LINES))), width, None)
         if text.count("\n") + 1 > height:
             text = self._print(self._screen(width, 0), width, None)
-        return "\n".join(text.split("\n")[:height])
+        return self._window(text.split("\n"), height)
+
+    def _window(self, lines: list[str], height: int) -> str:
+        """The part of the board that fits, with a line saying what PgUp/PgDn would show."""
+        if len(lines) <= height:
+            self._board_overflow = 0
+            return "\n".join(lines)
+        rows = max(1, height - 1)
+        self._board_overflow = len(lines) - rows
+        top = self.board_top = min(self.board_top, self._board_overflow)
+        below = len(lines) - top - rows
+        marks = [f"↑ {top} lines above (PgUp)" if top else "",
+                 f"↓ {below} more lines (PgDn)" if below else ""]
+        return "\n".join([*lines[top:top + rows],
+                          "\x1b[2m── " + " · ".join(x for x in marks if x) + " ──\x1b[0m"])
 
     def _screen(self, width: int, events: int) -> RenderableType:
         ctrl = self.controller

@@ -129,3 +129,33 @@ async def test_a_restarted_client_resumes_its_held_seat(server, url, tmp_path):
     finally:
         await again.session.stop()
         pump.cancel()
+
+
+async def test_a_finished_game_shows_the_scores_and_forgets_its_token(server, url, tmp_path):
+    ctrl, out = _controller(url, tmp_path)
+    session = ctrl.session
+    await session.open()
+    pump = asyncio.create_task(session.run())
+    try:
+        await ctrl.handle("create Friday night seats=2")
+        await ctrl.handle("bot random")
+        await ctrl.handle("start")
+        assert session.seats is not None and len(session.seats.held(url)) == 1
+        for _ in range(12):  # one `end` per round: the bot (no delay) plays the rest
+            await _until(lambda: ctrl.view["status"] == "finished" or ctrl.view["turn"] == 0)
+            if ctrl.view["status"] == "finished":
+                break
+            await ctrl.handle("end")
+        await _until(lambda: ctrl.view["status"] == "finished")
+        text = out.getvalue()
+        assert "The game is over." in text
+        assert "Game over: " in text
+        assert len([line for line in text.splitlines() if line.startswith("score ")]) == 2
+        assert session.seats.held(url) == []  # nothing left to resume
+        assert ctrl.mode == "game"  # the final board stays until the player leaves
+        await ctrl.handle("end")
+        assert out.getvalue().endswith("error: the game is over: `leave` for the lobby, "
+                                       "`quit` to leave\n")
+    finally:
+        await session.stop()
+        pump.cancel()

@@ -26,7 +26,9 @@ class ServerProcess:
 
     def __init__(self, *args: str, timeout: float = 20.0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server", "--port", "0", *args],
+            # Tests play faster than any person: lift the message rate limit, as the
+            # in-process test server does.
+            [sys.executable, "-m", "server", "--port", "0", "--rate", "1000", *args],
             cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.url = self._wait_listening(timeout)

@@ -174,6 +174,8 @@ class TerminalScreen:
             self.refresh()
 
     def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None:
+        if any(event.get("kind") == "game_over" for event in push.events):
+            self.board_top = 1 << 20  # the score table is last: show it (clamped when drawn)
         if my_turn_began:
             self.app.output.bell()
             if self.message is None or self.message[0] != "status.error":
@@ -206,7 +208,7 @@ class TerminalScreen:
 
         async def boot() -> None:
             if startup is not None:
-                await self.controller._guard(startup())
+                await self.controller.guard(startup())
 
         self.spawn(boot())
         self.spawn(self._tick())
@@ -354,7 +356,11 @@ class TerminalScreen:
         key = (self._dirty, width, height, clock)
         if key != self._board_key:
             self._board_key = key
-            self._board_cache = to_formatted_text(ANSI(self.board_text(width, height)))
+            try:
+                text = self.board_text(width, height)
+            except Exception as exc:  # a bug in drawing must not take the game down with it
+                text = f"the board cannot be drawn: {type(exc).__name__}: {exc}"
+            self._board_cache = to_formatted_text(ANSI(text))
         return self._board_cache
 
     def board_text(self, width: int, height: int) -> str:

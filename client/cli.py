@@ -16,8 +16,17 @@ import getpass
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from client.address import DEFAULT_URL, AddressError, server_url
+
+if TYPE_CHECKING:  # imported lazily at run time: `castell --help` stays instant
+    from prompt_toolkit.history import History
+
+    from client.controller import Controller
+    from client.session import Session
+
+Startup = Callable[["Controller"], Awaitable[None]]
 
 NAME_MAX = 24  # docs/protocol.md, hello.name
 
@@ -100,13 +109,11 @@ def _use_color(no_color: bool) -> bool:
     return not no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-async def run_screen(session: object, startup: Callable[[object], Awaitable[None]] | None, *,
-                     plain: bool, color: bool) -> int:
+async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
+                     color: bool) -> int:
     """Put a controller and a screen on ``session`` and run until the player quits."""
     from client.controller import Controller
-    from client.session import Session
 
-    assert isinstance(session, Session)
     controller = Controller(session)
 
     async def boot() -> None:
@@ -124,7 +131,7 @@ async def run_screen(session: object, startup: Callable[[object], Awaitable[None
     return 1 if session.seat_lost else 0
 
 
-def _history() -> object:
+def _history() -> History:
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
     from client.seats import DIR_MODE, default_state_dir
@@ -147,8 +154,8 @@ async def _join(args: argparse.Namespace) -> int:
 
     url = server_url(args.url)
     context = client_ssl_context(url, args.cafile, args.insecure)
-    session = Session(url, args.name or default_name(), listener=None,  # type: ignore[arg-type]
-                      ssl_context=context, seats=SeatStore())
+    session = Session(url, args.name or default_name(), ssl_context=context,
+                      seats=SeatStore())
     try:
         await session.open()
     except ServerError as exc:
@@ -158,8 +165,8 @@ async def _join(args: argparse.Namespace) -> int:
         print(f"castell: {describe_failure(url, exc)}", file=sys.stderr)
         return 1
 
-    async def startup(controller: object) -> None:
-        await controller.start(resume=args.resume)  # type: ignore[attr-defined]
+    async def startup(controller: Controller) -> None:
+        await controller.start(resume=args.resume)
 
     return await run_screen(session, startup, plain=_use_plain(args.plain),
                             color=_use_color(args.no_color))
@@ -170,12 +177,11 @@ async def _play(args: argparse.Namespace) -> int:
 
     plain, color = _use_plain(args.plain), _use_color(args.no_color)
 
-    async def run(session: object, begin: Callable[[object], Awaitable[None]]) -> int:
+    async def run(session: Session, begin: Startup) -> int:
         return await run_screen(session, begin, plain=plain, color=color)
 
     return await play(args.name or default_name(), seats=args.seats, variant=args.variant,
-                      level=args.bots, bot_delay=max(0.0, args.bot_delay),
-                      run=run)  # type: ignore[arg-type]
+                      level=args.bots, bot_delay=max(0.0, args.bot_delay), run=run)
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -10,9 +10,10 @@ lines (:mod:`client.lobby`) before a room, room lines while a room waits, game c
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
 from client import commands as c
@@ -21,7 +22,7 @@ from client.hints import hint_lines
 from client.net import ServerError
 from client.rulebook import rules_page
 from client.sanitize import safe
-from client.session import NotConnected, Session
+from client.session import Session
 from shared import messages as m
 from shared.actions import Action
 from shared.engine import legal_actions
@@ -197,9 +198,9 @@ class Controller:
                 except c.CommandError:
                     take = False
             if take:
-                await self._guard(self._resume(h))
+                await self.guard(self._resume(h))
         if self.session.room is None:
-            await self._guard(self.refresh_rooms())
+            await self.guard(self.refresh_rooms())
 
     async def start_play(self, seats: int, variant: str, level: str) -> None:
         """``castell play``: a room of our own, bots in every other seat, and go."""
@@ -220,21 +221,22 @@ class Controller:
             return
         mode = self.mode
         if mode == "lobby":
-            await self._guard(self._lobby(line))
+            await self.guard(self._lobby(line))
         elif mode == "room":
-            await self._guard(self._room(line))
+            await self.guard(self._room(line))
         else:
-            await self._guard(self._game(line))
+            await self.guard(self._game(line))
 
-    async def _guard(self, work: Any) -> None:
+    async def guard(self, work: Awaitable[Any]) -> None:
+        """Await ``work``, showing any refusal on the screen instead of raising it."""
         try:
             await work
-        except ServerError as exc:
+        except CastellError as exc:  # refusals: the server's, the parser's, the connection's
             self.screen.error(exc.message)
-        except (c.CommandError, NotConnected) as exc:
-            self.screen.error(exc.message)
-        except CastellError as exc:
-            self.screen.error(exc.message)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a bug of ours: say so, and keep the game going
+            self.screen.error(f"the client failed: {type(exc).__name__}: {exc}")
 
     async def _lobby(self, line: str) -> None:
         cmd = lb.parse_lobby(line)

@@ -142,7 +142,7 @@ class PlainScreen:
         pump = asyncio.create_task(session.run())
         try:
             if startup is not None:
-                await self.controller._guard(startup())
+                await self.controller.guard(startup())
             if self.controller.mode == "lobby" and not self._exiting:
                 self.say(*self.controller.lobby_lines())
             while not self._exiting:

@@ -16,9 +16,11 @@ from client.session import Session
 DEFAULT_BOT_DELAY = 0.6
 
 
+Startup = Callable[[Controller], Awaitable[None]]
+
+
 async def play(name: str, *, seats: int, variant: str, level: str, bot_delay: float,
-               run: Callable[[Session, Callable[[Controller], Awaitable[None]]], Awaitable[int]]
-               ) -> int:
+               run: Callable[[Session, Startup], Awaitable[int]]) -> int:
     """Serve, connect, and hand the session to ``run`` with the steps that start the game."""
     from server.app import CastellServer
     from server.config import ServerConfig
@@ -32,8 +34,8 @@ async def play(name: str, *, seats: int, variant: str, level: str, bot_delay: fl
                                         ping_interval=None, idle_timeout=None))
     await server.start()
     try:
-        session = Session(f"ws://127.0.0.1:{server.port}", name, listener=None,  # type: ignore[arg-type]
-                          seats=None)  # the room dies with this process: no token to keep
+        # The room dies with this process: no seat token worth keeping.
+        session = Session(f"ws://127.0.0.1:{server.port}", name, seats=None)
         await session.open()
 
         async def begin(controller: Controller) -> None:

@@ -73,15 +73,31 @@ def describe_failure(url: str, exc: BaseException) -> str:
     return f"cannot reach {url}: {exc}"
 
 
+class _Quiet:
+    """The listener of a session nobody watches yet."""
+
+    def on_state(self, push: m.StatePush) -> None:
+        pass
+
+    def on_chat(self, push: m.ChatPush) -> None:
+        pass
+
+    def on_connection(self, status: str | None) -> None:
+        pass
+
+    def on_notice(self, text: str) -> None:
+        pass
+
+
 class Session:
     """See the module docstring. Call :meth:`open` once, then run :meth:`run` as a task."""
 
-    def __init__(self, url: str, name: str, listener: Listener, *,
+    def __init__(self, url: str, name: str, listener: Listener | None = None, *,
                  ssl_context: ssl.SSLContext | None = None, seats: SeatStore | None = None,
                  first_retry: float = FIRST_RETRY, max_retry: float = MAX_RETRY) -> None:
         self.url = url
         self.name = name
-        self.listener = listener
+        self.listener: Listener = listener if listener is not None else _Quiet()
         self.ssl_context = ssl_context
         self.seats = seats
         self.first_retry = first_retry

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.timeout(30)
 
 
 def _controller(url: str, tmp_path, name: str = "Anna") -> tuple[Controller, io.StringIO]:
-    session = Session(url, name, listener=None, seats=SeatStore(tmp_path / "state"),  # type: ignore[arg-type]
-                      first_retry=0.05, max_retry=0.2)
+    session = Session(url, name, seats=SeatStore(tmp_path / "state"), first_retry=0.05,
+                      max_retry=0.2)
     controller = Controller(session)
     out = io.StringIO()
     PlainScreen(controller, stdin=io.StringIO(), stdout=out, echo=False)

@@ -1,7 +1,7 @@
-"""Bots that sit in rooms: each level is a policy from a game state to one legal action.
+"""Bots that sit in rooms: the seat names the server gives them, and their policies.
 
-Policies only ever choose among ``shared.engine.legal_actions`` (plus towers that
-``shared.tower.check_tower`` accepts), so a bot can never break a rule the engine enforces.
+The policies themselves are pure and live in :mod:`shared.bots`; this module only adapts them
+to the room: a level's name, names for its bots, and one call per action.
 """
 
 from __future__ import annotations
@@ -9,17 +9,18 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from shared import engine
-from shared.actions import Action, EndTurn
+from shared import bots
+from shared.actions import Action
 from shared.state import GameState
 
-LEVELS = ("random", "greedy")
+LEVELS = bots.LEVELS
 
 _NAMES = ("Pau", "Núria", "Jordi", "Montse", "Arnau", "Laia", "Oriol", "Mireia")
 
 
 def bot_names(level: str) -> Iterator[str]:
-    """Names for bots of a level, e.g. ``Pau (bot)``; endless so a free one always exists."""
+    """Names for bots of a level, e.g. ``Pau (greedy bot)``; endless so a free one always
+    exists."""
     n = 0
     while True:
         for name in _NAMES:
@@ -28,8 +29,5 @@ def bot_names(level: str) -> Iterator[str]:
 
 
 def choose(state: GameState, seat: int, level: str, rng: random.Random) -> Action:
-    """The action a bot of ``level`` takes next at ``seat``."""
-    actions = engine.legal_actions(state, seat)
-    if not actions:
-        return EndTurn()
-    return rng.choice(actions)
+    """The action a bot of ``level`` takes next at ``seat`` (always a legal one)."""
+    return bots.choose(state, seat, level, rng)

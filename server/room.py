@@ -436,7 +436,11 @@ class Room:
                 seat = self.seats[state.turn]
                 if seat is None or seat.bot is None:
                     return
-                action = bots.choose(state, seat.index, seat.bot, self._bot_rng)
+                # a greedy bot may think for tens of milliseconds: off the event loop (the
+                # lock keeps the room still meanwhile)
+                action = await asyncio.to_thread(
+                    bots.choose, state, seat.index, seat.bot, self._bot_rng
+                )
                 try:
                     await self._apply(seat.index, action, [])
                 except CastellError:

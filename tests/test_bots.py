@@ -1,0 +1,196 @@
+"""Bots (shared.bots, shared.greedy): legal actions only, whole games, and greedy plays well.
+
+The policies are called directly here (not through ``choose``, whose safety net would hide an
+illegal choice), and every action they choose goes through ``shared.engine.apply``, which
+raises on anything illegal.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import attrs
+import pytest
+from game_helpers import NAMES, game, on_turn, with_player, with_row
+
+from server import bots as server_bots
+from shared import bots
+from shared.actions import Build, EndTurn, Move
+from shared.board import REGIONS, SIZES, TOWNS
+from shared.engine import apply, legal_actions, new_game
+from shared.events import FestivalResolved
+from shared.festival import takes_part
+from shared.state import Festival, GameState, Skills
+from shared.tower import check_tower
+
+#: The most actions a greedy turn can take (see shared.greedy): move, recruit, train,
+#: special, two builds for performances, the festival build, end_turn.
+GREEDY_TURN_MOST = 8
+
+
+def play_game(lineup: tuple[str, ...], seed: int, variant: str = "normal") -> GameState:
+    """A whole game of bots; every action applied by the engine, greedy turns bounded."""
+    state = new_game(NAMES[: len(lineup)], variant=variant, seed=seed)
+    rngs = [random.Random(seed * 16 + seat) for seat in range(len(lineup))]
+    in_turn = 0
+    for _ in range(5000):
+        if state.over:
+            return state
+        seat = state.turn
+        assert seat is not None
+        action = bots.POLICIES[lineup[seat]](state, seat, rngs[seat])
+        state, _ = apply(state, seat, action)  # raises if the bot chose an illegal action
+        in_turn += 1
+        if lineup[seat] == "greedy":
+            assert in_turn <= GREEDY_TURN_MOST, f"greedy turn of {in_turn} actions"
+        if isinstance(action, EndTurn):
+            in_turn = 0
+    raise AssertionError("the game did not finish in 5000 actions")
+
+
+def test_greedy_beats_random_in_most_two_seat_games():
+    games, greedy_won = 20, 0
+    for i in range(games):
+        lineup = ("greedy", "random") if i % 2 == 0 else ("random", "greedy")
+        state = play_game(lineup, seed=100 + i)
+        assert state.winners is not None
+        greedy_won += state.winners == (lineup.index("greedy"),)
+    assert greedy_won >= 0.75 * games
+
+
+@pytest.mark.parametrize(
+    ("variant", "lineup", "seed"),
+    [
+        ("advanced", ("greedy", "random", "greedy"), 7),
+        ("normal", ("random", "greedy", "greedy", "random"), 8),
+        ("advanced", ("random", "random"), 9),
+    ],
+)
+def test_bot_games_finish_with_legal_actions_in_both_variants(variant, lineup, seed):
+    state = play_game(lineup, seed, variant)
+    assert state.scores is not None and len(state.scores) == len(lineup)
+
+
+def test_random_bot_is_reproduced_by_its_rng():
+    def actions(rng_seed: int) -> list[object]:
+        state, out = new_game(NAMES[:2], seed=4), []
+        rng = random.Random(rng_seed)
+        while state.round < 3:
+            action = bots.random_action(state, state.turn, rng)
+            out.append(action)
+            state, _ = apply(state, state.turn, action)
+        return out
+
+    assert actions(1) == actions(1)
+    assert actions(1) != actions(2)
+
+
+def test_random_bot_chooses_among_legal_actions_and_builds():
+    state = on_turn(game(2, seed=5), 0)
+    state = with_player(state, 0, region="bcn", team=(9, 9, 8, 7, 5, 5, 3, 2))
+    listed = legal_actions(state, 0)
+    rng = random.Random(3)
+    seen = Counter()
+    for _ in range(600):
+        action = bots.random_action(state, 0, rng)
+        if isinstance(action, Build):
+            apply(state, 0, action)  # a legal tower of the team's castellers
+            seen["build"] += 1
+        else:
+            assert action in listed
+            seen[action] += 1
+    # uniform over the listed actions and one build candidate
+    expected = 600 / (len(listed) + 1)
+    assert 0.5 * expected < seen["build"] < 1.5 * expected
+    assert len(seen) == len(listed) + 1
+
+
+def test_random_towers_are_legal_and_use_the_team():
+    rng = random.Random(8)
+    for _ in range(300):
+        team = tuple(sorted((rng.choice(SIZES) for _ in range(rng.randint(1, 25))), reverse=True))
+        skills = Skills(**{s: rng.randint(0, 3) for s in ("balance", "base", "mix", "width")})
+        tower = bots.random_tower(team, skills, rng)
+        assert check_tower(tower, skills).legal
+        used = Counter(size for level in tower for size in level)
+        assert all(used[size] <= team.count(size) for size in used)
+
+
+def greedy_turn(state: GameState, seat: int) -> tuple[GameState, list[object], list[object]]:
+    """Play one greedy turn to its end: the state after it, the actions and the events."""
+    actions, events = [], []
+    while True:
+        action = bots.greedy_action(state, seat, random.Random(0))
+        actions.append(action)
+        state, new = apply(state, seat, action)
+        events += new
+        if isinstance(action, EndTurn):
+            return state, actions, events
+        assert len(actions) <= GREEDY_TURN_MOST
+
+
+def quiet(state: GameState) -> GameState:
+    """No tile on any row, so that a scenario's own tiles are the only ones."""
+    for region in REGIONS:
+        state = with_row(state, region, tiles=(), tokens=0)
+    return state
+
+
+def test_greedy_performs_a_tile_its_team_can_build():
+    state = quiet(on_turn(game(2, seed=6), 0))
+    state = with_row(state, "gir", tiles=("lp04",), tokens=2)  # shape 3·2·1
+    state = with_player(state, 0, region="gir", team=(8, 8, 8, 6, 6, 2), tower=())
+    after, actions, _ = greedy_turn(state, 0)
+    me = after.players[0]
+    assert [t.item for t in me.tiles] == ["lp04"]
+    # the tile's points and the row's tokens, its own among them when it spent one
+    assert me.taken_tokens in (2, 3)
+    assert any(isinstance(a, Build) for a in actions)
+
+
+def test_greedy_goes_to_this_rounds_festival_and_wins_it():
+    festival = Festival(round=3, region="tar", town=TOWNS["tar"]["II"], type="I", size=5)
+    state = attrs.evolve(game(2, seed=2), round=3, first=0, festivals=(festival,))
+    state = quiet(on_turn(state, 0, turns_taken=0))
+    state = with_player(state, 0, region="bcn", team=(9, 9, 9, 7, 7, 5, 3),
+                        skills=Skills(balance=1))
+    state = with_player(state, 1, region="alt", team=(9, 8), tower=())
+    after, actions, _ = greedy_turn(state, 0)
+    me = after.players[0]
+    assert me.region == "tar" and takes_part(me, festival)
+    assert Move("tar") in actions
+    after, events = apply(after, 1, EndTurn())
+    [resolved] = [e for e in events if isinstance(e, FestivalResolved)]
+    assert [(r.seat, r.prize, r.size_token) for r in resolved.results] == [(0, "trophy", True)]
+
+
+def test_greedy_takes_no_randomness():
+    state = new_game(NAMES[:3], seed=12)
+    for rng_seed in (1, 2, 3):
+        assert bots.greedy_action(state, state.turn, random.Random(rng_seed)) == (
+            bots.greedy_action(state, state.turn, random.Random(0))
+        )
+
+
+def test_choose_checks_the_level_and_the_turn():
+    state = new_game(NAMES[:2], seed=1)
+    with pytest.raises(ValueError, match="unknown bot level"):
+        bots.choose(state, state.turn, "genius", random.Random(0))
+    assert bots.choose(state, 1 - state.turn, "greedy", random.Random(0)) == EndTurn()
+
+
+def test_choose_ends_the_turn_rather_than_act_illegally(monkeypatch):
+    # the safety net for a broken policy: an illegal choice becomes the end of the turn
+    monkeypatch.setitem(bots.POLICIES, "broken", lambda state, seat, rng: Move("nowhere"))
+    state = new_game(NAMES[:2], seed=1)
+    assert bots.choose(state, state.turn, "broken", random.Random(0)) == EndTurn()
+
+
+def test_the_server_seats_the_shared_levels():
+    assert server_bots.LEVELS == bots.LEVELS == ("random", "greedy")
+    state = new_game(NAMES[:2], seed=3)
+    action = server_bots.choose(state, state.turn, "greedy", random.Random(0))
+    apply(state, state.turn, action)
+    names = server_bots.bot_names("greedy")
+    assert next(names) == "Pau (greedy bot)"

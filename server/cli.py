@@ -33,9 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["debug", "info", "warning", "error"], help="logging detail")
     p.add_argument("--bot-delay", type=float, default=d.bot_delay, metavar="SECONDS",
                    help=f"pause before each bot action (default {d.bot_delay})")
-    p.add_argument("--db", default=None, metavar="PATH",
+    p.add_argument("--db", default=None, metavar="PATH_OR_URL",
                    help="where games are kept (default: castell.sqlite3 in your data "
-                        "folder; ':memory:' keeps nothing)")
+                        "folder; ':memory:' keeps nothing; postgresql://HOST/DATABASE for a "
+                        "database several nodes share, see docs/deploy.md)")
 
     tls = p.add_argument_group("TLS (serve wss://)")
     tls.add_argument("--certfile", default=None, metavar="PEM",

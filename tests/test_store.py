@@ -1,18 +1,24 @@
 """The store gives back exactly what it was given, keeps it across crashes, and refuses what it
-must without touching the file (server/store).
+must without touching the database (server/store).
 
-The behaviour tests take the ``store`` fixture, parametrised by backend factory: a new backend
-adds its factory to ``BACKENDS`` and runs every one of them. The SQLite file's own troubles
-(directories, foreign files, locks, newer schemas) are tested on SQLite alone.
+The behaviour tests take the ``store`` fixture, parametrised by backend: SQLite in a temporary
+folder, and PostgreSQL in a fresh schema of the real server that is dropped afterwards (see
+tests/services.py). A new backend adds its context manager to ``BACKENDS`` and runs every one
+of them. Each database's own troubles (SQLite files that are directories, foreign or locked;
+PostgreSQL servers that do not answer, schemas that are another program's) are tested on that
+backend alone.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import attrs
@@ -32,24 +38,46 @@ from server.store import (
     token_matches,
 )
 from server.store.migrations import LATEST
+from server.store.postgres import PostgresStore
+from tests.services import POSTGRES_URL, fresh_schema
 
 REPO = Path(__file__).resolve().parents[1]
 
 StoreFactory = Callable[[], Store]
+#: What a backend gives a test: the URL open_store (and a subprocess) opens, and a factory of
+#: new, unopened stores on that same database.
+Backend = tuple[str, StoreFactory]
 
 
-def sqlite_backend(tmp_path: Path) -> StoreFactory:
-    """New stores on one SQLite file: calling it twice reopens the same database."""
+@contextlib.asynccontextmanager
+async def sqlite_backend(tmp_path: Path) -> AsyncIterator[Backend]:
+    """New stores on one SQLite file: calling the factory twice reopens the same database."""
     path = tmp_path / "castell.sqlite3"
-    return lambda: SQLiteStore(path, busy_timeout=0.05)
+    yield str(path), lambda: SQLiteStore(path, busy_timeout=0.05)
 
 
-BACKENDS = [pytest.param(sqlite_backend, id="sqlite")]
+@contextlib.asynccontextmanager
+async def postgres_backend(tmp_path: Path) -> AsyncIterator[Backend]:
+    """New stores on one fresh PostgreSQL schema, dropped when the test is over."""
+    async with fresh_schema() as url:
+        yield url, lambda: PostgresStore(url, pool_size=4)
+
+
+BACKENDS = [
+    pytest.param(sqlite_backend, id="sqlite"),
+    pytest.param(postgres_backend, id="postgresql"),
+]
 
 
 @pytest.fixture(params=BACKENDS)
-def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
-    return request.param(tmp_path)
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+    async with request.param(tmp_path) as made:
+        yield made
+
+
+@pytest.fixture
+def new_store(backend: Backend) -> StoreFactory:
+    return backend[1]
 
 
 @pytest.fixture
@@ -174,6 +202,26 @@ async def test_a_duplicate_or_earlier_seq_is_refused_and_changes_nothing(store: 
     assert refused.value.code == "unknown_room"
 
 
+async def test_a_fenced_write_needs_the_version_it_expects(store: Store):
+    await fill(store)  # the room is at version 14 (its last action's)
+    await store.append_action(an_action("r1", 3), expect_version=14)
+    assert (await store.load("r1")).room.version == 16
+    # Another server took the room over and wrote version 17: the old holder is fenced out.
+    await store.update_room("r1", version=17, expect_version=16)
+    before = await store.load("r1")
+    with pytest.raises(StoreError) as refused:
+        await store.append_action(an_action("r1", 4), expect_version=16)
+    assert refused.value.code == "version_conflict"
+    assert "version 17, not 16" in str(refused.value)
+    with pytest.raises(StoreError) as refused:
+        await store.update_room("r1", version=18, status="finished", expect_version=16)
+    assert refused.value.code == "version_conflict"
+    assert await store.load("r1") == before
+    with pytest.raises(StoreError) as refused:
+        await store.append_action(an_action("nowhere", 0), expect_version=0)
+    assert refused.value.code == "unknown_room"
+
+
 async def test_creating_a_stored_room_again_is_refused(store: Store):
     stored = await fill(store)
     with pytest.raises(StoreError) as refused:
@@ -194,6 +242,7 @@ async def test_finish_stores_the_result_and_closes_the_room(store: Store):
     # Only unfinished rooms come back for resuming, oldest first.
     unfinished = await store.load_unfinished()
     assert [g.room.room for g in unfinished] == ["r2", "r3"]
+    assert await store.unfinished_rooms() == ["r2", "r3"]
     assert unfinished[0] == await store.load("r2")
     with pytest.raises(StoreError) as refused:
         await store.append_action(an_action("r1", 3))
@@ -296,10 +345,10 @@ async def test_the_database_never_holds_a_seat_token(tmp_path: Path):
 
 WRITER = """
 import asyncio, sys
-from server.store import ActionRecord, RoomRecord, SQLiteStore
+from server.store import ActionRecord, RoomRecord, open_store
 
 async def main():
-    async with SQLiteStore(sys.argv[1]) as store:
+    async with open_store(sys.argv[1]) as store:
         await store.create_room(RoomRecord("r1", "Kill", 2, "normal", None, False, None, seed=7))
         print("ready", flush=True)
         seq = 0
@@ -322,9 +371,9 @@ def run_python(code: str, *args: str, **popen) -> subprocess.Popen:
 
 
 @pytest.mark.timeout(60)
-async def test_every_acknowledged_action_survives_a_killed_writer(tmp_path: Path):
-    path = tmp_path / "castell.sqlite3"
-    writer = run_python(WRITER, str(path), stdout=subprocess.PIPE)
+async def test_every_acknowledged_action_survives_a_killed_writer(backend: Backend):
+    url, new_store = backend
+    writer = run_python(WRITER, url, stdout=subprocess.PIPE)
     try:
         assert writer.stdout.readline() == "ready\n"
         acknowledged = [int(writer.stdout.readline()) for _ in range(25)]
@@ -336,7 +385,7 @@ async def test_every_acknowledged_action_survives_a_killed_writer(tmp_path: Path
         writer.wait()
         writer.stdout.close()
     assert acknowledged == list(range(len(acknowledged)))
-    async with SQLiteStore(path) as store:
+    async with new_store() as store:
         game = await store.load("r1")
     seqs = [a.seq for a in game.actions]
     # Every acknowledged action is there, in order, and at most the one in flight besides.
@@ -485,10 +534,16 @@ async def test_open_store_reads_paths_and_urls(tmp_path: Path):
         async with open_store(where) as store:
             await fill(store)
             assert (await store.load("r1")).room.room == "r1"
-    with pytest.raises(StoreError) as refused:
-        open_store("postgresql://castell@localhost/castell")
-    assert refused.value.code == "unsupported_backend"
-    assert "PostgreSQL support is not available in this version" in str(refused.value)
+    for where, schema in (
+        ("postgresql://castell:hunter2@db.example:6543/games", "castell"),
+        ("postgres://castell:hunter2@db.example:6543/games?schema=festa&sslmode=disable",
+         "festa"),
+    ):
+        store = open_store(where, pool_size=2)
+        assert isinstance(store, PostgresStore)
+        assert store.schema == schema and store.pool_size == 2
+        assert "schema=" not in store.dsn and "hunter2" in store.dsn
+        assert store.path.startswith("postgres") and "hunter2" not in store.path
     with pytest.raises(StoreError) as refused:
         open_store("mysql://localhost/castell")
     assert refused.value.code == "unsupported_backend"
@@ -511,3 +566,131 @@ def test_the_benchmark_runs_and_reports_every_setting(tmp_path: Path, capsys):
     for label in ("memory (baseline)", "file, NORMAL", "file, FULL", "× NORMAL"):
         assert label in out
     assert list(tmp_path.iterdir()) == []  # its files are cleaned up
+
+
+# -- PostgreSQL's own troubles --------------------------------------------------------------
+
+
+async def schema_snapshot(url: str) -> dict[str, list]:
+    """Every table of the store's schema with all its rows: to show nothing was changed."""
+    import asyncpg
+
+    schema = PostgresStore(url).schema
+    conn = await asyncpg.connect(POSTGRES_URL)
+    try:
+        tables = [
+            row[0]
+            for row in await conn.fetch(
+                "SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY 1", schema
+            )
+        ]
+        return {
+            table: sorted(map(tuple, await conn.fetch(f'SELECT * FROM "{schema}"."{table}"')))
+            for table in tables
+        }
+    finally:
+        await conn.close()
+
+
+async def run_sql(url: str, *statements: str) -> None:
+    """Run statements in the store's schema, as another program (or a newer Castell) would."""
+    import asyncpg
+
+    schema = PostgresStore(url).schema
+    conn = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    try:
+        await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+async def refused_postgres_open(url: str, code: str) -> StoreError:
+    store = PostgresStore(url, connect_timeout=5)
+    with pytest.raises(StoreError) as refused:
+        await store.open()
+    assert refused.value.code == code
+    await store.close()
+    return refused.value
+
+
+def a_closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_a_postgres_server_that_does_not_answer_is_refused_clearly():
+    url = f"postgresql://castell:s3cret@127.0.0.1:{a_closed_port()}/castell"
+    error = await refused_postgres_open(url, "cannot_open")
+    assert str(error).startswith(
+        "cannot connect to the PostgreSQL server of postgresql://castell:***@127.0.0.1:"
+    )
+    assert "is it running" in str(error) and "s3cret" not in str(error)
+    assert error.path == url.replace("s3cret", "***")
+
+
+async def test_a_missing_postgres_database_is_refused():
+    base = POSTGRES_URL.rsplit("/", 1)[0]
+    error = await refused_postgres_open(f"{base}/castell_nowhere_0a1b", "cannot_open")
+    assert 'database "castell_nowhere_0a1b" does not exist' in str(error)
+
+
+async def test_a_postgres_schema_from_a_newer_castell_is_refused_untouched():
+    async with fresh_schema() as url:
+        async with PostgresStore(url) as store:
+            await fill(store)
+        newer = LATEST + 2
+        await run_sql(url, f"UPDATE schema_version SET version = {newer}")
+        before = await schema_snapshot(url)
+        error = await refused_postgres_open(url, "schema_too_new")
+        assert f"was written by a newer Castell (schema {newer}; this version knows up to " \
+            f"{LATEST}); upgrade Castell" in str(error)
+        assert await schema_snapshot(url) == before
+
+
+@pytest.mark.parametrize("foreign", [
+    ("CREATE TABLE rooms (id integer PRIMARY KEY, floor integer)",
+     "INSERT INTO rooms VALUES (1, 3)"),
+    ("CREATE TABLE schema_version (version integer)", "INSERT INTO schema_version VALUES (1)"),
+    ("CREATE TABLE schema_version (application text, version integer)",
+     "INSERT INTO schema_version VALUES ('ledger', 1)"),
+], ids=["rooms", "schema_version", "another_application"])
+async def test_a_schema_holding_another_programs_tables_is_refused_untouched(foreign):
+    async with fresh_schema() as url:
+        await run_sql(url, *foreign)
+        before = await schema_snapshot(url)
+        error = await refused_postgres_open(url, "not_castell_database")
+        assert "is not a Castell schema" in str(error)
+        assert await schema_snapshot(url) == before
+
+
+async def test_nodes_opening_one_new_schema_together_create_it_once():
+    async with fresh_schema() as url:
+        stores = [PostgresStore(url, pool_size=2) for _ in range(3)]
+        await asyncio.gather(*(store.open() for store in stores))
+        try:
+            await stores[0].create_room(a_room())
+            assert (await stores[2].load("r1")).room == a_room()  # one database, shared
+        finally:
+            for store in stores:
+                await store.close()
+        tables = await schema_snapshot(url)
+        assert tables["schema_version"] == [("castell", LATEST)]
+
+
+def test_a_server_on_sqlite_never_loads_the_scale_out_libraries(tmp_path: Path):
+    code = (
+        "import asyncio, sys\n"
+        "import server.app, server.cli\n"
+        "from server.store import open_store\n"
+        "async def main():\n"
+        "    async with open_store(sys.argv[1]) as store:\n"
+        "        await store.unfinished_rooms()\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in ('asyncpg', 'redis') if m in sys.modules))\n"
+    )
+    loader = run_python(code, str(tmp_path / "castell.sqlite3"), stdout=subprocess.PIPE)
+    out, _ = loader.communicate(timeout=30)
+    assert loader.returncode == 0 and out == "[]\n"

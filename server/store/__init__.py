@@ -1,7 +1,9 @@
 """Persistence for the game server: rooms, seats, actions and results, durably stored.
 
 A game is its seed, its room settings and its list of actions; this package stores exactly
-those, so that the server can rebuild every unfinished game by replay after a restart.
+those, so that the server can rebuild every unfinished game by replay after a restart. Two
+backends: one SQLite file (the default, :mod:`server.store.sqlite`), or a PostgreSQL database
+that several server nodes share (:mod:`server.store.postgres`, loaded only when asked for).
 
     store = open_store(default_db_path())       # or "sqlite:///srv/castell.sqlite3", ":memory:"
     async with store:
@@ -56,9 +58,11 @@ def open_store(url_or_path: str | os.PathLike[str], **options: Any) -> Store:
     * a plain path, ``~/castell.sqlite3`` or ``C:\\games\\castell.sqlite3`` → SQLite;
     * ``sqlite:///srv/castell.sqlite3`` → SQLite at ``/srv/castell.sqlite3`` (the URL's path);
     * ``:memory:`` or ``sqlite:///:memory:`` → a throwaway SQLite database;
-    * ``postgresql://…`` → refused: not available in this version.
+    * ``postgresql://USER@HOST:PORT/DATABASE?schema=NAME`` (or ``postgres://``) → PostgreSQL,
+      the tables in schema NAME (default ``castell``); needs the ``cluster`` extra (asyncpg).
 
-    ``options`` go to the backend (for SQLite: ``synchronous``, ``busy_timeout``).
+    ``options`` go to the backend (for SQLite: ``synchronous``, ``busy_timeout``; for
+    PostgreSQL: ``pool_size``, ``connect_timeout``).
     """
     text = os.fspath(url_or_path)
     match = _SCHEME.match(text)
@@ -75,11 +79,12 @@ def open_store(url_or_path: str | os.PathLike[str], **options: Any) -> Store:
             )
         return SQLiteStore(rest, **options)
     if scheme in ("postgresql", "postgres"):
-        raise StoreError(
-            "PostgreSQL support is not available in this version; use a SQLite path",
-            code="unsupported_backend",
-        )
+        # Imported here so that a server on SQLite never loads the PostgreSQL backend.
+        from server.store.postgres import PostgresStore
+
+        return PostgresStore(text, **options)
     raise StoreError(
-        f"{text}: unknown database kind {scheme!r}; give a file path or sqlite:///PATH",
+        f"{text}: unknown database kind {scheme!r}; give a file path, sqlite:///PATH or "
+        "postgresql://HOST/DATABASE",
         code="unsupported_backend",
     )

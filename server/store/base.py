@@ -18,9 +18,13 @@ from __future__ import annotations
 import abc
 import hashlib
 import hmac
+from collections.abc import Iterable
 from typing import Any, Self
 
 import attrs
+import msgpack
+
+from server.store.errors import StoreError
 
 #: A room's life: seats being filled, a game under way, a game over.
 STATUSES = ("waiting", "playing", "finished")
@@ -131,6 +135,104 @@ def token_matches(token: str, token_hash: bytes | None) -> bool:
     return hmac.compare_digest(hash_token(token), token_hash)
 
 
+def pack_result(result: dict[str, Any], room: str) -> bytes:
+    """A finished game's result as stored: msgpack bytes (``invalid_record`` when it is not
+    plain data)."""
+    try:
+        return msgpack.packb(result, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise StoreError(
+            f"the result of room {room} cannot be stored: {exc}", code="invalid_record"
+        ) from exc
+
+
+def unpack_result(blob: bytes) -> dict[str, Any]:
+    """The inverse of :func:`pack_result`."""
+    return msgpack.unpackb(blob, raw=False, strict_map_key=False)
+
+
+def room_changes(
+    status: str | None,
+    version: int | None,
+    started_at: float | None,
+    finished_at: float | None,
+    path: str | None,
+) -> dict[str, Any]:
+    """The columns an :meth:`Store.update_room` call changes (those given), by name; a status
+    that is not one of :data:`STATUSES` is refused (``invalid_record``)."""
+    if status is not None and status not in STATUSES:
+        raise StoreError(
+            f"status must be one of {', '.join(STATUSES)}, not {status!r}",
+            code="invalid_record",
+            path=path,
+        )
+    given = {
+        "status": status,
+        "version": version,
+        "started_at": started_at,
+        "finished_at": finished_at,
+    }
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def version_conflict(room: str, stored: int, expected: int, path: str | None) -> StoreError:
+    """The ``version_conflict`` refusal of a fenced write (see :meth:`Store.append_action`)."""
+    return StoreError(
+        f"room {room} is at version {stored}, not {expected}: another server has taken it "
+        "over, so this write is refused",
+        code="version_conflict",
+        path=path,
+    )
+
+
+def seq_refused(action: ActionRecord, last: int, stored: bool, path: str | None) -> StoreError:
+    """Why :meth:`Store.append_action` refuses a seq not after the room's ``last``: it is
+    ``stored`` already (``duplicate_action``) or would go back (``action_out_of_order``)."""
+    return StoreError(
+        f"room {action.room} already has action {action.seq}"
+        if stored
+        else f"room {action.room}: action {action.seq} comes after action {last}",
+        code="duplicate_action" if stored else "action_out_of_order",
+        path=path,
+    )
+
+
+def schema_too_new(where: str, current: int, latest: int, path: str | None) -> StoreError:
+    """The refusal of a database (``where``) whose schema a newer Castell wrote."""
+    return StoreError(
+        f"{where} was written by a newer Castell (schema {current}; this version knows up to "
+        f"{latest}); upgrade Castell",
+        code="schema_too_new",
+        path=path,
+    )
+
+
+def assemble_games(
+    rooms: Iterable[RoomRecord],
+    seats: Iterable[SeatRecord],
+    actions: Iterable[ActionRecord],
+    results: dict[str, bytes],
+) -> list[GameRecord]:
+    """One :class:`GameRecord` per room from rows read in bulk: ``seats`` and ``actions``
+    already in seat and seq order, ``results`` packed results by room."""
+    by_room: dict[str, tuple[list[SeatRecord], list[ActionRecord]]] = {
+        room.room: ([], []) for room in rooms
+    }
+    for seat in seats:
+        by_room[seat.room][0].append(seat)
+    for action in actions:
+        by_room[action.room][1].append(action)
+    return [
+        GameRecord(
+            room,
+            tuple(by_room[room.room][0]),
+            tuple(by_room[room.room][1]),
+            unpack_result(results[room.room]) if room.room in results else None,
+        )
+        for room in rooms
+    ]
+
+
 class Store(abc.ABC):
     """The persistence interface the server uses; one backend per database kind.
 
@@ -170,16 +272,28 @@ class Store(abc.ABC):
         version: int | None = None,
         started_at: float | None = None,
         finished_at: float | None = None,
+        expect_version: int | None = None,
     ) -> None:
-        """Change the given fields of a room; a field left at None is left as it is."""
+        """Change the given fields of a room; a field left at None is left as it is.
+
+        With ``expect_version``, refused (``version_conflict``) unless the stored version is
+        that one: see :meth:`append_action`.
+        """
 
     @abc.abstractmethod
-    async def append_action(self, action: ActionRecord) -> None:
+    async def append_action(
+        self, action: ActionRecord, *, expect_version: int | None = None
+    ) -> None:
         """Store an action after the room's others, durably before returning.
 
         Also sets the room's version to ``action.version`` (in the same transaction, so one
         write per action). Refused: an unknown or finished room, a (room, seq) already stored
         (``duplicate_action``), a seq lower than the room's last (``action_out_of_order``).
+
+        ``expect_version`` fences out a stale writer: when given, the write is refused with
+        ``version_conflict`` unless the room's stored version is exactly that one. A server
+        that holds a room passes the version it last stored; once another server has taken
+        the room over (and written a newer version), the old holder can no longer write.
         """
 
     @abc.abstractmethod
@@ -194,6 +308,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def load_unfinished(self) -> list[GameRecord]:
         """Every room still waiting or playing (to resume after a restart), oldest first."""
+
+    async def unfinished_rooms(self) -> list[str]:
+        """The ids of every room still waiting or playing, oldest first, without loading
+        their games (what a server scans to find rooms nobody serves). Backends override
+        this with one cheap query."""
+        return [game.room.room for game in await self.load_unfinished()]
 
     @abc.abstractmethod
     async def list_finished(self, limit: int = 50) -> list[RoomRecord]:

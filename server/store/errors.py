@@ -12,9 +12,10 @@ from shared.errors import CastellError
 #: Every ``code`` a :class:`StoreError` carries, with when it is raised.
 CODES: dict[str, str] = {
     "cannot_open": "the database file cannot be opened or created (a directory, a missing "
-    "folder, no permission)",
+    "folder, no permission), or the PostgreSQL server cannot be reached or refuses the login",
     "not_a_database": "the file is not an SQLite database at all",
-    "not_castell_database": "the file is an SQLite database, but another program's",
+    "not_castell_database": "the file is an SQLite database, but another program's (or the "
+    "PostgreSQL schema holds another program's tables)",
     "corrupt_database": "SQLite reports the database damaged",
     "database_in_use": "another castell-server (or another program) holds the database",
     "schema_too_new": "a newer Castell wrote the database; this version cannot read it",
@@ -25,6 +26,8 @@ CODES: dict[str, str] = {
     "room_finished": "an action appended, or a result given, for a finished room",
     "duplicate_action": "append_action with a (room, seq) already stored",
     "action_out_of_order": "append_action with a seq lower than the room's last",
+    "version_conflict": "a fenced write (expect_version) found another version stored: "
+    "another server took the room over",
     "invalid_record": "a record that cannot be stored as given (a value out of range)",
     "store_failed": "any other database failure (disk full, I/O error)",
 }

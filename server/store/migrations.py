@@ -1,9 +1,14 @@
-"""The SQLite schema, as the list of migrations that builds it from nothing.
+"""The schema of each backend, as the list of migrations that builds it from nothing.
+
+:data:`MIGRATIONS` builds the SQLite file, :data:`POSTGRES_MIGRATIONS` the PostgreSQL schema;
+both lists have the same length and migration *n* means the same change in both, so that a
+schema version names one set of tables whatever the backend.
 
 Migration *n* takes a database at schema version *n − 1* to version *n*; version 0 is an empty
-file. A database is only ever changed by appending a migration here, never by editing one that
-has shipped: a file written by an older Castell is brought up to date at open, in the same
-transaction that checks it, and a file written by a newer Castell is refused untouched.
+file (or an empty PostgreSQL schema). A database is only ever changed by appending a migration
+here, never by editing one that has shipped: a database written by an older Castell is brought
+up to date at open, in the same transaction that checks it, and one written by a newer Castell
+is refused untouched.
 """
 
 from __future__ import annotations
@@ -60,5 +65,62 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
 )
 
+#: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
+#: tables from another program's that happen to have one (PostgreSQL has no application_id).
+APPLICATION = "castell"
+
+#: ``POSTGRES_MIGRATIONS[n - 1]`` holds the PostgreSQL statements of migration n. They run with
+#: ``search_path`` set to the store's schema, so the tables are created there.
+POSTGRES_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1: rooms, their seats, their actions in order, and the results of finished games.
+    (
+        "CREATE TABLE schema_version (application TEXT NOT NULL, version INTEGER NOT NULL)",
+        f"INSERT INTO schema_version (application, version) VALUES ('{APPLICATION}', 0)",
+        """CREATE TABLE rooms (
+            room TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            seats INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            turn_seconds INTEGER,
+            private BOOLEAN NOT NULL,
+            code TEXT,
+            seed BIGINT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('waiting', 'playing', 'finished')),
+            version BIGINT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            started_at DOUBLE PRECISION,
+            finished_at DOUBLE PRECISION
+        )""",
+        "CREATE INDEX rooms_by_status ON rooms (status, finished_at)",
+        """CREATE TABLE seats (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            seat INTEGER NOT NULL CHECK (seat >= 0),
+            name TEXT NOT NULL,
+            bot BOOLEAN NOT NULL,
+            bot_level TEXT,
+            token_hash BYTEA,
+            PRIMARY KEY (room, seat)
+        )""",
+        """CREATE TABLE actions (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            seq INTEGER NOT NULL CHECK (seq >= 0),
+            seat INTEGER NOT NULL,
+            action BYTEA NOT NULL,
+            at DOUBLE PRECISION NOT NULL,
+            version BIGINT NOT NULL,
+            PRIMARY KEY (room, seq)
+        )""",
+        """CREATE TABLE results (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            result BYTEA NOT NULL
+        )""",
+    ),
+)
+
+#: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
+#: of ours belongs to another program.
+POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results")
+
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)
+assert len(POSTGRES_MIGRATIONS) == LATEST, "every migration exists for every backend"

@@ -25,22 +25,26 @@ import asyncio
 import functools
 import os
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
-import msgpack
 import platformdirs
 
 from server.store.base import (
-    STATUSES,
     ActionRecord,
     GameRecord,
     RoomRecord,
     SeatRecord,
     Store,
+    assemble_games,
+    pack_result,
+    room_changes,
+    schema_too_new,
+    seq_refused,
+    version_conflict,
 )
 from server.store.errors import StoreError
 from server.store.migrations import APPLICATION_ID, LATEST, MIGRATIONS
@@ -76,19 +80,6 @@ def _seat(row: tuple) -> SeatRecord:
 
 def _action(row: tuple) -> ActionRecord:
     return ActionRecord(*row)
-
-
-def _pack_result(result: dict[str, Any], room: str) -> bytes:
-    try:
-        return msgpack.packb(result, use_bin_type=True)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise StoreError(
-            f"the result of room {room} cannot be stored: {exc}", code="invalid_record"
-        ) from exc
-
-
-def _unpack_result(blob: bytes) -> dict[str, Any]:
-    return msgpack.unpackb(blob, raw=False, strict_map_key=False)
 
 
 class SQLiteStore(Store):
@@ -225,12 +216,7 @@ class SQLiteStore(Store):
                 )
             current = rows[0][0]
         if current > LATEST:
-            raise StoreError(
-                f"{self.path} was written by a newer Castell (schema {current}; this version "
-                f"knows up to {LATEST}); upgrade Castell",
-                code="schema_too_new",
-                path=self.path,
-            )
+            raise schema_too_new(self.path, current, LATEST, self.path)
         for version in range(current + 1, LATEST + 1):
             for statement in MIGRATIONS[version - 1]:
                 conn.execute(statement)
@@ -321,14 +307,26 @@ class SQLiteStore(Store):
     async def _read(self, work: Callable[..., T], *args: Any) -> T:
         return await self._call(functools.partial(self._transaction, work, *args, write=False))
 
-    def _status(self, conn: sqlite3.Connection, room: str) -> str:
-        row = conn.execute("SELECT status FROM rooms WHERE room = ?", (room,)).fetchone()
+    def _status(
+        self, conn: sqlite3.Connection, room: str, expect_version: int | None = None
+    ) -> str:
+        row = conn.execute(
+            "SELECT status, version FROM rooms WHERE room = ?", (room,)
+        ).fetchone()
         if row is None:
             raise StoreError(f"room {room} is not stored", code="unknown_room", path=self.path)
+        if expect_version is not None and row[1] != expect_version:
+            raise version_conflict(room, row[1], expect_version, self.path)
         return row[0]
 
-    def _refuse_finished(self, conn: sqlite3.Connection, room: str, what: str) -> None:
-        if self._status(conn, room) == "finished":
+    def _refuse_finished(
+        self,
+        conn: sqlite3.Connection,
+        room: str,
+        what: str,
+        expect_version: int | None = None,
+    ) -> None:
+        if self._status(conn, room, expect_version) == "finished":
             raise StoreError(
                 f"room {room} is finished: {what} refused", code="room_finished", path=self.path
             )
@@ -384,38 +382,34 @@ class SQLiteStore(Store):
         version: int | None = None,
         started_at: float | None = None,
         finished_at: float | None = None,
+        expect_version: int | None = None,
     ) -> None:
-        if status is not None and status not in STATUSES:
-            raise StoreError(
-                f"status must be one of {', '.join(STATUSES)}, not {status!r}",
-                code="invalid_record",
-                path=self.path,
-            )
-        given = {
-            name: value
-            for name, value in (
-                ("status", status),
-                ("version", version),
-                ("started_at", started_at),
-                ("finished_at", finished_at),
-            )
-            if value is not None
-        }
-        await self._write(self._update_room, room, given)
+        given = room_changes(status, version, started_at, finished_at, self.path)
+        await self._write(self._update_room, room, given, expect_version)
 
-    def _update_room(self, conn: sqlite3.Connection, room: str, given: dict[str, Any]) -> None:
-        self._status(conn, room)
+    def _update_room(
+        self,
+        conn: sqlite3.Connection,
+        room: str,
+        given: dict[str, Any],
+        expect_version: int | None,
+    ) -> None:
+        self._status(conn, room, expect_version)
         if given:
             assignments = ", ".join(f"{name} = ?" for name in given)
             conn.execute(
                 f"UPDATE rooms SET {assignments} WHERE room = ?", (*given.values(), room)
             )
 
-    async def append_action(self, action: ActionRecord) -> None:
-        await self._write(self._append_action, action)
+    async def append_action(
+        self, action: ActionRecord, *, expect_version: int | None = None
+    ) -> None:
+        await self._write(self._append_action, action, expect_version)
 
-    def _append_action(self, conn: sqlite3.Connection, action: ActionRecord) -> None:
-        self._refuse_finished(conn, action.room, f"action {action.seq}")
+    def _append_action(
+        self, conn: sqlite3.Connection, action: ActionRecord, expect_version: int | None
+    ) -> None:
+        self._refuse_finished(conn, action.room, f"action {action.seq}", expect_version)
         (last,) = conn.execute(
             "SELECT max(seq) FROM actions WHERE room = ?", (action.room,)
         ).fetchone()
@@ -423,13 +417,7 @@ class SQLiteStore(Store):
             stored = conn.execute(
                 "SELECT 1 FROM actions WHERE room = ? AND seq = ?", (action.room, action.seq)
             ).fetchone()
-            raise StoreError(
-                f"room {action.room} already has action {action.seq}"
-                if stored
-                else f"room {action.room}: action {action.seq} comes after action {last}",
-                code="duplicate_action" if stored else "action_out_of_order",
-                path=self.path,
-            )
+            raise seq_refused(action, last, stored is not None, self.path)
         conn.execute(
             f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
             attrs.astuple(action, recurse=False),
@@ -439,7 +427,7 @@ class SQLiteStore(Store):
         )
 
     async def finish(self, room: str, result: dict[str, Any], finished_at: float) -> None:
-        await self._write(self._finish, room, _pack_result(result, room), finished_at)
+        await self._write(self._finish, room, pack_result(result, room), finished_at)
 
     def _finish(
         self, conn: sqlite3.Connection, room: str, result: bytes, finished_at: float
@@ -478,37 +466,28 @@ class SQLiteStore(Store):
         if not rooms:
             return []
         chosen = f"room IN (SELECT room FROM rooms WHERE {where})"
+        seats = conn.execute(
+            f"SELECT {_SEAT_COLUMNS} FROM seats WHERE {chosen} ORDER BY room, seat", args
+        )
+        actions = conn.execute(
+            f"SELECT {_ACTION_COLUMNS} FROM actions WHERE {chosen} ORDER BY room, seq", args
+        )
+        return assemble_games(
+            rooms,
+            [_seat(row) for row in seats],
+            [_action(row) for row in actions],
+            dict(conn.execute(f"SELECT room, result FROM results WHERE {chosen}", args)),
+        )
 
-        def grouped(rows: Iterable[tuple], make: Callable[[tuple], Any]) -> dict[str, list]:
-            out: dict[str, list] = {}
-            for row in rows:
-                out.setdefault(row[0], []).append(make(row))
-            return out
-
-        seats = grouped(
-            conn.execute(
-                f"SELECT {_SEAT_COLUMNS} FROM seats WHERE {chosen} ORDER BY room, seat", args
-            ),
-            _seat,
+    async def unfinished_rooms(self) -> list[str]:
+        return await self._read(
+            lambda conn: [
+                row[0]
+                for row in conn.execute(
+                    "SELECT room FROM rooms WHERE status != 'finished' ORDER BY created_at, room"
+                )
+            ]
         )
-        actions = grouped(
-            conn.execute(
-                f"SELECT {_ACTION_COLUMNS} FROM actions WHERE {chosen} ORDER BY room, seq", args
-            ),
-            _action,
-        )
-        results = dict(
-            conn.execute(f"SELECT room, result FROM results WHERE {chosen}", args).fetchall()
-        )
-        return [
-            GameRecord(
-                room,
-                tuple(seats.get(room.room, ())),
-                tuple(actions.get(room.room, ())),
-                _unpack_result(results[room.room]) if room.room in results else None,
-            )
-            for room in rooms
-        ]
 
     async def list_finished(self, limit: int = 50) -> list[RoomRecord]:
         return await self._read(self._list_finished, max(0, limit))

@@ -1,0 +1,541 @@
+"""A :class:`~server.store.base.Store` in PostgreSQL, on ``asyncpg``: the store that several
+server nodes share.
+
+    store = open_store("postgresql://castell@db.example/castell?schema=castell")
+
+How it keeps the promises of the interface:
+
+* **Its own schema.** The tables live in one PostgreSQL schema (``castell`` unless the URL says
+  ``?schema=NAME``), created at the first open; every connection of the pool has its
+  ``search_path`` set to it, so several Castell installations (or test runs) can share one
+  database without touching each other's rooms.
+* **Migrations under a lock.** Opening checks the schema's ``schema_version`` and runs the
+  missing migrations of :data:`~server.store.migrations.POSTGRES_MIGRATIONS` in one transaction
+  holding an advisory lock, so nodes starting together migrate once; a schema written by a
+  newer Castell, or one holding another program's tables, is refused and left untouched (the
+  transaction is rolled back).
+* **Acknowledged means durable.** Every write is one transaction, and ``synchronous_commit``
+  is forced ``on`` for our connections: a commit returns once the write-ahead log is on disk,
+  whatever the database's default.
+* **Shared, and fenced.** Unlike the SQLite file, the database is meant to be shared by every
+  node of a cluster; what keeps two nodes from writing one room is the owner's lease (see
+  ``server.cluster``) and, should a stale owner try anyway, ``expect_version``: a write checks
+  the room's stored version under a row lock (``SELECT … FOR UPDATE``) in its transaction.
+* **Writes about one room in order.** The pool runs statements on several connections; a
+  first-come, first-served lock per room keeps the writes about one room in the order they
+  were awaited.
+
+``asyncpg`` is imported when a store opens, so a server on SQLite never needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import attrs
+
+from server.store.base import (
+    ActionRecord,
+    GameRecord,
+    RoomRecord,
+    SeatRecord,
+    Store,
+    assemble_games,
+    pack_result,
+    room_changes,
+    schema_too_new,
+    seq_refused,
+    version_conflict,
+)
+from server.store.errors import StoreError
+from server.store.migrations import (
+    APPLICATION,
+    LATEST,
+    POSTGRES_MIGRATIONS,
+    POSTGRES_TABLES,
+)
+
+if TYPE_CHECKING:
+    import asyncpg
+
+T = TypeVar("T")
+
+DEFAULT_SCHEMA = "castell"
+
+_ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
+_SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
+_ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
+
+
+def _marks(count: int) -> str:
+    return ", ".join(f"${n}" for n in range(1, count + 1))
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, fit for a log line or an error message."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit(parts._replace(netloc=user + host))
+
+
+def split_schema(url: str) -> tuple[str, str]:
+    """The connection URL without our ``schema`` parameter, and that schema (default
+    :data:`DEFAULT_SCHEMA`); every other parameter goes to ``asyncpg`` as it is."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = DEFAULT_SCHEMA
+    kept = []
+    for key, value in query:
+        if key == "schema":
+            schema = value
+        else:
+            kept.append((key, value))
+    if not schema:
+        raise StoreError(f"{redact(url)}: ?schema= needs a name", code="cannot_open")
+    return urlunsplit(parts._replace(query=urlencode(kept))), schema
+
+
+def _ident(name: str) -> str:
+    """``name`` quoted as a PostgreSQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _room(row: Any) -> RoomRecord:
+    return RoomRecord(*row)
+
+
+
+
+class PostgresStore(Store):
+    """A :class:`Store` in the PostgreSQL database at ``url`` (``postgresql://…``).
+
+    ``schema`` (or ``?schema=`` in the URL) is the PostgreSQL schema that holds the tables;
+    ``pool_size`` the most connections this store opens; ``connect_timeout`` how long, in
+    seconds, open waits for the server before giving up with ``cannot_open``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        pool_size: int = 8,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.dsn, url_schema = split_schema(url)
+        self.schema = schema or url_schema
+        #: The database as errors and logs name it: the URL without its password.
+        self.path = redact(url)
+        self.pool_size = pool_size
+        self.connect_timeout = connect_timeout
+        self._pool: asyncpg.Pool | None = None
+        self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.path!r}, schema={self.schema!r})"
+
+    # -- life -------------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        try:
+            import asyncpg
+        except ImportError as exc:  # the optional `cluster` extra is not installed
+            raise StoreError(
+                "a PostgreSQL database needs the asyncpg package: install castell[cluster]",
+                code="unsupported_backend",
+                path=self.path,
+            ) from exc
+        try:
+            pool = await asyncpg.create_pool(
+                self.dsn,
+                min_size=1,
+                max_size=self.pool_size,
+                timeout=self.connect_timeout,
+                server_settings={
+                    "search_path": self.schema,
+                    "synchronous_commit": "on",
+                    "application_name": "castell-server",
+                },
+            )
+        except Exception as exc:
+            raise self._translate(exc, opening=True) from exc
+        try:
+            async with pool.acquire() as conn, conn.transaction():
+                await self._migrate(conn)
+        except BaseException as exc:
+            await pool.close()
+            if isinstance(exc, Exception) and not isinstance(exc, StoreError):
+                raise self._translate(exc, opening=True) from exc
+            raise
+        self._pool = pool
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def _migrate(self, conn: asyncpg.Connection) -> None:
+        """Bring the schema to :data:`LATEST`, or refuse one that is not ours to change.
+
+        Runs in the caller's transaction, under an advisory lock named after the schema, so
+        that nodes opening the same schema together check and migrate it one after another.
+        """
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))", f"castell-schema:{self.schema}"
+        )
+        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(self.schema)}")
+        tables = {
+            row[0]
+            for row in await conn.fetch(
+                "SELECT tablename FROM pg_tables WHERE schemaname = $1", self.schema
+            )
+        }
+        ours = tables & set(POSTGRES_TABLES)
+        if "schema_version" not in tables:
+            if ours:
+                self._not_ours(f"it has a {sorted(ours)[0]} table but no schema_version")
+            current = 0
+        else:
+            import asyncpg
+
+            try:
+                rows = await conn.fetch(
+                    "SELECT version FROM schema_version WHERE application = $1", APPLICATION
+                )
+            except asyncpg.UndefinedColumnError:
+                self._not_ours("its schema_version table is another program's")
+            if not rows:
+                self._not_ours("its schema_version table is another program's")
+            if len(rows) != 1:
+                raise StoreError(
+                    f"{self.path} (schema {self.schema}) is damaged: it records "
+                    f"{len(rows)} schema versions. Nothing in it was changed.",
+                    code="corrupt_database",
+                    path=self.path,
+                )
+            current = rows[0][0]
+        if current > LATEST:
+            raise schema_too_new(
+                f"{self.path} (schema {self.schema})", current, LATEST, self.path
+            )
+        for version in range(current + 1, LATEST + 1):
+            for statement in POSTGRES_MIGRATIONS[version - 1]:
+                await conn.execute(statement)
+            await conn.execute(
+                "UPDATE schema_version SET version = $1 WHERE application = $2",
+                version,
+                APPLICATION,
+            )
+
+    def _not_ours(self, why: str) -> None:
+        raise StoreError(
+            f"the schema {self.schema} of {self.path} is not a Castell schema ({why}); give "
+            "castell-server another schema with ?schema=NAME. Nothing in it was changed.",
+            code="not_castell_database",
+            path=self.path,
+        )
+
+    def _translate(self, exc: BaseException, *, opening: bool = False) -> StoreError:
+        """The StoreError that says, for a person, what went wrong with the database."""
+        import asyncpg
+
+        path = self.path
+        if isinstance(exc, StoreError):
+            return exc
+        if isinstance(
+            exc,
+            asyncpg.InvalidCatalogNameError
+            | asyncpg.InvalidAuthorizationSpecificationError
+            | asyncpg.InvalidPasswordError
+            | asyncpg.InsufficientPrivilegeError,
+        ):
+            return StoreError(
+                f"cannot open the database {path} (PostgreSQL: {exc})", code="cannot_open",
+                path=path,
+            )
+        if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
+            return StoreError(
+                f"a record was refused by {path}: {exc}", code="invalid_record", path=path
+            )
+        if isinstance(exc, asyncpg.DataError | OverflowError):
+            return StoreError(
+                f"a record cannot be stored in {path}: {exc}", code="invalid_record", path=path
+            )
+        if opening and isinstance(exc, OSError | TimeoutError | asyncpg.InterfaceError):
+            return StoreError(
+                f"cannot connect to the PostgreSQL server of {path} ({exc}); is it running, "
+                "and is the address right?",
+                code="cannot_open",
+                path=path,
+            )
+        return StoreError(f"the database {path} failed: {exc}", code="store_failed", path=path)
+
+    # -- running statements -----------------------------------------------------------------
+
+    def _need_pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise StoreError(
+                f"the store {self.path} is not open", code="store_closed", path=self.path
+            )
+        return self._pool
+
+    @contextlib.asynccontextmanager
+    async def _room_turn(self, room: str) -> AsyncIterator[None]:
+        """Wait for this room's earlier writes: asyncio's lock serves waiters in order."""
+        lock, users = self._room_locks.get(room, (None, 0))
+        if lock is None:
+            lock = asyncio.Lock()
+        self._room_locks[room] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._room_locks[room]
+            if users == 1:
+                del self._room_locks[room]
+            else:
+                self._room_locks[room] = (lock, users - 1)
+
+    async def _write(
+        self, room: str, work: Callable[[asyncpg.Connection], Awaitable[T]]
+    ) -> T:
+        """Run ``work(conn)`` in one transaction, after this room's earlier writes."""
+        pool = self._need_pool()
+        async with self._room_turn(room):
+            try:
+                async with pool.acquire() as conn, conn.transaction():
+                    return await work(conn)
+            except StoreError:
+                raise
+            except Exception as exc:
+                raise self._translate(exc) from exc
+
+    async def _read(self, work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """Run ``work(conn)`` in one read-only snapshot (REPEATABLE READ)."""
+        pool = self._need_pool()
+        try:
+            async with pool.acquire() as conn, conn.transaction(
+                isolation="repeatable_read", readonly=True
+            ):
+                return await work(conn)
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise self._translate(exc) from exc
+
+    async def _status(
+        self, conn: asyncpg.Connection, room: str, expect_version: int | None = None
+    ) -> str:
+        """The room's status, its row locked for this transaction; checks the fence."""
+        row = await conn.fetchrow(
+            "SELECT status, version FROM rooms WHERE room = $1 FOR UPDATE", room
+        )
+        if row is None:
+            raise StoreError(f"room {room} is not stored", code="unknown_room", path=self.path)
+        if expect_version is not None and row[1] != expect_version:
+            raise version_conflict(room, row[1], expect_version, self.path)
+        return row[0]
+
+    async def _refuse_finished(
+        self,
+        conn: asyncpg.Connection,
+        room: str,
+        what: str,
+        expect_version: int | None = None,
+    ) -> None:
+        if await self._status(conn, room, expect_version) == "finished":
+            raise StoreError(
+                f"room {room} is finished: {what} refused", code="room_finished", path=self.path
+            )
+
+    # -- writes -----------------------------------------------------------------------------
+
+    async def create_room(self, room: RoomRecord) -> None:
+        import asyncpg
+
+        values = attrs.astuple(room, recurse=False)
+
+        async def work(conn: asyncpg.Connection) -> None:
+            try:
+                await conn.execute(
+                    f"INSERT INTO rooms ({_ROOM_COLUMNS}) VALUES ({_marks(len(values))})",
+                    *values,
+                )
+            except asyncpg.UniqueViolationError:
+                raise StoreError(
+                    f"room {room.room} is already stored", code="room_exists", path=self.path
+                ) from None
+
+        await self._write(room.room, work)
+
+    async def put_seat(self, seat: SeatRecord) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            seats = await conn.fetchval("SELECT seats FROM rooms WHERE room = $1", seat.room)
+            if seats is None:
+                raise StoreError(
+                    f"room {seat.room} is not stored", code="unknown_room", path=self.path
+                )
+            if not 0 <= seat.seat < seats:
+                raise StoreError(
+                    f"room {seat.room} has seats 0–{seats - 1}, not {seat.seat}",
+                    code="invalid_record",
+                    path=self.path,
+                )
+            await conn.execute(
+                f"INSERT INTO seats ({_SEAT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) "
+                "ON CONFLICT (room, seat) DO UPDATE SET name = excluded.name, "
+                "bot = excluded.bot, bot_level = excluded.bot_level, "
+                "token_hash = excluded.token_hash",
+                *attrs.astuple(seat, recurse=False),
+            )
+
+        await self._write(seat.room, work)
+
+    async def remove_seat(self, room: str, seat: int) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            await conn.execute("DELETE FROM seats WHERE room = $1 AND seat = $2", room, seat)
+
+        await self._write(room, work)
+
+    async def update_room(
+        self,
+        room: str,
+        *,
+        status: str | None = None,
+        version: int | None = None,
+        started_at: float | None = None,
+        finished_at: float | None = None,
+        expect_version: int | None = None,
+    ) -> None:
+        given = room_changes(status, version, started_at, finished_at, self.path)
+
+        async def work(conn: asyncpg.Connection) -> None:
+            await self._status(conn, room, expect_version)
+            if given:
+                assignments = ", ".join(
+                    f"{name} = ${n}" for n, name in enumerate(given, start=2)
+                )
+                await conn.execute(
+                    f"UPDATE rooms SET {assignments} WHERE room = $1", room, *given.values()
+                )
+
+        await self._write(room, work)
+
+    async def append_action(
+        self, action: ActionRecord, *, expect_version: int | None = None
+    ) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            await self._refuse_finished(
+                conn, action.room, f"action {action.seq}", expect_version
+            )
+            last = await conn.fetchval(
+                "SELECT max(seq) FROM actions WHERE room = $1", action.room
+            )
+            if last is not None and action.seq <= last:
+                stored = await conn.fetchval(
+                    "SELECT 1 FROM actions WHERE room = $1 AND seq = $2",
+                    action.room,
+                    action.seq,
+                )
+                raise seq_refused(action, last, stored is not None, self.path)
+            await conn.execute(
+                f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)",
+                *attrs.astuple(action, recurse=False),
+            )
+            await conn.execute(
+                "UPDATE rooms SET version = $1 WHERE room = $2", action.version, action.room
+            )
+
+        await self._write(action.room, work)
+
+    async def finish(self, room: str, result: dict[str, Any], finished_at: float) -> None:
+        packed = pack_result(result, room)
+
+        async def work(conn: asyncpg.Connection) -> None:
+            await self._refuse_finished(conn, room, "a second result")
+            await conn.execute("INSERT INTO results (room, result) VALUES ($1, $2)", room, packed)
+            await conn.execute(
+                "UPDATE rooms SET status = 'finished', finished_at = $1 WHERE room = $2",
+                finished_at,
+                room,
+            )
+
+        await self._write(room, work)
+
+    async def delete_room(self, room: str) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            # Seats, actions and the result go with it (ON DELETE CASCADE).
+            await conn.execute("DELETE FROM rooms WHERE room = $1", room)
+
+        await self._write(room, work)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def load(self, room: str) -> GameRecord | None:
+        games = await self._read(lambda conn: self._load_games(conn, "room = $1", (room,)))
+        return games[0] if games else None
+
+    async def load_unfinished(self) -> list[GameRecord]:
+        return await self._read(
+            lambda conn: self._load_games(conn, "status <> 'finished'", ())
+        )
+
+    async def _load_games(
+        self, conn: asyncpg.Connection, where: str, args: tuple
+    ) -> list[GameRecord]:
+        """Every room matching ``where`` with its seats, actions and result, in four reads of
+        one snapshot."""
+        rooms = [
+            _room(row)
+            for row in await conn.fetch(
+                f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE {where} ORDER BY created_at, room",
+                *args,
+            )
+        ]
+        if not rooms:
+            return []
+        chosen = f"room IN (SELECT room FROM rooms WHERE {where})"
+        seats = await conn.fetch(
+            f"SELECT {_SEAT_COLUMNS} FROM seats WHERE {chosen} ORDER BY room, seat", *args
+        )
+        actions = await conn.fetch(
+            f"SELECT {_ACTION_COLUMNS} FROM actions WHERE {chosen} ORDER BY room, seq", *args
+        )
+        results = await conn.fetch(f"SELECT room, result FROM results WHERE {chosen}", *args)
+        return assemble_games(
+            rooms,
+            [SeatRecord(*row) for row in seats],
+            [ActionRecord(*row) for row in actions],
+            {row[0]: row[1] for row in results},
+        )
+
+    async def unfinished_rooms(self) -> list[str]:
+        async def work(conn: asyncpg.Connection) -> list[str]:
+            rows = await conn.fetch(
+                "SELECT room FROM rooms WHERE status <> 'finished' ORDER BY created_at, room"
+            )
+            return [row[0] for row in rows]
+
+        return await self._read(work)
+
+    async def list_finished(self, limit: int = 50) -> list[RoomRecord]:
+        async def work(conn: asyncpg.Connection) -> list[RoomRecord]:
+            rows = await conn.fetch(
+                f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE status = 'finished' "
+                "ORDER BY finished_at DESC, room LIMIT $1",
+                max(0, limit),
+            )
+            return [_room(row) for row in rows]
+
+        return await self._read(work)

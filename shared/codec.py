@@ -159,5 +159,20 @@ def event_to_wire(event: Any) -> dict[str, Any]:
 
 def encode_state(room: str, version: int, view: dict[str, Any], events: Iterable[Any]) -> bytes:
     """The bytes of a ``state`` push: ``view`` at ``version``, with ``events`` (objects of
-    :mod:`shared.events` or wire maps) since the previous push."""
-    return encode(StatePush(room, version, view, tuple(event_to_wire(e) for e in events)))
+    :mod:`shared.events` or wire maps) since the previous push.
+
+    The same bytes as ``encode(StatePush(...))``, made faster: a view from
+    :func:`shared.view.build_view` and the events' wire maps are plain data already, so they
+    are packed as they are instead of being walked again by the converter (which, on a
+    mid-game view, cost several times the packing). Whatever is not plain data goes the
+    converter's way, as before.
+    """
+    wire = tuple(event_to_wire(e) for e in events)
+    try:
+        return msgpack.packb(
+            {"type": StatePush.TYPE, "room": room, "version": version, "view": view,
+             "events": wire},
+            use_bin_type=True,
+        )
+    except TypeError:  # something msgpack cannot pack as it is: let the converter do it
+        return encode(StatePush(room, version, view, wire))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+
+import attrs
 import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,8 +13,10 @@ from hypothesis import strategies as st
 from shared import codec, events
 from shared import messages as m
 from shared.actions import Build, Recruit
+from shared.engine import apply, legal_actions, new_game
 from shared.errors import ProtocolError
 from shared.state import Score
+from shared.view import RoomInfo, SeatInfo, build_view
 from tests.wire_strategies import messages, msgpack_values, requests, server_messages
 
 
@@ -201,3 +206,30 @@ def test_every_event_class_has_a_kind_and_encodes():
 def test_an_action_request_decodes_to_the_action_class():
     frame = _pack({"type": "action", "id": 4, "kind": "recruit", "sizes": [6]})
     assert codec.decode_request(frame) == m.ActionRequest(4, Recruit((6,)))
+
+
+def test_a_state_push_is_the_same_bytes_as_its_message_through_a_whole_game():
+    # encode_state packs the (already plain) view as it is, without the converter's walk; the
+    # bytes must stay those of encode(StatePush(...)), view by view.
+    rng = random.Random(5)
+    state = new_game(("Anna", "Biel", "Carme"), variant="normal", seed=5)
+    seats = tuple(SeatInfo(p.seat, p.name) for p in state.players)
+    room = RoomInfo("r1", "Sala", "normal", 3, 60, "playing", 1_700_000_000.5, seats)
+    pushes = [(build_view(attrs.evolve(room, status="waiting"), None),
+               [events.PlayerJoined(seat=2, name="Carme")])]
+    while not state.over:
+        state, happened = apply(state, state.turn, rng.choice(legal_actions(state, state.turn)))
+        pushes.append((build_view(room, state), happened))
+    for version, (view, happened) in enumerate(pushes):
+        wire = tuple(map(codec.event_to_wire, happened))
+        assert codec.encode_state("r1", version, view, happened) == \
+            codec.encode(m.StatePush("r1", version, view, wire))
+
+
+def test_a_state_push_with_an_event_map_holding_objects_still_encodes():
+    # A map event passes as it is; what it holds that is not plain data is the converter's.
+    score = Score(seat=0, tower=5, diversity=4, prizes=3, sizes=2, performances=1)
+    sample = [{"kind": "custom", "score": score}]
+    frame = codec.encode_state("r1", 2, {"round": 4}, sample)
+    assert frame == codec.encode(m.StatePush("r1", 2, {"round": 4}, tuple(sample)))
+    assert codec.decode(frame).events[0]["score"]["total"] == 15

@@ -1,0 +1,116 @@
+"""The baseline server: bare websockets, echo and broadcast, with Castell's socket settings.
+
+    python -m bench.bare [--host H] [--port P]
+
+It is what a Castell server would cost if it did no work of its own. Its first frame from a
+client names a room (``{"type": "join", "room": ...}``: echoed back, then the room's current
+push follows, as Castell's does after ``joined``); every later frame is echoed to its sender
+(the *round trip*) and then a ``state`` push is sent to each member of the sender's room (the
+*broadcast*): the same pre-encoded mid-game view as MessagePack
+(:func:`bench.common.sample_game`, about the size of a real one), with a version counted per
+room spliced into the header, so nothing is encoded per change.
+
+It listens with the very settings ``CastellServer`` uses — subprotocol, frame limit, no
+compression, ping interval, the default queue and write limits, the default event loop — and
+sends as ``server.connection`` does: a non-blocking write per member, closing a member whose
+write buffer passes the same limit. It announces ``... listening on ws://HOST:PORT`` on
+stdout like ``castell-server``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+
+import msgpack
+from websockets.asyncio.server import ServerConnection, broadcast, serve
+
+from bench.common import room_info, sample_game
+from server.config import SUBPROTOCOL, ServerConfig
+from shared.codec import event_to_wire
+from shared.view import build_view
+
+
+class BareRoom:
+    """Members and a version; the push is spliced from pre-encoded parts."""
+
+    def __init__(self, room: str, view: bytes, events: bytes) -> None:
+        self.members: set[ServerConnection] = set()
+        self.version = 0
+        # A state push is a 5-key map: type, room, version, view, events (as shared.codec).
+        self._head = b"\x85" + b"".join(map(msgpack.packb, ("type", "state", "room", room,
+                                                              "version")))
+        self._tail = msgpack.packb("view") + view + msgpack.packb("events") + events
+
+    def push(self, *, bump: bool = True) -> bytes:
+        self.version += bump
+        return self._head + msgpack.packb(self.version) + self._tail
+
+
+class BareServer:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        state, events = sample_game(4)
+        self.view = msgpack.packb(build_view(room_info(state), state))
+        self.events = msgpack.packb([event_to_wire(e) for e in events])
+        self.rooms: dict[str, BareRoom] = {}
+
+    def send(self, ws: ServerConnection, data: bytes) -> None:
+        broadcast([ws], data)
+        transport = ws.transport
+        if transport is not None and \
+                transport.get_write_buffer_size() > self.config.write_buffer_limit:
+            asyncio.get_running_loop().create_task(ws.close(1008, "too slow"))
+
+    async def handler(self, ws: ServerConnection) -> None:
+        room: BareRoom | None = None
+        try:
+            async for data in ws:
+                if room is None:
+                    name = str(msgpack.unpackb(data)["room"])
+                    room = self.rooms.get(name) or self.rooms.setdefault(
+                        name, BareRoom(name, self.view, self.events))
+                    room.members.add(ws)
+                    self.send(ws, data)
+                    self.send(ws, room.push(bump=False))  # as Castell's push after `joined`
+                    continue
+                self.send(ws, data)
+                push = room.push()
+                for member in room.members:
+                    self.send(member, push)
+        finally:
+            if room is not None:
+                room.members.discard(ws)
+
+
+async def serve_bare(host: str, port: int) -> None:
+    cfg = ServerConfig(host=host, port=port)
+    bare = BareServer(cfg)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with serve(bare.handler, cfg.host, cfg.port,
+                     subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
+                     max_size=cfg.max_frame,
+                     compression="deflate" if cfg.compression else None,
+                     ping_interval=cfg.ping_interval, server_header=None) as server:
+        port = server.sockets[0].getsockname()[1]
+        print(f"bare server listening on ws://{cfg.host}:{port}", flush=True)
+        await stop.wait()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.bare",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_bare(args.host, args.port))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+"""The load generator: servers in their own processes, and rooms of four clients driving them.
+
+Two kinds of server take the same load from this (separate) process over 127.0.0.1:
+
+* ``castell`` — ``python -m server --port 0 --db :memory:`` with limits raised so nothing is
+  rate-limited; each room is a real game created, joined and started over the protocol;
+* ``bare`` — :mod:`bench.bare`, a websockets server with the same settings that only echoes
+  each frame to its sender and broadcasts a pre-encoded state push of a real mid-game view to
+  the sender's room.
+
+A room's driver loops: the client whose turn it is picks an action from its latest view
+(:func:`next_action`), sends it and waits for the reply (the *round trip*) and for the new
+state to reach every member of the room (the *broadcast* latency, measured at the last
+member). Paced runs wait a think time (0.5–1.5× ``think``) before each action; saturated runs
+(``think`` 0) go as fast as replies come. Every run is bounded: it stops by itself after its
+seconds, every wait has a timeout, and a room that times out stops being driven.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+
+from bench.common import ROOT, cpu_seconds, percentile
+from server.config import SUBPROTOCOL, ServerConfig
+from shared.board import ADJACENT, ALL_SEGMENT, MAX_RANK, REGIONS, SPECIAL_TILE, Variant
+
+#: Seconds any one reply, push or setup step may take before the room is given up.
+WAIT = 10.0
+#: Connections opened at once while setting up.
+CONNECT_AT_ONCE = 32
+
+
+# Servers in their own processes -----------------------------------------------------------------
+
+
+@attrs.define
+class ServerProcess:
+    """A server started as a subprocess that announces its URL on its first line of stdout."""
+
+    kind: str
+    proc: subprocess.Popen[str]
+    url: str
+    log: Any
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def server_command(kind: str, connections: int, profile: str | None = None) -> list[str]:
+    """The command line of a ``castell`` or ``bare`` server sized for ``connections``
+    (under cProfile, writing to ``profile``, when given)."""
+    python = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
+    if kind == "bare":
+        return [*python, "-m", "bench.bare", "--port", "0"]
+    limit = str(max(connections * 2, 100))
+    return [
+        *python, "-m", "server", "--port", "0", "--db", ":memory:",
+        "--max-connections", limit, "--max-per-address", limit,
+        "--max-rooms", str(max(connections * 50, 2000)), "--rooms-per-connection", "100000",
+        "--rate", "1000000",
+    ]
+
+
+@contextlib.contextmanager
+def running(kind: str, connections: int, profile: str | None = None,
+            ) -> Iterator[ServerProcess]:
+    """Start a server of ``kind`` and stop it (SIGTERM, then SIGKILL) on the way out."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryFile(mode="w+") as log:
+        proc = subprocess.Popen(server_command(kind, connections, profile), cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if "ws://" not in line:
+                proc.wait(5)
+                log.seek(0)
+                raise RuntimeError(f"the {kind} server did not start: {line}{log.read()[-2000:]}")
+            yield ServerProcess(kind, proc, line[line.index("ws://"):].strip(), log)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+# One client -------------------------------------------------------------------------------------
+
+
+class Member:
+    """One client connection: its latest state, its one outstanding request."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.ids = itertools.count(1)
+        self.seat: int | None = None
+        self.version = -1
+        self.view: dict[str, Any] | None = None
+        self.reply: asyncio.Future[tuple[dict[str, Any], float]] | None = None
+        self.want: tuple[int, asyncio.Future[float]] | None = None
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        with contextlib.suppress(Exception):
+            async for data in self.ws:
+                now = time.perf_counter()
+                msg = msgpack.unpackb(data)
+                kind = msg.get("type")
+                if kind == "state":
+                    if msg["version"] > self.version:
+                        self.version, self.view = msg["version"], msg["view"]
+                        want = self.want
+                        if want is not None and self.version >= want[0] and not want[1].done():
+                            want[1].set_result(now)
+                elif kind != "chat":
+                    if kind == "joined":  # a new room counts its versions afresh
+                        self.version, self.view, self.seat = -1, None, msg["seat"]
+                    if self.reply is not None and not self.reply.done():
+                        self.reply.set_result((msg, now))
+
+    def expect(self, version: int) -> asyncio.Future[float]:
+        """A future set to the arrival time of the first state at ``version`` or later."""
+        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self.want = (version, future)
+        return future
+
+    async def send(self, fields: dict[str, Any]) -> asyncio.Future[tuple[dict[str, Any], float]]:
+        """Send one request; the future is set to (reply, arrival time)."""
+        self.reply = asyncio.get_running_loop().create_future()
+        await self.ws.send(msgpack.packb({**fields, "id": next(self.ids)}))
+        return self.reply
+
+    async def request(self, fields: dict[str, Any]) -> dict[str, Any]:
+        async with asyncio.timeout(WAIT):
+            reply, _ = await (await self.send(fields))
+        if reply.get("type") == "error":
+            raise RuntimeError(f"{fields['type']} refused: {reply.get('message')}")
+        return reply
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(WAIT):
+                await self.ws.close()
+        self.reader.cancel()
+
+
+async def open_member(url: str, gate: asyncio.Semaphore) -> Member:
+    # The same client settings for both servers: no compression, the server's frame limit.
+    async with gate:
+        ws = await connect(url, subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
+                           compression=None, max_size=ServerConfig().max_frame,
+                           open_timeout=WAIT, ping_interval=None)
+    return Member(ws)
+
+
+# What to play -----------------------------------------------------------------------------------
+
+
+def _neighbours(region: str) -> list[str]:
+    return [r for r in REGIONS if r in ADJACENT[region]]
+
+
+def next_action(view: dict[str, Any], seat: int, rng: random.Random) -> dict[str, Any]:
+    """A legal action for ``seat`` read off a raw view: move, recruit one casteller, train
+    what the wheel shows (unless it is special or maxed), then end the turn — cheap to pick,
+    and it grows teams and skills as a game would."""
+    me = view["players"][seat]
+    done = view["done"]
+    region = me["region"]
+    if "move" not in done:
+        targets = list(REGIONS) if region is None else _neighbours(region)
+        return {"kind": "move", "region": rng.choice(targets)}
+    castellers = view["regions"][region]["castellers"]
+    if "recruit" not in done and castellers:
+        return {"kind": "recruit", "sizes": [rng.choice(castellers)]}
+    if "train" not in done:
+        segments = [("region", region)]
+        if view["variant"] == Variant.NORMAL:
+            segments.append(("all", ALL_SEGMENT))
+        for choice, segment in segments:
+            tile = view["wheel"][segment]
+            if tile != SPECIAL_TILE and me["skills"][tile] < MAX_RANK:
+                return {"kind": "train", "choice": choice}
+    return {"kind": "end_turn"}
+
+
+# Rooms ------------------------------------------------------------------------------------------
+
+
+@attrs.define
+class Stats:
+    """What the drivers measured inside the window, and what went wrong at any time."""
+
+    window: tuple[float, float]
+    rtt: list[float] = attrs.Factory(list)
+    broadcast: list[float] = attrs.Factory(list)
+    errors: int = 0
+    timeouts: int = 0
+    games: int = 0
+
+    def record(self, start: float, rtt: float, broadcast: float) -> None:
+        if self.window[0] <= start < self.window[1]:
+            self.rtt.append(rtt)
+            self.broadcast.append(broadcast)
+
+
+class Room:
+    """Four members of one room, and how this kind of server wants to be spoken to."""
+
+    def __init__(self, kind: str, index: int, members: list[Member], seed: int) -> None:
+        self.kind = kind
+        self.index = index
+        self.members = members
+        self.rng = random.Random(seed)
+        self.turns = 0  # bare: the actor turns round the members
+        self.games = 0
+
+    async def setup(self) -> None:
+        if self.kind == "bare":
+            for member in self.members:
+                await member.request({"type": "join", "room": f"b{self.index}"})
+            return
+        creator = self.members[self.games % len(self.members)]
+        others = [m for m in self.members if m is not creator]
+        joined = await creator.request({"type": "create_room", "name": f"load {self.index}",
+                                        "seats": len(self.members)})
+        for member in others:
+            await member.request({"type": "join_room", "room": joined["room"]})
+        await creator.request({"type": "start_game"})
+        self.members.sort(key=lambda m: m.seat if m.seat is not None else -1)
+        async with asyncio.timeout(WAIT):
+            while not all(m.view is not None and m.view["status"] == "playing"
+                          for m in self.members) or len({m.version for m in self.members}) > 1:
+                await asyncio.sleep(0.005)
+
+    async def hello(self) -> None:
+        if self.kind == "castell":
+            for i, member in enumerate(self.members):
+                await member.request({"type": "hello", "name": f"load{self.index}-{i}"})
+
+    @property
+    def view(self) -> dict[str, Any]:
+        view = self.members[0].view
+        assert view is not None
+        return view
+
+    def next(self, fallback: bool) -> tuple[Member, dict[str, Any]]:
+        """Who acts now, and with what (``end_turn`` after a refusal)."""
+        view = self.view
+        seat = view["turn"]
+        if self.kind == "bare":
+            self.turns += 1
+            actor = self.members[self.turns % len(self.members)]
+        else:
+            actor = self.members[seat]
+        fields = {"kind": "end_turn"} if fallback else next_action(view, seat, self.rng)
+        return actor, {"type": "action", **fields}
+
+    async def next_game(self) -> None:
+        for member in self.members:
+            await member.request({"type": "leave_room"})
+        self.games += 1
+        await self.setup()
+
+    async def drive(self, stats: Stats, stop: float, think: float) -> None:
+        fallback = False
+        if think:
+            await asyncio.sleep(self.rng.uniform(0, think))
+        while True:
+            if think:
+                await asyncio.sleep(think * self.rng.uniform(0.5, 1.5))
+            if time.perf_counter() >= stop:
+                return
+            actor, fields = self.next(fallback)
+            target = max(m.version for m in self.members) + 1
+            arrivals = [m.expect(target) for m in self.members]
+            try:
+                async with asyncio.timeout(WAIT):
+                    start = time.perf_counter()
+                    reply, replied = await (await actor.send(fields))
+                    if reply.get("type") == "error":
+                        stats.errors += 1
+                        fallback = True
+                        for future in arrivals:
+                            future.cancel()
+                        continue
+                    fallback = False
+                    last = max(await asyncio.gather(*arrivals))
+            except TimeoutError:
+                stats.timeouts += 1
+                return
+            stats.record(start, replied - start, last - start)
+            if self.kind == "castell" and self.view["status"] == "finished":
+                stats.games += 1
+                await self.next_game()
+
+
+async def open_rooms(url: str, kind: str, rooms: int, seed: int) -> list[Room]:
+    """``rooms`` rooms of four connected clients, said hello, seated, game started."""
+    gate = asyncio.Semaphore(CONNECT_AT_ONCE)
+    members = await asyncio.gather(*(open_member(url, gate) for _ in range(rooms * 4)))
+    out = [Room(kind, i, list(members[4 * i: 4 * i + 4]), seed + i) for i in range(rooms)]
+
+    async def ready(room: Room) -> None:
+        async with gate:
+            await room.hello()
+            await room.setup()
+
+    await asyncio.gather(*(ready(room) for room in out))
+    return out
+
+
+async def close_rooms(rooms: list[Room]) -> None:
+    gate = asyncio.Semaphore(CONNECT_AT_ONCE * 4)
+
+    async def close(member: Member) -> None:
+        async with gate:
+            await member.close()
+
+    await asyncio.gather(*(close(m) for room in rooms for m in room.members))
+
+
+# One run ----------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Result:
+    kind: str
+    rooms: int
+    seconds: float
+    think: float
+    rtt: list[float]
+    broadcast: list[float]
+    errors: int
+    timeouts: int
+    games: int
+    server_cpu: float  # seconds of CPU the server used inside the window
+    load_cpu: float  # seconds of CPU this process used inside the window
+
+    @property
+    def actions(self) -> int:
+        return len(self.rtt)
+
+    @property
+    def throughput(self) -> float:
+        return self.actions / self.seconds
+
+    def rtt_at(self, fraction: float) -> float:
+        return percentile(sorted(self.rtt), fraction)
+
+    def broadcast_at(self, fraction: float) -> float:
+        return percentile(sorted(self.broadcast), fraction)
+
+    @property
+    def cpu_per_action(self) -> float:
+        return self.server_cpu / self.actions if self.actions else 0.0
+
+
+async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: float,
+                think: float, seed: int) -> Result:
+    """Open ``rooms`` rooms on ``server``, drive them for ``warmup + seconds``, close them.
+    Only actions started inside the last ``seconds`` are counted."""
+    opened = await open_rooms(server.url, server.kind, rooms, seed)
+    try:
+        begin = time.perf_counter() + warmup
+        stats = Stats(window=(begin, begin + seconds))
+        tasks = [asyncio.create_task(room.drive(stats, begin + seconds, think))
+                 for room in opened]
+        await asyncio.sleep(max(0.0, begin - time.perf_counter()))
+        cpu0, load0 = cpu_seconds(server.pid), time.process_time()
+        await asyncio.sleep(max(0.0, begin + seconds - time.perf_counter()))
+        cpu1, load1 = cpu_seconds(server.pid), time.process_time()
+        async with asyncio.timeout(WAIT + think * 2 + 5):
+            await asyncio.gather(*tasks)
+    finally:
+        await close_rooms(opened)
+    return Result(server.kind, rooms, seconds, think, stats.rtt, stats.broadcast, stats.errors,
+                  stats.timeouts, stats.games, cpu1 - cpu0, load1 - load0)
+
+
+def run(kind: str, rooms: int, *, seconds: float, warmup: float, think: float,
+        seed: int = 1, profile: str | None = None) -> Result:
+    """One bounded load run against a fresh server of ``kind`` (profiled into ``profile``)."""
+    with running(kind, rooms * 4, profile) as server:
+        return asyncio.run(drive(server, rooms, seconds=seconds, warmup=warmup, think=think,
+                                 seed=seed))

@@ -1,0 +1,138 @@
+"""The server under load, next to a bare websockets server taking the same load.
+
+    python -m bench server [--rooms 100,500] [--seconds 10] [--think 1.0]
+                           [--sat-rooms 50] [--sat-seconds 10] [--repeat 2] [--profile FILE]
+
+For each room count, ``castell`` (``python -m server --db :memory:`` with generous limits) and
+``bare`` (:mod:`bench.bare`: echo + broadcast of a pre-encoded view, same socket settings) are
+each started in their own process and driven from this one by rooms of four clients
+(:mod:`bench.load`): in each room the player to act waits a think time (0.5–1.5× ``--think``)
+then acts, so each room makes about one action per ``--think`` seconds and every member gets
+every push. Then a saturated run: ``--sat-rooms`` rooms acting as fast as replies come.
+
+Runs alternate between the two servers (``--repeat`` pairs, order swapped each time) so that
+drift in the machine's load hits both alike; each figure is the median over the repeats.
+
+Figures, each with the bare server's and the ratio: the action round trip (send → reply) p50
+and p99, the broadcast latency (send → the new state at the room's last member) p50 and p99,
+actions per second, and the server's CPU time per action (from ``/proc``), which shows what
+a figure is limited by: a server near 100% CPU is the limit; one well below it is waiting on
+the load generator (or on the machine's other work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Callable
+
+from bench.common import machine, table
+from bench.load import Result, run
+
+TARGETS = {
+    "rtt p50": 1.5, "rtt p99": 2.0, "broadcast p99": 1.5,
+}
+#: 500 rooms of 4 on one process: the absolute ceiling on the castell round trip p99.
+P99_CEILING_MS = 50.0
+SAT_TARGET = 0.5
+
+
+def pairs(rooms: int, repeat: int, **kwargs) -> dict[str, list[Result]]:
+    """``repeat`` runs of each server, alternating (bare first, then castell first, ...)."""
+    out: dict[str, list[Result]] = {"bare": [], "castell": []}
+    for i in range(repeat):
+        order = ("bare", "castell") if i % 2 == 0 else ("castell", "bare")
+        for kind in order:
+            out[kind].append(run(kind, rooms, seed=1 + i, **kwargs))
+    return out
+
+
+def _median(results: list[Result], figure: Callable[[Result], float]) -> float:
+    return statistics.median(figure(r) for r in results)
+
+
+FIGURES: list[tuple[str, Callable[[Result], float], str]] = [
+    ("rtt p50", lambda r: r.rtt_at(0.50) * 1e3, "ms"),
+    ("rtt p99", lambda r: r.rtt_at(0.99) * 1e3, "ms"),
+    ("broadcast p50", lambda r: r.broadcast_at(0.50) * 1e3, "ms"),
+    ("broadcast p99", lambda r: r.broadcast_at(0.99) * 1e3, "ms"),
+    ("actions/s", lambda r: r.throughput, ""),
+    ("server CPU/action", lambda r: r.cpu_per_action * 1e6, "µs"),
+    ("server CPU", lambda r: r.server_cpu / r.seconds * 100, "%"),
+    ("load CPU", lambda r: r.load_cpu / r.seconds * 100, "%"),
+]
+
+
+def report(title: str, results: dict[str, list[Result]], targets: dict[str, str]) -> str:
+    rows = [["", "bare", "castell", "castell ÷ bare", "target"]]
+    for name, figure, unit in FIGURES:
+        bare = _median(results["bare"], figure)
+        ours = _median(results["castell"], figure)
+        fmt = "{:,.0f}" if unit in ("", "µs", "%") else "{:.2f}"
+        rows.append([name, fmt.format(bare) + unit, fmt.format(ours) + unit,
+                     f"{ours / bare:.2f}×" if bare else "-", targets.get(name, "")])
+    problems = {
+        kind: (sum(r.errors for r in rs), sum(r.timeouts for r in rs), sum(r.games for r in rs))
+        for kind, rs in results.items()
+    }
+    c_err, c_to, games = problems["castell"]
+    b_err, b_to, _ = problems["bare"]
+    counted = [r.actions for r in results["castell"]]
+    return "\n".join([
+        title,
+        table(rows),
+        f"actions counted per castell run: {counted}; refused {c_err}, timed out {c_to} "
+        f"(bare {b_err}/{b_to}); castell games finished and restarted: {games}",
+    ])
+
+
+def paced_targets(rooms: int) -> dict[str, str]:
+    out = {name: f"≤ {limit}×" for name, limit in TARGETS.items()}
+    if rooms >= 500:
+        out["rtt p99"] += f", < {P99_CEILING_MS:.0f} ms"
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench server",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--rooms", default="100,500",
+                        help="room counts of the paced runs, comma-separated (4 clients each)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds first")
+    parser.add_argument("--think", type=float, default=1.0,
+                        help="mean seconds between a room's actions in the paced runs")
+    parser.add_argument("--sat-rooms", type=int, default=50,
+                        help="rooms of the saturated run (0: none)")
+    parser.add_argument("--sat-seconds", type=float, default=10.0)
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each server per case")
+    parser.add_argument("--profile", default=None, metavar="FILE",
+                        help="also profile one castell run of the first case into FILE "
+                             "(cProfile; read it with `python -m pstats FILE`)")
+    args = parser.parse_args(argv)
+    rooms = [max(1, min(int(n), 2000)) for n in args.rooms.split(",") if n.strip()]
+    seconds = max(0.5, min(args.seconds, 300.0))
+    sat_seconds = max(0.5, min(args.sat_seconds, 300.0))
+    repeat = max(1, min(args.repeat, 10))
+    warmup = max(0.0, min(args.warmup, 60.0))
+    print(f"server under load — {machine()}")
+    for n in rooms:
+        results = pairs(n, repeat, seconds=seconds, warmup=warmup, think=args.think)
+        print()
+        print(report(f"{n} rooms × 4 clients, about one action per room every {args.think:g} s, "
+                     f"{seconds:g} s measured after {warmup:g} s, median of {repeat}",
+                     results, paced_targets(n)))
+    if args.sat_rooms:
+        results = pairs(args.sat_rooms, repeat, seconds=sat_seconds, warmup=warmup, think=0.0)
+        print()
+        print(report(f"saturated: {args.sat_rooms} rooms × 4 clients acting as fast as replies "
+                     f"come, {sat_seconds:g} s measured, median of {repeat}",
+                     results, {"actions/s": f"≥ {SAT_TARGET}×"}))
+    if args.profile:
+        run("castell", rooms[0] if rooms else args.sat_rooms, seconds=seconds, warmup=warmup,
+            think=args.think if rooms else 0.0, profile=args.profile)
+        print(f"\nprofile of one castell run written to {args.profile}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""Every benchmark runs at a tiny size, so the scripts don't rot; nothing here checks a time.
+
+What is checked is what must hold at any speed: each prints its figures with its baseline,
+the load generator only plays legal actions (no refusal, no timeout), and ``python -m bench``
+dispatches.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import __main__ as bench_main
+from bench.load import next_action
+from shared.actions import action_fields
+from shared.engine import apply, legal_actions, new_game
+from shared.view import RoomInfo, SeatInfo, build_view
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_load_generator_picks_only_legal_actions():
+    # next_action reads a raw view; every pick must be among legal_actions of the real state.
+    for seed, variant in ((1, "normal"), (2, "advanced")):
+        rng = random.Random(seed)
+        state = new_game(["A", "B", "C", "D"], variant=variant, seed=seed)
+        room = RoomInfo("r", "R", variant, 4, None, "playing",
+                        players=tuple(SeatInfo(p.seat, p.name) for p in state.players))
+        picked = set()
+        while not state.over:
+            fields = next_action(build_view(room, state), state.turn, rng)
+            legal = [a for a in legal_actions(state, state.turn) if action_fields(a) == fields]
+            assert legal, f"{fields} is not legal in round {state.round}"
+            picked.add(fields["kind"])
+            state, _ = apply(state, state.turn, legal[0])
+        assert picked == {"move", "recruit", "train", "end_turn"}
+
+
+@pytest.mark.parametrize(("name", "argv", "expect"), [
+    ("engine", ["--seconds", "0.2"], "attrs.evolve"),
+    ("codec", ["--number", "2"], "push encode"),
+    ("store", ["--count", "5"], "memory (baseline)"),
+    ("solver", ["--runs", "1"], "baseline check_tower"),
+    ("memory", ["--connections", "8", "--settle", "0.1"], "castell ÷ bare"),
+])
+def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys):
+    bench_main.run(name, argv)
+    assert expect in capsys.readouterr().out
+
+
+def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys):
+    bench_main.run("server", ["--rooms", "2", "--seconds", "0.5", "--warmup", "0", "--think", "0.1",
+                              "--sat-rooms", "2", "--sat-seconds", "0.5", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert out.count("castell ÷ bare") == 2  # the paced table and the saturated one
+    assert out.count("refused 0, timed out 0 (bare 0/0)") == 2
+
+
+def test_python_m_bench_dispatches():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "bench", "engine", "--seconds", "0.1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "games/s" in done.stdout
+    usage = subprocess.run([sys.executable, "-m", "bench", "nothing"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "usage" in usage.stderr

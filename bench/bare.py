@@ -11,7 +11,8 @@ push follows, as Castell's does after ``joined``); every later frame is echoed t
 room spliced into the header, so nothing is encoded per change.
 
 It listens with the very settings ``CastellServer`` uses — subprotocol, frame limit, no
-compression, ping interval, the default queue and write limits, the default event loop — and
+compression, ping interval, open and close timeouts, the default queue, the write limit,
+the default event loop — and
 sends as ``server.connection`` does: a non-blocking write per member, closing a member whose
 write buffer passes the same limit. It announces ``... listening on ws://HOST:PORT`` on
 stdout like ``castell-server``.
@@ -96,7 +97,9 @@ async def serve_bare(host: str, port: int) -> None:
                      subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
                      max_size=cfg.max_frame,
                      compression="deflate" if cfg.compression else None,
-                     ping_interval=cfg.ping_interval, server_header=None) as server:
+                     ping_interval=cfg.ping_interval, server_header=None,
+                     open_timeout=cfg.open_timeout, close_timeout=cfg.close_timeout,
+                     write_limit=cfg.write_buffer_limit) as server:
         port = server.sockets[0].getsockname()[1]
         print(f"bare server listening on ws://{cfg.host}:{port}", flush=True)
         await stop.wait()

@@ -73,7 +73,7 @@ def server_command(kind: str, connections: int, profile: str | None = None) -> l
         *python, "-m", "server", "--port", "0", "--db", ":memory:",
         "--max-connections", limit, "--max-per-address", limit,
         "--max-rooms", str(max(connections * 50, 2000)), "--rooms-per-connection", "100000",
-        "--rate", "1000000",
+        "--rooms-per-address", "100000", "--rate", "1000000",
     ]
 
 

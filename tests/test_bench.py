@@ -45,7 +45,7 @@ def test_the_load_generator_picks_only_legal_actions():
     ("engine", ["--seconds", "0.2"], "attrs.evolve"),
     ("codec", ["--number", "2"], "push encode"),
     ("store", ["--count", "5"], "memory (baseline)"),
-    ("solver", ["--runs", "1"], "baseline check_tower"),
+    ("solver", ["--runs", "1"], "baseline"),
     ("memory", ["--connections", "8", "--settle", "0.1"], "castell ÷ bare"),
 ])
 def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys):

@@ -51,7 +51,7 @@ async def _two_players(url: str):
 async def test_kill_9_and_restart_loses_nothing(tmp_path):
     db = str(tmp_path / "games.sqlite3")
     rng = random.Random(5)
-    with ServerProcess("--db", db, "--bot-delay", "0") as first:
+    with ServerProcess("--db", db, "--bot-delay", "0", "--rate", "1000") as first:
         room, clients, tokens = await _two_players(first.url)
         await _play_turns(clients, 6, rng)
         before = clients[0].state
@@ -60,7 +60,7 @@ async def test_kill_9_and_restart_loses_nothing(tmp_path):
         for c in clients:
             await asyncio.wait_for(c.closed.wait(), 10)
 
-    with ServerProcess("--db", db, "--bot-delay", "0") as second:
+    with ServerProcess("--db", db, "--bot-delay", "0", "--rate", "1000") as second:
         back = []
         for name, token in zip(("Anna", "Bru"), tokens, strict=True):
             c = await GameClient.connect(second.url)
@@ -86,7 +86,8 @@ async def test_kill_9_and_restart_loses_nothing(tmp_path):
 
 async def test_finished_game_listed_after_restart_and_export_replays_it(tmp_path):
     db = str(tmp_path / "games.sqlite3")
-    with ServerProcess("--db", db, "--bot-delay", "0") as srv:
+    # The client plays as fast as replies come: a faster server must not make it rate-limited.
+    with ServerProcess("--db", db, "--bot-delay", "0", "--rate", "1000") as srv:
         me = await GameClient.connect(srv.url)
         await me.hello("Solo")
         joined = await me.request(m.CreateRoom, name="Finished one", seats=2)

@@ -74,6 +74,16 @@ class Terminal:
             if time.monotonic() >= end:
                 return
 
+    def settle(self, quiet: float = 0.15, limit: float = 3.0) -> None:
+        """Pump until the client has written nothing for ``quiet`` seconds: a redraw read
+        halfway would show the top of the screen new and its bottom old."""
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            try:
+                self.stream.feed(self.child.read_nonblocking(65536, timeout=quiet))
+            except (pexpect.TIMEOUT, pexpect.EOF):
+                return
+
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
 
@@ -85,9 +95,11 @@ class Terminal:
         end = time.monotonic() + timeout
         while True:
             self.pump()
-            found = re.search(pattern, self.text())
-            if found:
-                return found
+            if re.search(pattern, self.text()):
+                self.settle()
+                found = re.search(pattern, self.text())
+                if found:
+                    return found
             if time.monotonic() > end or not self.child.isalive():
                 self.pump(0.2)
                 raise AssertionError(f"{pattern!r} never showed; the screen:\n{self.text()}")

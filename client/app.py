@@ -185,6 +185,9 @@ class TerminalScreen:
     def chat(self, push: m.ChatPush) -> None:
         self.refresh()
 
+    def show_lobby(self) -> None:
+        self.refresh()  # the lobby is the board when not in a room
+
     def refresh(self) -> None:
         self._dirty += 1
         self.app.invalidate()

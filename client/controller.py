@@ -45,6 +45,8 @@ class Screen(Protocol):
         """Show a short piece of news near the prompt."""
     async def ask(self, question: str) -> str | None:
         """Ask a question; the answer typed, or None when the player cancels."""
+    def show_lobby(self) -> None:
+        """The room list changed, or the player is back in the lobby."""
     def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None: ...
     def chat(self, push: m.ChatPush) -> None: ...
     def refresh(self) -> None: ...
@@ -242,7 +244,7 @@ class Controller:
         cmd = lb.parse_lobby(line)
         if isinstance(cmd, lb.ListRooms):
             await self.refresh_rooms()
-            self.screen.show(self.lobby_lines())
+            self.screen.show_lobby()
         elif isinstance(cmd, lb.CreateRoom):
             await self._create(cmd)
         elif isinstance(cmd, lb.JoinRoom):
@@ -342,7 +344,7 @@ class Controller:
         self._my_turn_key = None
         with contextlib.suppress(CastellError):
             await self.refresh_rooms()
-        self.screen.refresh()
+        self.screen.show_lobby()
 
     async def _game(self, line: str) -> None:
         if line.split()[0].lower() in ("leave", "lobby"):

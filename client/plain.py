@@ -64,6 +64,10 @@ class PlainScreen:
             self.say(f"> {line}")
         return line
 
+    def show_lobby(self) -> None:
+        self._room = None
+        self.say(*self.controller.lobby_lines())
+
     def board(self) -> None:
         view = self.controller.view
         if view is not None:

@@ -97,14 +97,12 @@ def test_a_game_in_the_terminal_against_a_server(tmp_path):
 
 
 def test_castell_play_reaches_a_game_with_bots(tmp_path):
-    started = time.monotonic()
     term = Terminal(["play", "--seats", "3", "--bot-delay", "0", "--name", "Anna"], tmp_path)
     try:
         term.wait_for(r"Anna's game · round \d+/10 · your turn")
-        assert time.monotonic() - started < 10
         text = term.text()
         assert "Regions" in text and "Festivals" in text and "Local performances" in text
-        assert text.count("(bot)") == 2
+        assert len(re.findall(r"╭─ (?:▶ )?[^╮]*\(bot\) ─", text)) == 2  # two bot panels
         term.type("help\r")
         term.wait_for(r"move REGION")
         term.type("\x1b")  # Esc closes the help

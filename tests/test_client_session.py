@@ -159,3 +159,31 @@ async def test_a_finished_game_shows_the_scores_and_forgets_its_token(server, ur
     finally:
         await session.stop()
         pump.cancel()
+
+
+async def test_a_spectator_sees_the_game_and_cannot_act(server, url, tmp_path):
+    host, _ = _controller(url, tmp_path / "host")
+    watcher, out = _controller(url, tmp_path / "watcher", name="Rail")
+    pumps = []
+    try:
+        for ctrl in (host, watcher):
+            await ctrl.session.open()
+            pumps.append(asyncio.create_task(ctrl.session.run()))
+        await host.handle("create Friday night seats=2")
+        await watcher.handle("list")
+        assert "1. Friday night — 1/2 seats · normal · no timer · waiting" in out.getvalue()
+        await watcher.handle("watch 1")
+        assert watcher.mode == "room" and watcher.me is None
+        await host.handle("bot")
+        await host.handle("start")
+        await _until(lambda: watcher.mode == "game")
+        await watcher.handle("end")
+        assert "error: you are watching: only players act" in out.getvalue()
+        await watcher.handle("hint")
+        assert "spectators get no hints" in out.getvalue()
+        assert watcher.session.seats is not None and watcher.session.seats.held(url) == []
+    finally:
+        for ctrl in (host, watcher):
+            await ctrl.session.stop()
+        for pump in pumps:
+            pump.cancel()

@@ -19,12 +19,14 @@ _NAMES = ("Pau", "Núria", "Jordi", "Montse", "Arnau", "Laia", "Oriol", "Mireia"
 
 
 def bot_names(level: str) -> Iterator[str]:
-    """Names for bots of a level, e.g. ``Pau (greedy bot)``; endless so a free one always
-    exists."""
+    """Names for bots of a level, e.g. ``Pau·greedy``; endless so a free one always exists.
+
+    The view already flags bots (``bot`` true), so the name carries only the level.
+    """
     n = 0
     while True:
         for name in _NAMES:
-            yield f"{name} ({level} bot)" if n == 0 else f"{name} {n + 1} ({level} bot)"
+            yield f"{name}·{level}" if n == 0 else f"{name} {n + 1}·{level}"
         n += 1
 
 

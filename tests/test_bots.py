@@ -7,6 +7,7 @@ raises on anything illegal.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 
@@ -23,6 +24,7 @@ from shared.events import FestivalResolved
 from shared.festival import takes_part
 from shared.state import Festival, GameState, Skills
 from shared.tower import check_tower
+from shared.wire import NAME_MAX, printable
 
 #: The most actions a greedy turn can take (see shared.greedy): move, recruit, train,
 #: special, two builds for performances, the festival build, end_turn.
@@ -193,4 +195,7 @@ def test_the_server_seats_the_shared_levels():
     action = server_bots.choose(state, state.turn, "greedy", random.Random(0))
     apply(state, state.turn, action)
     names = server_bots.bot_names("greedy")
-    assert next(names) == "Pau (greedy bot)"
+    assert next(names) == "Pau·greedy"
+    many = list(itertools.islice(server_bots.bot_names("random"), 40))
+    assert len(set(many)) == 40  # a free name always exists
+    assert all(printable(n) and len(n) <= NAME_MAX for n in many)  # valid on the wire

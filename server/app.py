@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -195,7 +196,18 @@ class CastellServer:
         self.per_address[address] += 1
         connection.connection_lost_waiter.add_done_callback(
             lambda _: self._release(connection))
+        self._bound_kernel_buffer(connection)
         return None
+
+    def _bound_kernel_buffer(self, connection: ServerConnection) -> None:
+        size = self.config.socket_send_buffer
+        sock = connection.transport.get_extra_info("socket")
+        if size is None or sock is None:
+            return
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+        except OSError:  # some platforms refuse; their default stays
+            log.debug("could not set SO_SNDBUF", exc_info=True)
 
     def _release(self, connection: ServerConnection) -> None:
         address = self.admitted.pop(connection, None)

@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
           "rate_limited refusals before the connection is closed (1008)")
     limit("--write-buffer-limit", int, d.write_buffer_limit, "BYTES",
           "unread bytes a client may leave waiting before it is closed as too slow")
+    limit("--socket-send-buffer", int, d.socket_send_buffer, "BYTES",
+          "kernel send buffer of each connection (0: the system's default)")
     limit("--max-connections", int, d.max_connections, "N", "open connections (more: 503)")
     limit("--max-per-address", int, d.max_per_address, "N",
           "open connections from one address (more: 429)")
@@ -116,6 +118,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_map=args.max_map, max_depth=args.max_depth,
         rate=args.rate, burst=args.rate * 2 if args.burst is None else args.burst,
         max_strikes=args.max_strikes, write_buffer_limit=args.write_buffer_limit,
+        socket_send_buffer=args.socket_send_buffer or None,
         max_connections=args.max_connections, max_per_address=args.max_per_address,
         open_timeout=args.open_timeout, hello_timeout=args.hello_timeout,
         idle_timeout=args.idle_timeout, close_timeout=args.close_timeout,

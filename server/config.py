@@ -42,6 +42,10 @@ class ServerConfig:
     max_strikes: int = 50
     #: Bytes allowed to wait in one connection's write buffer before it is closed as too slow.
     write_buffer_limit: int = 1024 * 1024
+    #: The kernel's send buffer for each connection (SO_SNDBUF; None: the system's own,
+    #: which grows to megabytes). Together with ``write_buffer_limit`` it bounds what one
+    #: client that stops reading can make the server hold.
+    socket_send_buffer: int | None = 256 * 1024
 
     # -- connections ------------------------------------------------------------------------
     #: Open connections, those still in their handshake included (more: HTTP 503).

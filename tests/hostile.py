@@ -80,9 +80,9 @@ async def wait_closed(ws: ClientConnection, timeout: float = 5.0) -> None:
             return
 
 
-async def stalled(url: str, port: int, name: str, room: str, *,
+async def stalled(url: str, port: int, name: str, room: str, *, as_: str = "spectator",
                   rcvbuf: int = 4096) -> ClientConnection:
-    """A spectator of ``room`` that then never reads again.
+    """A spectator (or player) of ``room`` that then never reads again.
 
     Its socket's receive buffer is made small before connecting (so the TCP window stays
     small) and its transport stops reading, so everything the server sends piles up: first
@@ -94,7 +94,7 @@ async def stalled(url: str, port: int, name: str, room: str, *,
     await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
     ws = await raw(url, sock=sock)
     await ask(ws, m.Hello(id=1, name=name))
-    joined = await ask(ws, m.JoinRoom(id=2, room=room, as_="spectator"))
+    joined = await ask(ws, m.JoinRoom(id=2, room=room, as_=as_))
     assert isinstance(joined, m.Joined), joined
     ws.transport.pause_reading()
     return ws

@@ -1,0 +1,115 @@
+"""A client that stops reading costs the server bounded memory, and nobody else anything.
+
+The stalled client is real: a websocket whose socket has a small receive buffer and whose
+transport stops reading, so the kernel's buffers fill first and then the server's own write
+buffer. The server must close it, with a reason, once its unread bytes pass
+``write_buffer_limit``, drop its socket even though it never answers the closing handshake,
+and meanwhile serve everyone else as if nothing happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import attrs
+import pytest
+
+from client.net import GameClient
+from server.app import CastellServer
+from server.config import ServerConfig
+from shared import codec
+from shared import messages as m
+from tests.hostile import Table, stalled
+
+pytestmark = pytest.mark.timeout(60)
+
+LIMIT = 64 * 1024
+
+
+@contextlib.asynccontextmanager
+async def serving(**changes: object):
+    cfg = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
+                       rate=1000.0, burst=1000.0, write_buffer_limit=LIMIT, close_timeout=0.5)
+    srv = CastellServer(attrs.evolve(cfg, **changes))
+    await srv.start()
+    try:
+        yield srv, f"ws://127.0.0.1:{srv.port}"
+    finally:
+        await srv.close()
+
+
+def _server_side(srv: CastellServer, name: str):
+    return next(c for c in srv.connections if c.name == name)
+
+
+async def _gone(srv: CastellServer, conn) -> None:
+    async with asyncio.timeout(5):
+        while conn in srv.connections or conn.ws in srv.admitted:
+            await asyncio.sleep(0.05)
+
+
+async def test_a_spectator_that_stops_reading_is_closed_and_the_game_goes_on():
+    async with serving() as (srv, url):
+        table = await Table.open(url)
+        ws = await stalled(url, srv.port, "Sleepy", table.room)
+        sleepy = _server_side(srv, "Sleepy")
+        room = srv.lobby.rooms[table.room]
+        peak = pushed = biggest = 0
+        # The room pushes state after state (as a busy game does, only faster); the players
+        # read theirs, the stalled spectator reads nothing.
+        async with asyncio.timeout(30):
+            while not sleepy.closing:
+                async with room.lock:
+                    room.publish([])
+                size = len(codec.encode_state(room.id, room.version, room.view(), ()))
+                pushed += size
+                biggest = max(biggest, size)
+                transport = sleepy.ws.transport
+                if not transport.is_closing():
+                    peak = max(peak, transport.get_write_buffer_size())
+                if room.version % 25 == 0:
+                    await table.play(1)  # the game goes on meanwhile
+                await asyncio.sleep(0)
+        assert sleepy.close_reason is not None and "too slow" in sleepy.close_reason
+        # It took more than the limit to get there: the kernel's buffers filled first...
+        assert pushed > LIMIT
+        # ...and what waited in the server for it never went past the limit and one push.
+        assert LIMIT < peak <= LIMIT + biggest
+        # It is dropped although it never answers the closing handshake.
+        await _gone(srv, sleepy)
+        assert srv.per_address["127.0.0.1"] == 2  # the two players only
+        # The players were never held up: they saw every version, and play on.
+        for c in table.clients:
+            await c.wait_state(lambda p: p.version == room.version)
+        before = table.played
+        await table.play(5)
+        assert table.played > before or table.view["status"] == "finished"
+        ws.transport.abort()
+        await table.close()
+
+
+async def test_a_player_that_stops_reading_is_closed_its_seat_kept_and_turns_time_out():
+    async with serving(write_buffer_limit=16 * 1024, socket_send_buffer=16 * 1024,
+                       turn_time_scale=0.05, rate=1e6, burst=1e6) as (srv, url):
+        anna = await GameClient.connect(url)
+        await anna.hello("Anna")
+        joined = await anna.request(m.CreateRoom, name="flood", seats=2, turn_seconds=10)
+        ws = await stalled(url, srv.port, "Sleepy", joined.room, as_="player")
+        sleepy = _server_side(srv, "Sleepy")
+        await anna.request(m.StartGame)
+        # Anna's own chat is pushed to both: it stalls nobody but the sleeper.
+        async with asyncio.timeout(30):
+            while not sleepy.closing:
+                await anna.request(m.Chat, text="bon dia " * 20)
+        assert "too slow" in (sleepy.close_reason or "")
+        await _gone(srv, sleepy)
+        gone = await anna.wait_state(lambda p: p.view["status"] == "playing"
+                                     and not p.view["players"][1]["connected"])
+        assert gone.view["status"] == "playing"
+        # the game goes on: Sleepy's turns time out, Anna's come round
+        timed_out = await anna.wait_state(
+            lambda p: {"kind": "timeout", "seat": 1} in p.events, timeout=10)
+        assert timed_out.view["players"][1]["name"] == "Sleepy"
+        ws.transport.abort()
+        await anna.close()

@@ -130,7 +130,7 @@ def player_title(view: View, p: Mapping[str, Any], me: int | None) -> str:
     marks = []
     if seat == me:
         marks.append("(you)")
-    if p.get("bot") and not seat_name(view, seat).endswith("bot)"):  # "Pau (greedy bot)" says it
+    if p.get("bot"):
         marks.append("(bot)")
     if not p.get("connected", True):
         marks.append("(offline)")

@@ -102,7 +102,7 @@ def test_castell_play_reaches_a_game_with_bots(tmp_path):
         term.wait_for(r"Anna's game · round \d+/10 · your turn")
         text = term.text()
         assert "Regions" in text and "Festivals" in text and "Local performances" in text
-        assert len(re.findall(r"╭─ (?:▶ )?[^╮]*bot\) ─", text)) == 2  # two bot panels
+        assert len(re.findall(r"╭─ (?:▶ )?[^╮]*\(bot\) ─", text)) == 2  # two bot panels
         term.type("help\r")
         term.wait_for(r"move REGION")
         term.type("\x1b")  # Esc closes the help

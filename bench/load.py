@@ -253,7 +253,7 @@ class Room:
                 await asyncio.sleep(0.005)
 
     async def hello(self) -> None:
-        if self.kind == "castell":
+        if self.kind != "bare":
             for i, member in enumerate(self.members):
                 await member.request({"type": "hello", "name": f"load{self.index}-{i}"})
 
@@ -309,7 +309,7 @@ class Room:
                 stats.timeouts += 1
                 return
             stats.record(start, replied - start, last - start)
-            if self.kind == "castell" and self.view["status"] == "finished":
+            if self.kind != "bare" and self.view["status"] == "finished":
                 stats.games += 1
                 await self.next_game()
 

@@ -286,8 +286,76 @@ def build_view(room: RoomInfo, state: GameState | None) -> dict[str, Any]:
     Before the start (``state`` None): round 0, no turn, no first player, an empty wheel,
     empty ``regions`` and ``performances``, no festivals, the whole bag (150), the full prize
     supply, and the taken seats as players with nothing yet but their 7 special tokens.
+
+    It is ``converter.unstructure(make_view(room, state), View)``, key for key and type for
+    type (lists where the classes hold tuples); a started game's view, built after every
+    change, is written out directly, at a third of the cost of building the classes and
+    unstructuring them.
     """
-    return converter.unstructure(make_view(room, state), View)
+    if state is None:
+        return converter.unstructure(make_view(room, state), View)
+    seats = _seat_info(room)
+    pawns: dict[str, list[int]] = {r: [] for r in REGIONS}
+    for p in state.players:
+        if p.region is not None:
+            pawns[p.region].append(p.seat)
+    prizes = state.prizes
+    return {
+        "room": room.room, "name": room.name, "variant": room.variant, "seats": room.seats,
+        "turn_seconds": room.turn_seconds, "status": room.status,
+        "round": state.round,
+        "turn": state.turn,
+        "first": state.first,
+        "done": list(state.done),
+        "deadline": room.deadline,
+        "bag": len(state.bag),
+        "wheel": state.wheel_tiles(),
+        "regions": {
+            r: {"castellers": sorted(c, reverse=True), "pawns": pawns[r]}
+            for r, c in zip(REGIONS, state.regions, strict=True)
+        },
+        "festivals": [
+            {"round": f.round, "region": f.region, "town": f.town, "type": f.type,
+             "size": f.size, "done": f.done}
+            for f in state.festivals
+        ],
+        "performances": {
+            r: {"tiles": list(row.tiles), "tokens": row.tokens}
+            for r, row in zip(REGIONS, state.rows, strict=True)
+        },
+        "prizes": {"trophy": prizes.trophy, "medal": prizes.medal, "ribbon": prizes.ribbon},
+        "players": [_player_map(p, seats.get(p.seat)) for p in state.players],
+        "scores": None if state.scores is None else [
+            {"seat": s.seat, "tower": s.tower, "diversity": s.diversity, "prizes": s.prizes,
+             "sizes": s.sizes, "performances": s.performances, "total": s.total}
+            for s in state.scores
+        ],
+        "winners": None if state.winners is None else list(state.winners),
+    }
+
+
+def _player_map(player: Player, info: SeatInfo | None) -> dict[str, Any]:
+    # The player map of build_view: what _player builds, written out as plain data.
+    skills = player.skills
+    return {
+        "seat": player.seat,
+        "name": player.name,
+        "bot": info.bot if info else False,
+        "connected": info.connected if info else False,
+        "region": player.region,
+        "team": sorted(player.team, reverse=True),
+        "tower": [list(level) for level in player.tower],
+        "skills": {"balance": skills.balance, "base": skills.base, "mix": skills.mix,
+                   "strength": skills.strength, "width": skills.width},
+        "tokens": player.tokens,
+        "best": player.best,
+        "taken": {
+            "tiles": [{"tile": str(t.item), "region": t.region} for t in player.tiles],
+            "prizes": [{"prize": str(t.item), "region": t.region} for t in player.prizes],
+            "sizes": [{"size": int(t.item), "region": t.region} for t in player.sizes],
+            "tokens": player.taken_tokens,
+        },
+    }
 
 
 # Reading ----------------------------------------------------------------------------------------

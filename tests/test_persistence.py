@@ -135,7 +135,8 @@ async def test_sigterm_closes_connections_with_1001(tmp_path):
     with ServerProcess("--db", str(tmp_path / "g.sqlite3")) as srv:
         c = await GameClient.connect(srv.url)
         await c.hello("Anna")
-        assert srv.terminate() == 0
+        # wait for the process in a thread: the client must keep answering meanwhile
+        assert await asyncio.to_thread(srv.terminate) == 0
         await asyncio.wait_for(c.closed.wait(), 10)
         assert c.ws.close_code == 1001
 

@@ -4,6 +4,10 @@
 ``re`` arrives (raising :class:`ServerError` for an ``error``), and queues pushes
 (``state``, ``chat``) in arrival order while keeping the latest ``state``. The terminal
 client, the bots' load generator and the tests all speak through it.
+
+:func:`join_anywhere` gets into a room on a cluster of server nodes (or on one server): it
+follows ``moved`` errors to the node that serves the room and, when a node is gone, tries the
+others until the room is served again.
 """
 
 from __future__ import annotations
@@ -12,10 +16,12 @@ import asyncio
 import contextlib
 import itertools
 import ssl
-from typing import Any
+import time
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, WebSocketException
 
 from shared import messages as m
 from shared.actions import Action
@@ -32,6 +38,11 @@ class ServerError(CastellError):
         super().__init__(error.message, code=error.code)
         self.rule = error.rule
         self.error = error
+
+    @property
+    def url(self) -> str | None:
+        """For ``moved``: the node that serves the room (None: ask again in a moment)."""
+        return self.error.url
 
 
 class GameClient:
@@ -131,3 +142,89 @@ class GameClient:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionError("connection closed"))
+
+
+class JoinResult(NamedTuple):
+    """Where :func:`join_anywhere` got in: the open client, the ``joined`` reply, and the
+    address of the node that answered it."""
+
+    client: GameClient
+    joined: m.Joined
+    url: str
+
+
+#: How many ``moved`` answers in a row are followed before pausing (two nodes that disagree
+#: for a moment must not be bounced between at full speed).
+_MAX_HOPS = 4
+
+
+async def join_anywhere(urls: Sequence[str], name: str, room: str, *,
+                        token: str | None = None, as_: str = "player",
+                        ssl_context: ssl.SSLContext | None = None, timeout: float = 30.0,
+                        pause: float = 0.2, max_pause: float = 1.0) -> JoinResult:
+    """Connect, say hello as ``name`` and ``join_room`` ``room`` (an id or a private code; with
+    ``token``, taking that seat back), on whichever node of ``urls`` serves it.
+
+    The nodes are tried in order. A ``moved`` answer sends the same request, token and all, to
+    the node it names; a node that does not answer, or a room between two nodes (its node
+    died and another is taking it over), makes it try the next node, pausing ``pause``
+    seconds (doubling up to ``max_pause``) once every node has been tried. Any other refusal
+    (``bad_token``, ``room_not_found``, ``room_full`` …) is raised as a :class:`ServerError`
+    at once; after ``timeout`` seconds the last failure is raised.
+
+    A lone server is a list of one url. For a cluster, any node's ``rooms`` reply lists the
+    others (``Rooms.nodes``).
+    """
+    if not urls:
+        raise ValueError("join_anywhere needs at least one server address")
+    deadline = time.monotonic() + timeout
+    known = list(dict.fromkeys(urls))
+    turn, hops, wait = 0, 0, pause
+    target: str | None = None
+    failure: BaseException | None = None
+    while True:
+        if target is None:
+            if turn and turn % len(known) == 0:
+                await _sleep_until(deadline, wait, failure)
+                wait = min(wait * 2, max_pause)
+                hops = 0
+            url = known[turn % len(known)]
+            turn += 1
+        else:
+            url, target = target, None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise failure or TimeoutError(f"no server joined {room!r} in time")
+        try:
+            client = await GameClient.connect(url, ssl_context=ssl_context,
+                                              open_timeout=min(10.0, remaining))
+        except (OSError, TimeoutError, WebSocketException) as exc:
+            failure = exc
+            continue
+        try:
+            async with asyncio.timeout(min(10.0, max(remaining, 0.1))):
+                await client.hello(name)
+                joined = await client.request(m.JoinRoom, room=room, as_=as_, token=token)
+        except ServerError as exc:
+            await client.close()
+            if exc.code != "moved":
+                raise
+            failure = exc
+            if exc.url is not None and hops < _MAX_HOPS:
+                hops += 1
+                target = exc.url
+                if exc.url not in known:
+                    known.append(exc.url)
+            continue
+        except (ConnectionError, TimeoutError) as exc:  # the node went away meanwhile
+            await client.close()
+            failure = exc
+            continue
+        return JoinResult(client, joined, url)
+
+
+async def _sleep_until(deadline: float, seconds: float, failure: BaseException | None) -> None:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise failure or TimeoutError("no server answered in time")
+    await asyncio.sleep(min(seconds, left))

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -35,6 +35,9 @@ from shared import messages as m
 from shared.codec import decode_request, encode
 from shared.errors import CastellError, ProtocolError
 from shared.logs import frame_safe_logger
+
+if TYPE_CHECKING:
+    from server.cluster import ClusterConfig, ClusterNode
 
 log = logging.getLogger("castell.server")
 
@@ -61,11 +64,21 @@ def _forwarded_for(headers: Headers) -> str | None:
 
 
 class CastellServer:
-    """One Castell server process: a lobby of rooms behind one listening socket."""
+    """One Castell server process: a lobby of rooms behind one listening socket.
 
-    def __init__(self, config: ServerConfig | None = None, store: Store | None = None) -> None:
+    With a ``cluster`` (and a store every node shares) it is one node of several that serve
+    one lobby together (``server.cluster``).
+    """
+
+    def __init__(self, config: ServerConfig | None = None, store: Store | None = None,
+                 *, cluster: ClusterConfig | None = None) -> None:
         self.config = config or ServerConfig()
         self.store = store
+        if cluster is not None and store is None:
+            raise ValueError("a cluster node needs the store the cluster shares")
+        self.cluster_config = cluster
+        #: This server as a node of its cluster, once started (None on a lone server).
+        self.cluster: ClusterNode | None = None
         self.lobby = Lobby(store=store, max_rooms=self.config.max_rooms,
                            bot_delay=self.config.bot_delay,
                            room_linger=self.config.room_linger,
@@ -101,13 +114,16 @@ class CastellServer:
         return self._server.sockets[0].getsockname()[1]
 
     async def start(self) -> None:
-        """Open the store, restore its unfinished games, then listen."""
+        """Open the store, restore its unfinished games, then listen. A cluster node
+        restores nothing itself: once listening, it joins its cluster and takes over the
+        rooms that no node serves."""
         cfg = self.config
         if self.store is not None:
             await self.store.open()
-            restored = await self.lobby.restore()
-            if restored:
-                log.info("restored %d unfinished room(s)", restored)
+            if self.cluster_config is None:
+                restored = await self.lobby.restore()
+                if restored:
+                    log.info("restored %d unfinished room(s)", restored)
         self._server = await serve(
             self.handler, cfg.host, cfg.port,
             subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
@@ -127,6 +143,24 @@ class CastellServer:
         )
         self._sweeper = asyncio.create_task(self._sweep())
         log.info("listening on %s://%s:%d", cfg.scheme, cfg.host, self.port)
+        if self.cluster_config is not None:
+            await self._join_cluster(self.cluster_config)
+
+    async def _join_cluster(self, config: ClusterConfig) -> None:
+        from server.cluster import ClusterNode
+
+        assert self.store is not None
+        if config.advertise is None and self.config.host in ("0.0.0.0", "::", ""):
+            await self.close()
+            raise CastellError("a cluster node listening on every address must say where it "
+                               "is reached: give --advertise ws://HOST:PORT")
+        node = ClusterNode(config, self.lobby, self.store)
+        try:
+            await node.start(f"{self.config.scheme}://{self.config.host}:{self.port}")
+        except BaseException:
+            await self.close()
+            raise
+        self.cluster = node
 
     async def close(self) -> None:
         """Stop accepting, close every connection with 1001, stop every room."""
@@ -137,6 +171,8 @@ class CastellServer:
             await self._server.wait_closed()
         for room in list(self.lobby.rooms.values()):
             room.close()
+        if self.cluster is not None:
+            await self.cluster.close()
         if self.store is not None:
             await self.store.close()
         log.info("server stopped")
@@ -346,6 +382,10 @@ class CastellServer:
                                    protocol=1))
 
     async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
+        if self.cluster is not None:
+            rooms, nodes = await self.cluster.list_rooms(self.config.max_listed)
+            self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes))
+            return
         # A reply must fit in a frame: at most max_listed rooms, those one can join first.
         order = {"waiting": 0, "playing": 1, "finished": 2}
         public = sorted(self.lobby.public(), key=lambda r: (order[r.status], -r.created_at))
@@ -365,8 +405,8 @@ class CastellServer:
         if sum(r.host_address == conn.address
                for r in self.lobby.rooms.values()) >= self.config.rooms_per_address:
             raise CastellError("your address has too many rooms open", code="rate_limited")
-        room = await self.lobby.create(msg.name, msg.seats, msg.variant, msg.turn_seconds,
-                                       msg.private)
+        create = self.cluster.create if self.cluster is not None else self.lobby.create
+        room = await create(msg.name, msg.seats, msg.variant, msg.turn_seconds, msg.private)
         room.host_address = conn.address
         conn.rooms_created += 1
         async with room.lock:
@@ -383,9 +423,9 @@ class CastellServer:
         if msg.token is not None:
             self._check_resume_rate(conn)
         try:
-            room = self.lobby.find(msg.room, by_id_private=msg.token is not None)
-        except CastellError:
-            if msg.token is not None:
+            room = await self._find_room(msg.room, by_id_private=msg.token is not None)
+        except CastellError as exc:
+            if msg.token is not None and exc.code != "moved":
                 self._resume_failed(conn)  # probing for rooms with tokens costs the same
             raise
         async with room.lock:
@@ -407,6 +447,16 @@ class CastellServer:
             self.reply(conn, m.Joined(re=msg.id, room=room.id, seat=seat, token=token,
                                       code=code))
             room.push_current(conn)
+
+    async def _find_room(self, key: str, *, by_id_private: bool) -> Room:
+        """The room ``key`` names: in this server's lobby, or else on a cluster node
+        (:class:`~shared.errors.RoomMoved` says which) or taken over by this one."""
+        try:
+            return self.lobby.find(key, by_id_private=by_id_private)
+        except CastellError as exc:
+            if self.cluster is None or exc.code != "room_not_found":
+                raise
+        return await self.cluster.locate(key, by_id_private=by_id_private)
 
     def _check_resume_rate(self, conn: Connection) -> None:
         """Refuse a seat-token attempt once this connection, or its address, has failed

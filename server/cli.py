@@ -9,8 +9,12 @@ import signal
 import ssl
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from server.config import DEFAULT_PORT, ServerConfig
+
+if TYPE_CHECKING:
+    from server.cluster import ClusterConfig
 
 
 def _none_if_zero(value: str) -> float | None:
@@ -88,6 +92,24 @@ def build_parser() -> argparse.ArgumentParser:
     lim.add_argument("--trust-proxy", action="store_true",
                      help="behind a reverse proxy only: count connections by the last "
                           "X-Forwarded-For address, not the proxy's")
+
+    from server.cluster import DEFAULT_LEASE_MS, DEFAULT_PREFIX
+
+    node = p.add_argument_group("cluster (several nodes serving one lobby, docs/deploy.md)")
+    node.add_argument("--redis", default=None, metavar="URL",
+                      help="make this server a node of a cluster: Redis at URL (such as "
+                           "redis://10.0.0.2:6379/0) keeps which node serves which room; "
+                           "needs --db postgresql://…, shared by every node")
+    node.add_argument("--advertise", default=None, metavar="URL",
+                      help="the address players and the other nodes reach this node at "
+                           "(default: ws://HOST:PORT as it listens; needed with --host "
+                           "0.0.0.0)")
+    node.add_argument("--redis-prefix", default=DEFAULT_PREFIX, metavar="PREFIX",
+                      help="start of every Redis key of this cluster, so that several can "
+                           f"share one Redis (default {DEFAULT_PREFIX})")
+    node.add_argument("--lease-ms", type=int, default=DEFAULT_LEASE_MS, metavar="MS",
+                      help="how long a room stays with a node that stopped answering before "
+                           f"another node takes it over (default {DEFAULT_LEASE_MS})")
     return p
 
 
@@ -129,7 +151,24 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     )
 
 
-async def _serve(config: ServerConfig, db: str) -> None:
+def cluster_from_args(args: argparse.Namespace) -> ClusterConfig | None:
+    """The node's cluster settings, or None for a lone server (no --redis)."""
+    from server.cluster import MIN_LEASE_MS, ClusterConfig
+    from shared.errors import CastellError
+
+    if args.redis is None:
+        return None
+    db = args.db or ""
+    if not db.lower().startswith(("postgresql://", "postgres://")):
+        raise CastellError("--redis makes this server a node of a cluster, and every node "
+                           "must use the same database: give --db postgresql://HOST/DATABASE")
+    if args.lease_ms < MIN_LEASE_MS:
+        raise CastellError(f"--lease-ms must be at least {MIN_LEASE_MS}")
+    return ClusterConfig(args.redis, advertise=args.advertise, prefix=args.redis_prefix,
+                         lease_ms=args.lease_ms)
+
+
+async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = None) -> None:
     from server.app import CastellServer
     from server.store import open_store
     from shared.errors import CastellError
@@ -138,7 +177,9 @@ async def _serve(config: ServerConfig, db: str) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    server = CastellServer(config, open_store(db))
+    # The nodes of a cluster share their database; a lone server keeps it to itself.
+    store = open_store(db, shared=True) if cluster is not None else open_store(db)
+    server = CastellServer(config, store, cluster=cluster)
     try:
         await server.start()
     except ssl.SSLError as exc:
@@ -184,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
             stream=sys.stderr,
         )
-        asyncio.run(_serve(config_from_args(args), _db_location(args.db)))
+        asyncio.run(_serve(config_from_args(args), _db_location(args.db),
+                           cluster_from_args(args)))
     except CastellError as exc:
         print(f"castell-server: {exc.message}", file=sys.stderr)
         return 1

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.room import Room
-from server.store.base import RoomRecord, Store
+from server.store.base import GameRecord, RoomRecord, Store
 from shared.errors import CastellError
 
 log = logging.getLogger("castell.lobby")
@@ -35,13 +35,17 @@ class Lobby:
         self.room_linger = room_linger
         self.turn_time_scale = turn_time_scale
         self.clock = clock
+        #: Called with each room the lobby lets go of (a cluster node gives up its lease).
+        self.on_remove: Callable[[Room], None] | None = None
 
     async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
-               private: bool, *, seed: int | None = None) -> Room:
+               private: bool, *, seed: int | None = None,
+               room_id: str | None = None) -> Room:
+        """A new room (``room_id``: one reserved beforehand, as a cluster node does)."""
         if len(self.rooms) >= self.max_rooms:
             raise CastellError("this server has as many rooms as it can hold; try later",
                                code="rate_limited")
-        room_id = self._new_id()
+        room_id = room_id or self._new_id()
         code = self._new_code() if private else None
         room = Room(
             room_id, name, seats, variant, turn_seconds, private,
@@ -57,6 +61,10 @@ class Lobby:
         log.info("room %s created: %r, %d seats, %s%s", room_id, name, seats, variant,
                  ", private" if private else "")
         return room
+
+    def room_from_record(self, record: GameRecord) -> Room:
+        """A stored room rebuilt with this lobby's settings (not added yet)."""
+        return Room.from_record(record, **self._room_options())
 
     def _room_options(self) -> dict[str, Any]:
         return {"bot_delay": self.bot_delay, "time_scale": self.turn_time_scale,
@@ -143,6 +151,8 @@ class Lobby:
         self.rooms.pop(room.id, None)
         if room.code is not None:
             self.codes.pop(room.code, None)
+        if self.on_remove is not None:
+            self.on_remove(room)
         log.info("room %s closed", room.id)
 
     def _new_id(self) -> str:

@@ -126,6 +126,14 @@ class Room:
         self.state: GameState | None = None
         self.log: list[tuple[int, Action]] = []
         self.version = 0
+        #: Set by a cluster node that holds this room under a lease (server.cluster): each
+        #: write that moves the stored version then expects the version this room stored
+        #: last, so a node that lost the room to another can no longer write to it.
+        self.fenced = False
+        self._stored_version = 0
+        #: Called after every change (each new version): a cluster node refreshes the room's
+        #: line in the cluster's room list.
+        self.on_change: Callable[[Room], None] | None = None
         self.deadline: float | None = None
         self.lock = asyncio.Lock()
         self._turn_key: tuple[int, int | None] | None = None
@@ -156,7 +164,7 @@ class Room:
             room.state = state
             if state.over:
                 room.finished_at = r.finished_at or room.clock()
-        room.version = r.version
+        room.version = room._stored_version = r.version
         return room
 
     def resume_play(self) -> None:
@@ -226,6 +234,8 @@ class Room:
         for conn in self.members():
             if conn is not skip:
                 conn.send_bytes(data)
+        if self.on_change is not None:
+            self.on_change(self)
 
     def push_current(self, conn: Connection) -> None:
         """Send one member the current view with no events (right after it joined)."""
@@ -253,6 +263,7 @@ class Room:
         if self.creator is None:
             self.creator = conn
         self.publish([ev.PlayerJoined(seat.index, name)], skip=conn)
+        await self._save_version()
         return seat.index, token
 
     async def add_bot(self, level: str) -> int:
@@ -269,6 +280,7 @@ class Room:
                                                  bot_level=level))
         self.seats[index] = Seat(index, name, bot=level)
         self.publish([ev.PlayerJoined(index, name)])
+        await self._save_version()
         return index
 
     async def resume(self, conn: Connection, token: str) -> int:
@@ -314,6 +326,7 @@ class Room:
                     (s.conn for s in self.seats if s is not None and s.conn is not None), None
                 )
             self.publish([ev.PlayerLeft(index, seat.name)])
+            await self._save_version()
         else:
             seat.conn = None
             kind = ev.PlayerDisconnected if dropped else ev.PlayerLeft
@@ -340,7 +353,9 @@ class Room:
             state = engine.new_game(names, self.variant, self.seed)
             if self.store is not None:
                 await self.store.update_room(self.id, status="playing", version=self.version + 1,
-                                             started_at=self.clock())
+                                             started_at=self.clock(),
+                                             expect_version=self._fence())
+                self._stored_version = self.version + 1
             self.state = state
             log.info("room %s: game started (%s)", self.id, ", ".join(names))
             events: list[Any] = [
@@ -370,7 +385,8 @@ class Room:
             await self.store.append_action(ActionRecord(
                 self.id, len(self.log), seat, encode_action(action), self.clock(),
                 self.version + 1,
-            ))
+            ), expect_version=self._fence())
+            self._stored_version = self.version + 1
             if new.over:
                 await self.store.finish(self.id, game_result(new), self.clock())
         self.log.append((seat, action))
@@ -451,9 +467,31 @@ class Room:
 
     async def _save_version(self) -> None:
         """Presence changes bump the version too; keep the stored one in step so a restored
-        room never goes back to a version its players already saw."""
-        if self.store is not None and self.state is not None and not self.state.over:
-            await self.store.update_room(self.id, version=self.version)
+        room never goes back to a version its players already saw. A fenced room stores
+        every change, seats filling before the start too, so that each of its writes can
+        expect the version it stored last."""
+        if self.store is None or (self.state is not None and self.state.over):
+            return
+        if self.state is None and not self.fenced:
+            return
+        await self.store.update_room(self.id, version=self.version,
+                                     expect_version=self._fence())
+        self._stored_version = self.version
+
+    def _fence(self) -> int | None:
+        """The stored version a write must find (None: any), see :attr:`fenced`."""
+        return self._stored_version if self.fenced else None
+
+    async def take_over(self) -> None:
+        """A cluster node adopted this room (restored from the store, its node gone): move
+        the stored version one past the one loaded, expecting that one, so that the node that
+        held the room before can no longer write to it; from now on every write is fenced.
+        Raises ``version_conflict`` when that node wrote after the room was loaded."""
+        assert self.store is not None
+        await self.store.update_room(self.id, version=self.version + 1,
+                                     expect_version=self.version)
+        self.version = self._stored_version = self.version + 1
+        self.fenced = True
 
     def close(self) -> None:
         self._cancel_timer()

@@ -73,6 +73,21 @@ class ProtocolError(CastellError):
         self.re = re
 
 
+class RoomMoved(CastellError):
+    """Raised when the room asked for is served by another node of a cluster of servers.
+
+    ``url`` is that node's address (``ws://host:port``), where the same request will be
+    answered; None when the room is between two nodes (its server stopped and another is
+    taking it over): ask again in a moment.
+    """
+
+    code = "moved"
+
+    def __init__(self, message: str, *, url: str | None) -> None:
+        super().__init__(message)
+        self.url = url
+
+
 #: Every error code that goes on the wire, with its meaning (``docs/protocol.md``).
 #: Codes may be added, never renamed.
 ERROR_CODES: dict[str, str] = {
@@ -95,4 +110,5 @@ ERROR_CODES: dict[str, str] = {
     "bad_token": "the seat token matches no seat of that room",
     "rate_limited": "too many messages; slow down",
     "internal_error": "the server failed while handling the request",
+    "moved": "the room is served by another node of the cluster; `url` says which",
 }

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Final, Literal
 import attrs
 
 from shared.actions import ACTION_TYPES, EFFECT_FIELD, Action, Special, Train, action_fields
-from shared.errors import CastellError, ProtocolError, RuleError
+from shared.errors import CastellError, ProtocolError, RoomMoved, RuleError
 from shared.wire import (
     OMIT_NONE,
     ActionKind,
@@ -30,6 +30,8 @@ from shared.wire import (
     JoinAs,
     Levels,
     MessageId,
+    NodeUrl,
+    NodeUrls,
     PlayerName,
     RecruitSizes,
     RegionId,
@@ -172,13 +174,23 @@ class RoomSummary:
     turn_seconds: TurnSeconds | None
 
 
+def _optional_tuple(value: Any) -> tuple | None:
+    return None if value is None else tuple(value)
+
+
 @attrs.frozen
 class Rooms:
-    """Reply to :class:`ListRooms`: the public rooms."""
+    """Reply to :class:`ListRooms`: the public rooms.
+
+    ``nodes`` (an addition to version 1, left out when None) is sent by a node of a cluster
+    of servers: the addresses of every node serving now, for a client to fall back on.
+    """
 
     TYPE: ClassVar[str] = "rooms"
     re: MessageId
     rooms: tuple[RoomSummary, ...] = attrs.field(converter=tuple)
+    nodes: NodeUrls | None = attrs.field(default=None, converter=_optional_tuple,
+                                         metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -211,7 +223,8 @@ class Error:
     """A refused request. ``re`` is None when the request's id could not be read.
 
     ``rule`` is the rules engine's code for ``illegal_action``; ``field`` (an addition to
-    version 1, left out when None) names the offending field of an ``invalid_field``.
+    version 1, left out when None) names the offending field of an ``invalid_field``;
+    ``url`` (an addition too, left out when None) is where a ``moved`` room is served.
     """
 
     TYPE: ClassVar[str] = "error"
@@ -220,13 +233,15 @@ class Error:
     message: str
     rule: str | None = None
     field: str | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    url: NodeUrl | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
     @classmethod
     def from_exception(cls, re: int | None, exc: BaseException) -> Error:
         """The reply to request ``re`` that failed with ``exc``.
 
         A :class:`RuleError` travels as its ``wire_code`` with ``rule`` = its own code (unless
-        the two are the same); a :class:`ProtocolError` keeps its code and field; any other
+        the two are the same); a :class:`ProtocolError` keeps its code and field; a
+        :class:`RoomMoved` its code and url; any other
         :class:`CastellError` keeps its code; anything else is an ``internal_error`` that
         says nothing of its cause.
         """
@@ -235,6 +250,8 @@ class Error:
             return cls(re, exc.wire_code, exc.message, rule)
         if isinstance(exc, ProtocolError):
             return cls(re, exc.code, exc.message, field=exc.field)
+        if isinstance(exc, RoomMoved):
+            return cls(re, exc.code, exc.message, url=exc.url)
         if isinstance(exc, CastellError):
             return cls(re, exc.code, exc.message)
         return cls(re, "internal_error", "the server failed while handling this request")

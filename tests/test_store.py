@@ -666,9 +666,27 @@ async def test_a_schema_holding_another_programs_tables_is_refused_untouched(for
         assert await schema_snapshot(url) == before
 
 
+async def test_a_lone_server_holds_its_schema_and_cluster_nodes_share_theirs():
+    async with fresh_schema() as url:
+        async with PostgresStore(url, pool_size=1) as lone:
+            await lone.create_room(a_room())
+            for shared in (False, True):
+                with pytest.raises(StoreError) as refused:
+                    await PostgresStore(url, shared=shared, connect_timeout=5).open()
+                assert refused.value.code == "database_in_use"
+                assert "another castell-server is using the schema" in str(refused.value)
+        async with PostgresStore(url, shared=True, pool_size=1) as node_a, \
+                PostgresStore(url, shared=True, pool_size=1) as node_b:
+            assert (await node_b.load("r1")).room == a_room()
+            await refused_postgres_open(url, "database_in_use")  # no lone server beside them
+            await node_a.delete_room("r1")
+        async with PostgresStore(url) as lone:  # every node gone: the schema is free again
+            assert await lone.load("r1") is None
+
+
 async def test_nodes_opening_one_new_schema_together_create_it_once():
     async with fresh_schema() as url:
-        stores = [PostgresStore(url, pool_size=2) for _ in range(3)]
+        stores = [PostgresStore(url, shared=True, pool_size=2) for _ in range(3)]
         await asyncio.gather(*(store.open() for store in stores))
         try:
             await stores[0].create_room(a_room())

@@ -17,10 +17,14 @@ How it keeps the promises of the interface:
 * **Acknowledged means durable.** Every write is one transaction, and ``synchronous_commit``
   is forced ``on`` for our connections: a commit returns once the write-ahead log is on disk,
   whatever the database's default.
-* **Shared, and fenced.** Unlike the SQLite file, the database is meant to be shared by every
-  node of a cluster; what keeps two nodes from writing one room is the owner's lease (see
-  ``server.cluster``) and, should a stale owner try anyway, ``expect_version``: a write checks
-  the room's stored version under a row lock (``SELECT … FOR UPDATE``) in its transaction.
+* **One server, or one cluster.** Like the SQLite file, a schema is held by one server: the
+  store keeps a session advisory lock on it from open to close (PostgreSQL drops it when the
+  process dies), so a second castell-server is refused with ``database_in_use``. A store
+  opened ``shared`` takes the lock in shared mode instead: the nodes of a cluster share the
+  schema with each other, and with no lone server. What keeps two nodes from writing one
+  room is then the room's lease (``server.cluster``) and, should a stale holder try anyway,
+  ``expect_version``: a write checks the room's stored version under a row lock
+  (``SELECT … FOR UPDATE``) in its transaction.
 * **Writes about one room in order.** The pool runs statements on several connections; a
   first-come, first-served lock per room keeps the writes about one room in the order they
   were awaited.
@@ -119,8 +123,10 @@ class PostgresStore(Store):
     """A :class:`Store` in the PostgreSQL database at ``url`` (``postgresql://…``).
 
     ``schema`` (or ``?schema=`` in the URL) is the PostgreSQL schema that holds the tables;
-    ``pool_size`` the most connections this store opens; ``connect_timeout`` how long, in
-    seconds, open waits for the server before giving up with ``cannot_open``.
+    ``shared`` lets other stores opened ``shared`` (the other nodes of a cluster) use the
+    schema at the same time; ``pool_size`` the most connections this store opens (besides
+    the one holding the lock); ``connect_timeout`` how long, in seconds, open waits for the
+    server before giving up with ``cannot_open``.
     """
 
     def __init__(
@@ -128,6 +134,7 @@ class PostgresStore(Store):
         url: str,
         *,
         schema: str | None = None,
+        shared: bool = False,
         pool_size: int = 8,
         connect_timeout: float = 10.0,
     ) -> None:
@@ -135,9 +142,11 @@ class PostgresStore(Store):
         self.schema = schema or url_schema
         #: The database as errors and logs name it: the URL without its password.
         self.path = redact(url)
+        self.shared = shared
         self.pool_size = pool_size
         self.connect_timeout = connect_timeout
         self._pool: asyncpg.Pool | None = None
+        self._holder: asyncpg.Connection | None = None
         self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
     def __repr__(self) -> str:
@@ -156,6 +165,7 @@ class PostgresStore(Store):
                 code="unsupported_backend",
                 path=self.path,
             ) from exc
+        holder = await self._hold_lock(asyncpg)
         try:
             pool = await asyncpg.create_pool(
                 self.dsn,
@@ -168,22 +178,62 @@ class PostgresStore(Store):
                     "application_name": "castell-server",
                 },
             )
-        except Exception as exc:
-            raise self._translate(exc, opening=True) from exc
+        except BaseException as exc:
+            await holder.close()
+            if isinstance(exc, Exception):
+                raise self._translate(exc, opening=True) from exc
+            raise
         try:
             async with pool.acquire() as conn, conn.transaction():
                 await self._migrate(conn)
         except BaseException as exc:
             await pool.close()
+            await holder.close()
             if isinstance(exc, Exception) and not isinstance(exc, StoreError):
                 raise self._translate(exc, opening=True) from exc
             raise
-        self._pool = pool
+        self._pool, self._holder = pool, holder
+
+    async def _hold_lock(self, asyncpg: Any) -> asyncpg.Connection:
+        """A connection holding the schema's advisory lock (shared or not), or a refusal."""
+        try:
+            holder = await asyncpg.connect(
+                self.dsn, timeout=self.connect_timeout,
+                server_settings={"application_name": "castell-server"},
+            )
+        except Exception as exc:
+            raise self._translate(exc, opening=True) from exc
+        mode = "_shared" if self.shared else ""
+        try:
+            held = await holder.fetchval(
+                f"SELECT pg_try_advisory_lock{mode}(hashtext($1))",
+                f"castell-server:{self.schema}",
+            )
+        except BaseException as exc:
+            await holder.close()
+            if isinstance(exc, Exception):
+                raise self._translate(exc, opening=True) from exc
+            raise
+        if not held:
+            await holder.close()
+            raise StoreError(
+                f"another castell-server is using the schema {self.schema} of {self.path}: "
+                + ("a lone server holds it; stop it, or run every server as a node of one "
+                   "cluster (--redis)" if self.shared else
+                   "stop it, give this server another schema (?schema=NAME), or run every "
+                   "server as a node of one cluster (--redis)"),
+                code="database_in_use",
+                path=self.path,
+            )
+        return holder
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None
+        holder, self._holder = self._holder, None
         if pool is not None:
             await pool.close()
+        if holder is not None:
+            await holder.close()  # and with the session, the lock goes
 
     async def _migrate(self, conn: asyncpg.Connection) -> None:
         """Bring the schema to :data:`LATEST`, or refuse one that is not ours to change.

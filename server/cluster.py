@@ -1,0 +1,595 @@
+"""Several server nodes sharing one lobby: who serves which room, kept in Redis.
+
+A node started with ``--redis`` is a member of a cluster. Every node reads and writes games in
+the one PostgreSQL database they share; Redis says which node serves which room, lists every
+node's public rooms, and knows where each node can be reached. (docs/deploy.md explains how
+to run one.)
+
+**Leases.** A node serves a room only while it holds the room's lease: the Redis key
+``room:<id>:owner`` holding its node id, set with ``SET … NX PX ttl`` (so exactly one node can
+take it) and renewed every quarter of the ttl by a script that extends it only if it is still
+this node's. A node that cannot renew a lease in time (Redis unreachable, the process stalled)
+stops serving that room — it closes the room's connections with code 4002 — while the lease
+still has at least a quarter of its ttl to run, so before any other node can take it.
+
+**Taking over.** When a node dies its leases run out. Every node scans the database for
+unfinished rooms that nobody holds, takes the lease of one atomically, loads the room and
+replays its game (:meth:`server.room.Room.from_record`), moves the stored version one step
+(:meth:`~server.room.Room.take_over`) and serves it from then on; a player asking for the room
+adopts it on the spot too. The players come back with their seat tokens to any node.
+
+**Fencing.** A lease alone cannot stop a node that was frozen past its lease and wakes up to
+write. So every write about a room expects the version its holder stored last
+(``expect_version``, :mod:`server.store`): the taking over moves that version, and from then
+on the old holder's writes are refused by the database itself.
+
+**The room list.** Each held room has a summary hash ``room:<id>:info`` (its room-list line,
+plus where it is served), rewritten after each change of the room and expiring with the lease;
+a private room's code maps to its id (``code:<CODE>``). ``list_rooms`` on any node reads every
+node's summaries; ``join_room`` for a room served elsewhere answers ``moved`` with the url of
+the node that serves it (:class:`shared.errors.RoomMoved`).
+
+Every key starts with a prefix (``castell:`` by default), so several clusters — or test runs —
+can share one Redis. ``redis`` (redis-py's asyncio client) is imported only by a cluster node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from server.room import Room
+from shared import messages as m
+from shared.errors import CastellError, RoomMoved
+from shared.wire import NODES_MAX
+
+if TYPE_CHECKING:
+    import redis.asyncio
+
+    from server.lobby import Lobby
+    from server.store.base import Store
+
+log = logging.getLogger("castell.cluster")
+
+DEFAULT_PREFIX = "castell:"
+DEFAULT_LEASE_MS = 10_000
+#: Shorter leases would be renewed more often than a loaded Redis answers.
+MIN_LEASE_MS = 300
+#: Rooms one node takes over in one scan: a node that joins late, or survives others, does
+#: not grab every orphan at once while other nodes could share them.
+ADOPT_PER_SCAN = 20
+#: Keys asked for in one MGET.
+_CHUNK = 500
+
+# Extend each lease (KEYS: owner, info, code keys of each room; ARGV: node id, ttl) that is
+# still this node's: one round trip for all of a node's rooms. Returns 1 or 0 per room.
+_RENEW = """
+local out = {}
+for i = 1, #KEYS, 3 do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    redis.call('PEXPIRE', KEYS[i + 1], ARGV[2])
+    redis.call('PEXPIRE', KEYS[i + 2], ARGV[2])
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
+"""
+
+# Rewrite a room's summary if its lease is still this node's (KEYS: owner, info, room set,
+# code; ARGV: node id, ttl, room id, has code, then the summary's field/value pairs).
+_PUBLISH = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], unpack(ARGV, 5))
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+if ARGV[4] == '1' then redis.call('SET', KEYS[4], ARGV[3], 'PX', ARGV[2]) end
+return 1
+"""
+
+# Give a room up if its lease is still this node's (KEYS: owner, info, room set, code;
+# ARGV: node id, room id).
+_RELEASE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[2])
+if redis.call('GET', KEYS[4]) == ARGV[2] then redis.call('DEL', KEYS[4]) end
+return 1
+"""
+
+# Every room summary (KEYS: room set; ARGV: prefix), forgetting ids whose summary expired.
+_LIST = """
+local out = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local info = redis.call('HGETALL', ARGV[1] .. 'room:' .. id .. ':info')
+  if #info == 0 then redis.call('SREM', KEYS[1], id) else out[#out + 1] = info end
+end
+return out
+"""
+
+# Every live node's url (KEYS: node set; ARGV: prefix), forgetting nodes that expired.
+_NODES = """
+local out = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local url = redis.call('GET', ARGV[1] .. 'node:' .. id)
+  if url then out[#out + 1] = url else redis.call('SREM', KEYS[1], id) end
+end
+return out
+"""
+
+# Who holds a room (KEYS: owner, info; ARGV: prefix): {node id, its url, private flag}.
+_LOCATE = """
+local owner = redis.call('GET', KEYS[1])
+if not owner then return false end
+local url = redis.call('GET', ARGV[1] .. 'node:' .. owner)
+local private = redis.call('HGET', KEYS[2], 'private')
+return {owner, url or '', private or ''}
+"""
+
+_STATUS_ORDER = {"waiting": 0, "playing": 1, "finished": 2}
+
+
+@attrs.frozen
+class ClusterConfig:
+    """How a node joins its cluster (the ``--redis`` family of flags).
+
+    ``advertise`` is the address players and the other nodes reach this node at (None: the
+    address it listens on, ``ws://HOST:PORT``); ``lease_ms`` how long a room stays with a
+    node that stopped renewing its lease before another node may take it over.
+    """
+
+    redis_url: str
+    advertise: str | None = None
+    prefix: str = DEFAULT_PREFIX
+    lease_ms: int = DEFAULT_LEASE_MS
+
+    def __attrs_post_init__(self) -> None:
+        if self.lease_ms < MIN_LEASE_MS:
+            raise ValueError(f"the lease must last at least {MIN_LEASE_MS} ms")
+
+    @property
+    def renew_every(self) -> float:
+        """Seconds between renewals: a quarter of the lease, so two can fail in a row."""
+        return self.lease_ms / 4000
+
+    @property
+    def scan_every(self) -> float:
+        """Seconds between two scans for rooms nobody serves."""
+        return self.lease_ms / 2000
+
+
+@attrs.define
+class Lease:
+    """A room this node holds, and until when (``time.monotonic()``) it surely holds it."""
+
+    valid_until: float
+
+
+class Keys:
+    """The Redis key names of one cluster."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.rooms = f"{prefix}rooms"
+        self.nodes = f"{prefix}nodes"
+
+    def owner(self, room: str) -> str:
+        return f"{self.prefix}room:{room}:owner"
+
+    def info(self, room: str) -> str:
+        return f"{self.prefix}room:{room}:info"
+
+    def code(self, code: str | None) -> str:
+        # A room without a code still passes a key, one that never exists.
+        return f"{self.prefix}code:{code or ''}"
+
+    def node(self, node: str) -> str:
+        return f"{self.prefix}node:{node}"
+
+
+def summary_fields(room: Room, url: str) -> dict[str, str]:
+    """A room's line of the cluster's room list, as the strings Redis keeps."""
+    return {
+        "room": room.id,
+        "name": room.name,
+        "seats": str(room.size),
+        "taken": str(room.taken),
+        "variant": room.variant,
+        "status": room.status,
+        "turn_seconds": "" if room.turn_seconds is None else str(room.turn_seconds),
+        "private": "1" if room.private else "0",
+        "created": repr(room.created_at),
+        "url": url,
+    }
+
+
+def summary_from_fields(fields: dict[str, str]) -> m.RoomSummary:
+    return m.RoomSummary(
+        room=fields["room"],
+        name=fields["name"],
+        seats=int(fields["seats"]),
+        taken=int(fields["taken"]),
+        variant=fields["variant"],
+        status=fields["status"],
+        turn_seconds=int(fields["turn_seconds"]) if fields["turn_seconds"] else None,
+    )
+
+
+def _not_found(key: str) -> CastellError:
+    return CastellError(f"there is no room {key!r} on this server", code="room_not_found")
+
+
+class ClusterNode:
+    """This server as one node of a cluster: its leases, its share of the room list, and the
+    rooms it takes over. See the module docstring."""
+
+    def __init__(self, config: ClusterConfig, lobby: Lobby, store: Store) -> None:
+        self.config = config
+        self.lobby = lobby
+        self.store = store
+        self.keys = Keys(config.prefix)
+        #: This node's id in Redis: new at every start, so a restarted node never mistakes
+        #: its previous life's leases for its own.
+        self.node_id = secrets.token_hex(6)
+        self.url = ""
+        self.owned: dict[str, Lease] = {}
+        self.redis: redis.asyncio.Redis | None = None
+        self._scripts: dict[str, Any] = {}
+        self._dirty: set[str] = set()
+        self._wake = asyncio.Event()
+        self._adopting: dict[str, asyncio.Task[Room | None]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loops: list[asyncio.Task[None]] = []
+        self.lobby.on_remove = self._removed
+
+    @property
+    def ttl(self) -> int:
+        return self.config.lease_ms
+
+    # -- life --------------------------------------------------------------------------------
+
+    async def start(self, listening_url: str) -> None:
+        """Connect to Redis, announce this node, take over the rooms nobody serves, and keep
+        the leases renewed from now on."""
+        try:
+            import redis.asyncio as aioredis
+        except ImportError as exc:  # the optional `cluster` extra is not installed
+            raise CastellError("a cluster node needs the redis package: install "
+                               "castell[cluster]") from exc
+        self.url = self.config.advertise or listening_url
+        client = aioredis.Redis.from_url(
+            self.config.redis_url, decode_responses=True,
+            socket_connect_timeout=5.0, socket_timeout=max(1.0, 2 * self.config.renew_every),
+        )
+        try:
+            await client.ping()
+        except Exception as exc:
+            await client.aclose()
+            raise CastellError(f"Redis is not answering at {self.config.redis_url} ({exc}); "
+                               "a cluster node needs it") from exc
+        self.redis = client
+        for name, source in (("renew", _RENEW), ("publish", _PUBLISH), ("release", _RELEASE),
+                             ("list", _LIST), ("nodes", _NODES), ("locate", _LOCATE)):
+            self._scripts[name] = client.register_script(source)
+        await self._announce()
+        await self._scan()
+        self._loops = [asyncio.create_task(self._renewing()),
+                       asyncio.create_task(self._scanning()),
+                       asyncio.create_task(self._publishing())]
+        log.info("node %s joined the cluster as %s", self.node_id, self.url)
+
+    async def close(self) -> None:
+        """Give up every lease at once (the other nodes take the rooms over at their next
+        scan instead of waiting for the leases to run out) and leave the cluster."""
+        for task in self._loops:
+            task.cancel()
+        for task in self._loops:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.redis is None:
+            return
+        try:
+            for room_id in list(self.owned):
+                room = self.lobby.rooms.get(room_id)
+                await self._release(room_id, room.code if room is not None else None)
+            await self.redis.delete(self.keys.node(self.node_id))
+            await self.redis.srem(self.keys.nodes, self.node_id)
+        except Exception as exc:
+            log.warning("could not give up this node's leases (%s); they will run out", exc)
+        finally:
+            self.owned.clear()
+            await self.redis.aclose()
+            self.redis = None
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _need_redis(self) -> redis.asyncio.Redis:
+        if self.redis is None:
+            raise CastellError("this node is not connected to its cluster")
+        return self.redis
+
+    # -- holding rooms ------------------------------------------------------------------------
+
+    async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
+                     private: bool) -> Room:
+        """A new room of this node: its id's lease taken first, so that no scanning node
+        can mistake the stored room for an orphan."""
+        room_id = await self._reserve()
+        try:
+            room = await self.lobby.create(name, seats, variant, turn_seconds, private,
+                                           room_id=room_id)
+        except BaseException:
+            self.owned.pop(room_id, None)
+            self._spawn(self._release(room_id, None))
+            raise
+        room.fenced = True  # stored at version 0, as the room is
+        room.on_change = self._changed
+        await self._publish(room)
+        return room
+
+    async def _reserve(self) -> str:
+        redis = self._need_redis()
+        for _ in range(8):
+            room_id = "r" + secrets.token_hex(4)
+            if room_id in self.lobby.rooms:
+                continue
+            sent = time.monotonic()
+            if await redis.set(self.keys.owner(room_id), self.node_id, nx=True, px=self.ttl):
+                self.owned[room_id] = Lease(sent + self.ttl / 1000)
+                return room_id
+        raise CastellError("no free room id was found; try again", code="internal_error")
+
+    def _changed(self, room: Room) -> None:
+        """A held room changed: its summary is rewritten soon (changes in a burst, once)."""
+        self._dirty.add(room.id)
+        self._wake.set()
+
+    async def _publishing(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            dirty, self._dirty = self._dirty, set()
+            for room_id in dirty:
+                room = self.lobby.rooms.get(room_id)
+                if room is None or room_id not in self.owned:
+                    continue
+                try:
+                    await self._publish(room)
+                except Exception as exc:
+                    log.warning("room %s: its summary was not written (%s); retrying",
+                                room_id, exc)
+                    self._dirty.add(room_id)
+            if self._dirty:
+                await asyncio.sleep(self.config.renew_every)
+                self._wake.set()
+
+    async def _publish(self, room: Room) -> None:
+        fields = summary_fields(room, self.url)
+        flat = [part for pair in fields.items() for part in pair]
+        await self._scripts["publish"](
+            keys=[self.keys.owner(room.id), self.keys.info(room.id), self.keys.rooms,
+                  self.keys.code(room.code)],
+            args=[self.node_id, self.ttl, room.id, "1" if room.code else "0", *flat],
+        )
+
+    async def _release(self, room_id: str, code: str | None) -> None:
+        await self._scripts["release"](
+            keys=[self.keys.owner(room_id), self.keys.info(room_id), self.keys.rooms,
+                  self.keys.code(code)],
+            args=[self.node_id, room_id],
+        )
+
+    def _removed(self, room: Room) -> None:
+        """The lobby let a room go (finished long ago, or abandoned): so does the cluster."""
+        if self.owned.pop(room.id, None) is not None and self.redis is not None:
+            self._spawn(self._release(room.id, room.code))
+
+    # -- keeping the leases -------------------------------------------------------------------
+
+    async def _announce(self) -> None:
+        redis = self._need_redis()
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.set(self.keys.node(self.node_id), self.url, px=self.ttl)
+            pipe.sadd(self.keys.nodes, self.node_id)
+            await pipe.execute()
+
+    async def _renewing(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.renew_every)
+            try:
+                await self.renew()
+            except Exception:
+                log.exception("renewing the leases failed")
+
+    async def renew(self) -> None:
+        """Extend every lease still ours; stop serving each room whose lease is gone, or
+        that could not be renewed and is near its end."""
+        held = list(self.owned)
+        sent = time.monotonic()
+        results: list[int] | None = None
+        try:
+            async with asyncio.timeout(self.config.renew_every):
+                await self._announce()
+                if held:
+                    keys = [key for room_id in held for key in self._lease_keys(room_id)]
+                    results = await self._scripts["renew"](keys=keys,
+                                                           args=[self.node_id, self.ttl])
+                else:
+                    results = []
+        except Exception as exc:
+            log.warning("cannot renew this node's leases: %s", exc or type(exc).__name__)
+        if results is not None:
+            for room_id, ok in zip(held, results, strict=True):
+                lease = self.owned.get(room_id)
+                if lease is None:
+                    continue
+                if ok:
+                    lease.valid_until = sent + self.ttl / 1000
+                else:
+                    self._lost(room_id, "another node holds its lease now")
+        # Stop serving a room while its lease still has time to run, so that it is never
+        # served by two nodes: renewals come every quarter lease, so that is half a lease.
+        margin = 2 * self.config.renew_every
+        now = time.monotonic()
+        for room_id, lease in list(self.owned.items()):
+            if now > lease.valid_until - margin:
+                self._lost(room_id, "its lease could not be renewed in time")
+
+    def _lease_keys(self, room_id: str) -> tuple[str, str, str]:
+        room = self.lobby.rooms.get(room_id)
+        return (self.keys.owner(room_id), self.keys.info(room_id),
+                self.keys.code(room.code if room is not None else None))
+
+    def _lost(self, room_id: str, why: str) -> None:
+        self.owned.pop(room_id, None)
+        room = self.lobby.rooms.get(room_id)
+        log.warning("room %s is no longer this node's: %s", room_id, why)
+        if room is not None:
+            self._spawn(self._drop(room))
+
+    async def _drop(self, room: Room) -> None:
+        """Stop serving a room: its players are sent to find it again (4002)."""
+        async with room.lock:
+            if self.lobby.rooms.get(room.id) is not room:
+                return
+            for conn in room.members():
+                conn.detach()  # no leaving: this node no longer writes about the room
+                conn.close(4002, "room moved: another server serves it now; connect again")
+            self.lobby.remove(room)
+
+    # -- taking rooms over --------------------------------------------------------------------
+
+    async def _scanning(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.scan_every * random.uniform(0.8, 1.2))
+            try:
+                await self._scan()
+            except Exception as exc:
+                log.warning("scanning for rooms nobody serves failed: %s", exc)
+
+    async def _scan(self) -> None:
+        """Take over some unfinished rooms that no node holds."""
+        redis = self._need_redis()
+        candidates = [room_id for room_id in await self.store.unfinished_rooms()
+                      if room_id not in self.lobby.rooms and room_id not in self.owned]
+        orphans: list[str] = []
+        for start in range(0, len(candidates), _CHUNK):
+            chunk = candidates[start:start + _CHUNK]
+            owners = await redis.mget([self.keys.owner(room_id) for room_id in chunk])
+            orphans += [room_id for room_id, owner in zip(chunk, owners, strict=True)
+                        if owner is None]
+        random.shuffle(orphans)  # nodes scanning together take different rooms first
+        for room_id in orphans[:ADOPT_PER_SCAN]:
+            if len(self.lobby.rooms) >= self.lobby.max_rooms:
+                break
+            await self.adopt(room_id)
+
+    async def adopt(self, room_id: str) -> Room | None:
+        """Serve a room that no node holds: None when another node took it first, or it is
+        not an unfinished room of the database. One attempt per room at a time."""
+        task = self._adopting.get(room_id)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._adopt(room_id))
+            self._adopting[room_id] = task
+            task.add_done_callback(lambda _: self._adopting.pop(room_id, None))
+        return await asyncio.shield(task)
+
+    async def _adopt(self, room_id: str) -> Room | None:
+        if room_id in self.lobby.rooms:
+            return self.lobby.rooms[room_id]
+        if len(self.lobby.rooms) >= self.lobby.max_rooms:
+            return None
+        redis = self._need_redis()
+        sent = time.monotonic()
+        if not await redis.set(self.keys.owner(room_id), self.node_id, nx=True, px=self.ttl):
+            return None  # another node was first
+        self.owned[room_id] = Lease(sent + self.ttl / 1000)
+        try:
+            record = await self.store.load(room_id)
+            if record is None or record.room.status == "finished":
+                room = None
+            else:
+                room = self.lobby.room_from_record(record)
+                # Fence out the node that held it, should it still be writing.
+                await room.take_over()
+        except Exception as exc:
+            # version_conflict: the old holder wrote after we loaded; try again later.
+            log.warning("room %s could not be taken over: %s", room_id, exc)
+            room = None
+        if room is None or room_id not in self.owned:
+            self.owned.pop(room_id, None)
+            await self._release(room_id, None)
+            return None
+        room.on_change = self._changed
+        self.lobby.add(room)
+        room.resume_play()
+        log.info("took over room %s at version %d (%s)", room.id, room.version, room.status)
+        try:
+            await self._publish(room)
+        except Exception as exc:
+            log.warning("room %s: its summary was not written (%s)", room.id, exc)
+            self._changed(room)
+        return room
+
+    async def locate(self, key: str, *, by_id_private: bool) -> Room:
+        """The room ``key`` (an id or a private code) names, which this node's lobby does not
+        have: taken over here if no node serves it; :class:`RoomMoved` when another node
+        does; ``room_not_found`` otherwise. A private room is found by id only with
+        ``by_id_private`` (a seat token came with the request), as in the lobby."""
+        redis = self._need_redis()
+        room_id = await redis.get(self.keys.code(key.upper()))
+        may_see_private = room_id is not None or by_id_private
+        room_id = room_id or key
+        for _ in range(2):
+            room = self.lobby.rooms.get(room_id)
+            if room is None and room_id in self._adopting:
+                room = await self.adopt(room_id)  # this node is taking it over right now
+            if room is None:
+                found = await self._scripts["locate"](
+                    keys=[self.keys.owner(room_id), self.keys.info(room_id)],
+                    args=[self.keys.prefix])
+                if found:
+                    owner, url, private = found
+                    if private == "1" and not may_see_private:
+                        raise _not_found(key)
+                    if owner == self.node_id:
+                        raise RoomMoved(f"room {key} is being set up on this server: ask "
+                                        "again in a moment", url=None)
+                    raise RoomMoved(f"room {key} is served by another server: connect there",
+                                    url=url or None)
+                room = await self.adopt(room_id)
+            if room is not None:
+                if room.private and not may_see_private:
+                    raise _not_found(key)
+                return room
+        raise _not_found(key)
+
+    # -- the cluster's rooms ------------------------------------------------------------------
+
+    async def list_rooms(self, limit: int) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...]]:
+        """Every public room of the cluster (those one can join first, at most ``limit``),
+        and the addresses of every node serving now."""
+        self._need_redis()
+        rows = await self._scripts["list"](keys=[self.keys.rooms], args=[self.keys.prefix])
+        nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
+        lines = [dict(zip(row[::2], row[1::2], strict=True)) for row in rows]
+        lines = [f for f in lines if f.get("private") == "0"]
+        lines.sort(key=lambda f: (_STATUS_ORDER.get(f["status"], 3), -float(f["created"])))
+        return (tuple(summary_from_fields(f) for f in lines[:limit]),
+                tuple(sorted(nodes))[:NODES_MAX])
+

@@ -5,6 +5,10 @@
 (``state``, ``chat``) in arrival order while keeping the latest ``state``. The terminal
 client, the bots' load generator and the tests all speak through it.
 
+A server is not trusted further than the codec checks: a frame that does not decode is
+dropped (a reply that cannot be read fails its request), and an error's words are made safe
+for a terminal before anyone can print them.
+
 :func:`join_anywhere` gets into a room on a cluster of server nodes (or on one server): it
 follows ``moved`` errors to the node that serves the room and, when a node is gone, tries the
 others until the room is served again.
@@ -15,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import ssl
 import time
 from collections.abc import Sequence
@@ -23,19 +28,26 @@ from typing import Any, NamedTuple
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 
+from client.sanitize import safe
 from shared import messages as m
 from shared.actions import Action
-from shared.codec import decode, encode
-from shared.errors import CastellError
+from shared.codec import decode_server, encode, unpack
+from shared.errors import CastellError, ProtocolError
+from shared.logs import frame_safe_logger
 
 SUBPROTOCOL = "castell.v1"
+#: The largest frame the client accepts from a server.
+MAX_SIZE = 4 * 1024 * 1024
+
+log = logging.getLogger("castell.client")
 
 
 class ServerError(CastellError):
     """Raised when the server answers a request with an ``error``."""
 
     def __init__(self, error: m.Error) -> None:
-        super().__init__(error.message, code=error.code)
+        # The words come from the server: never let them reach a terminal as they are.
+        super().__init__(safe(error.message), code=error.code)
         self.rule = error.rule
         self.error = error
 
@@ -60,9 +72,11 @@ class GameClient:
     @classmethod
     async def connect(cls, url: str, *, ssl_context: ssl.SSLContext | None = None,
                       open_timeout: float = 10.0, **kwargs: Any) -> GameClient:
+        # Frames carry the seat token: never log their contents, even at DEBUG.
+        kwargs.setdefault("logger", frame_safe_logger("castell.client.ws"))
         ws = await connect(url, subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
                            ssl=ssl_context, open_timeout=open_timeout,
-                           compression=None, max_size=4 * 1024 * 1024, **kwargs)
+                           compression=None, max_size=MAX_SIZE, **kwargs)
         return cls(ws)
 
     async def close(self) -> None:
@@ -125,7 +139,11 @@ class GameClient:
             async for data in self.ws:
                 if isinstance(data, str):
                     continue
-                msg = decode(data)
+                try:
+                    msg = decode_server(data, max_size=MAX_SIZE)
+                except ProtocolError as exc:
+                    self._refused(data, exc)
+                    continue
                 re = getattr(msg, "re", None)
                 if re is not None and re in self._pending:
                     self._pending[re].set_result(msg)
@@ -142,6 +160,19 @@ class GameClient:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionError("connection closed"))
+
+    def _refused(self, data: bytes, exc: ProtocolError) -> None:
+        """A frame from the server that breaks the protocol: dropped, and if it answers a
+        pending request, that request fails with the reason."""
+        log.info("dropped a frame from the server: %s", safe(exc.message))
+        with contextlib.suppress(ProtocolError):
+            value = unpack(data, max_size=MAX_SIZE)
+            re = value.get("re") if isinstance(value, dict) else None
+            future = self._pending.get(re) if type(re) is int else None
+            if future is not None and not future.done():
+                future.set_exception(ProtocolError(
+                    f"the server's reply broke the protocol: {safe(exc.message)}",
+                    code=exc.code, field=exc.field))
 
 
 class JoinResult(NamedTuple):

@@ -171,19 +171,23 @@ def cluster_from_args(args: argparse.Namespace) -> ClusterConfig | None:
 async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = None) -> None:
     from server.app import CastellServer
     from server.store import open_store
+    from server.tls import server_ssl_context
     from shared.errors import CastellError
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    try:  # a certificate that cannot be used is said as such, before anything starts
+        server_ssl_context(config)
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise CastellError(f"cannot use the certificate or key: {reason}") from exc
     # The nodes of a cluster share their database; a lone server keeps it to itself.
     store = open_store(db, shared=True) if cluster is not None else open_store(db)
     server = CastellServer(config, store, cluster=cluster)
     try:
         await server.start()
-    except ssl.SSLError as exc:
-        raise CastellError(f"cannot use that certificate or key: {exc}") from exc
     except OSError as exc:
         raise CastellError(
             f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}"
@@ -219,7 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv[:1] == ["export"]:
             return asyncio.run(_export(build_export_parser().parse_args(argv[1:])))
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.keyfile is not None and args.certfile is None:
+            parser.error("--keyfile needs --certfile (the certificate it belongs to)")
         logging.basicConfig(
             level=getattr(logging, args.log_level.upper()),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -75,10 +75,12 @@ _AHEAD_WEIGHT = (1.0, 0.8, 0.6, 0.45, 0.3)
 #: Standing preference between skills when no coming festival tells them apart (*guess*).
 _SKILL_PREFERENCE = {"balance": 0.9, "width": 0.7, "base": 0.5, "strength": 0.4, "mix": 0.4}
 #: Bonus for ending a turn this many steps from a festival of the next round (*guess*).
-_NEAR_FESTIVAL = {0: 1.2, 1: 0.8, 2: 0.2}
+_NEAR_FESTIVAL = {0: 2.5, 1: 2.0, 2: 0.5}
 _SCARCE_TOKEN, _SPARE_TOKEN = 1.5, 0.3
 #: How many later festivals a training is judged by (each costs solver calls).
-_SKILL_LOOKAHEAD = 3
+_SKILL_LOOKAHEAD = 2
+#: How many trainings a plan solves this round's festival for (each costs a solver call).
+_FESTIVAL_TRAININGS = 3
 
 
 def _distances() -> dict[str, dict[str, int]]:
@@ -292,6 +294,14 @@ class _Turn:
             self._positions[region] = value
         return self._positions[region]
 
+    def can_perform(self, team: Team, tile: str) -> bool:
+        """Whether ``team`` (the bot's team, maybe with recruits) can complete ``tile``: a
+        tile the team can complete stays possible with more castellers, so the team
+        without recruits answers first, for every plan at once."""
+        if tile_tower(self.team, self.ranks, tile) is not None:
+            return True
+        return team != self.team and tile_tower(team, self.ranks, tile) is not None
+
     # this round's festival ---------------------------------------------------------------
 
     def festival_value(
@@ -379,7 +389,7 @@ class _Turn:
             region = route[i]
             assert region is not None
             row = state.row(region)
-            doable = [t for t in row.tiles if tile_tower(team_at(i), self.ranks, t) is not None]
+            doable = [t for t in row.tiles if self.can_perform(team_at(i), t)]
             for tile in doable:
                 worth = TILES[tile].points + row.tokens
                 if special_free:
@@ -411,14 +421,17 @@ class _Turn:
         assert end is not None
         value += self.position_value(end)
         team_end = team_at(len(route) - 1)
-        # the best training while the wheel is free, with the festival it leads to
+        # the best training while the wheel is free, with the festival it leads to; only
+        # the most promising few are worth solving for (a festival never gets worse with
+        # more castellers or skills, so the others keep the festival of no training)
         scored = []
+        promising = sorted(trainings[1:], key=lambda t: -t[0])[:_FESTIVAL_TRAININGS]
         for worth, training in trainings:
-            team = team_end
-            if training is not None and training.recruit:
+            team, ranks = team_end, self.ranks
+            if training is not None and (worth, training) in promising:
                 team = _joined(team, training.recruit)
-            skill = training.skill if training is not None else None
-            fest = self.festival_value(end, team, _raised(self.ranks, skill))
+                ranks = _raised(ranks, training.skill)
+            fest = self.festival_value(end, team, ranks)
             scored.append((worth + fest[0], training, fest))
         free = max(scored, key=lambda s: s[0])
         idle = scored[0]  # no training: the wheel performs instead

@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "memory": ["--connections", "200"],
     "store": ["--count", "100"],
     "solver": ["--runs", "10"],
+    "cluster": ["--count", "100"],
 }
 
 

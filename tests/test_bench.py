@@ -47,6 +47,7 @@ def test_the_load_generator_picks_only_legal_actions():
     ("store", ["--count", "5"], "memory (baseline)"),
     ("solver", ["--runs", "1"], "baseline"),
     ("memory", ["--connections", "8", "--settle", "0.1"], "castell ÷ bare"),
+    ("cluster", ["--count", "3"], "cluster node"),
 ])
 def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys):
     bench_main.run(name, argv)

@@ -329,3 +329,22 @@ def test_cluster_settings_are_checked():
     # Two renewals may fail in a row and the lease still has time to run.
     assert config.renew_every * 2 < config.lease_ms / 1000
     assert attrs.evolve(config, lease_ms=8000).scan_every == 4.0
+
+
+def test_the_deploy_page_lists_every_cluster_flag_with_its_default():
+    from pathlib import Path
+
+    from server.cli import build_parser
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "deploy.md").read_text("utf-8")
+    rows = {}
+    for line in page[page.index("## The flags"):].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `--"):
+            rows[cells[0].strip("`")] = cells[1].strip("`")
+    actions = {a.option_strings[-1]: a for a in build_parser()._actions if a.option_strings}
+    group = next(g for g in build_parser()._action_groups if g.title.startswith("cluster"))
+    cluster_flags = {a.option_strings[-1] for a in group._group_actions}
+    assert cluster_flags <= set(rows) and set(rows) <= set(actions)
+    for flag in ("--redis-prefix", "--lease-ms", "--port"):
+        assert rows[flag] == str(actions[flag].default), flag

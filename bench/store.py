@@ -52,7 +52,7 @@ def percentile(sorted_values: list[float], fraction: float) -> float:
 
 async def measure(count: int, folder: Path) -> dict[str, list[float]]:
     stores = {
-        "memory": SQLiteStore(":memory:"),
+        "memory": SQLiteStore(":memory:", thread=True),
         "NORMAL": SQLiteStore(folder / "normal.sqlite3", synchronous="NORMAL"),
         "FULL": SQLiteStore(folder / "full.sqlite3", synchronous="FULL"),
     }

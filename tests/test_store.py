@@ -549,6 +549,24 @@ async def test_open_store_reads_paths_and_urls(tmp_path: Path):
     assert refused.value.code == "unsupported_backend"
 
 
+async def test_an_in_memory_store_answers_without_a_thread_hop(tmp_path: Path):
+    # A database in memory never waits on a disk, so its calls run on the event loop's own
+    # thread and finish within one step; a file's calls (or thread=True) wait on the worker.
+    stores = {"memory": SQLiteStore(":memory:"), "hop": SQLiteStore(":memory:", thread=True),
+              "file": SQLiteStore(tmp_path / "castell.sqlite3")}
+    at_once = {}
+    for name, store in stores.items():
+        async with store:
+            await store.create_room(a_room())
+            call = asyncio.ensure_future(store.append_action(an_action("r1", 0)))
+            await asyncio.sleep(0)  # the call takes its first step, and only that
+            at_once[name] = call.done()
+            await call
+            assert (await store.load("r1")).actions == (an_action("r1", 0),)
+    assert at_once == {"memory": True, "hop": False, "file": False}
+    assert [s.thread for s in stores.values()] == [False, True, True]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG_DATA_HOME is Linux's")
 def test_the_default_database_lives_in_the_users_data_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

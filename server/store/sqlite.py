@@ -5,7 +5,8 @@ How it keeps its promises:
 * **One worker thread.** The connection lives on a single dedicated thread and every call runs
   there in submission order, so the event loop never blocks on the disk and writes about one
   room land in the order they were awaited. (A caller cancelled while waiting does not undo its
-  write: the worker finishes it.)
+  write: the worker finishes it.) A database in memory has no disk to wait on: its calls run
+  on the event loop's thread, in the same order, unless ``thread=True`` asks for the worker.
 * **Acknowledged means durable.** WAL journal with ``synchronous=FULL``: every commit fsyncs the
   log before the coroutine returns, so an acknowledged action survives a crash of the process
   *and* of the machine. ``NORMAL`` would skip that fsync and could lose the last actions on a
@@ -87,7 +88,10 @@ class SQLiteStore(Store):
 
     ``synchronous`` is the SQLite setting for every commit (``FULL`` unless you are measuring);
     ``busy_timeout`` how long, in seconds, open waits for another holder of the file to let go
-    before it gives up with ``database_in_use``.
+    before it gives up with ``database_in_use``. ``thread`` says whether calls run on the
+    worker thread: by default yes for a file, and no for ``":memory:"``, which never waits on a
+    disk — there a hop to the thread and back would only add latency (and GIL hand-offs with
+    the event loop) to every acknowledged action.
     """
 
     def __init__(
@@ -96,12 +100,14 @@ class SQLiteStore(Store):
         *,
         synchronous: str = "FULL",
         busy_timeout: float = 1.0,
+        thread: bool | None = None,
     ) -> None:
         if synchronous.upper() not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, not {synchronous!r}")
         self.path: str = MEMORY if str(path) == MEMORY else str(Path(path).expanduser())
         self.synchronous = synchronous.upper()
         self.busy_timeout = busy_timeout
+        self.thread = self.path != MEMORY if thread is None else thread
         #: The journal mode SQLite granted (``wal``; ``memory`` for ``":memory:"``).
         self.journal_mode: str | None = None
         self._executor: ThreadPoolExecutor | None = None
@@ -117,7 +123,7 @@ class SQLiteStore(Store):
             return
         executor = ThreadPoolExecutor(1, thread_name_prefix="castell-store")
         try:
-            await asyncio.get_running_loop().run_in_executor(executor, self._open)
+            await self._run(executor, self._open)
         except BaseException:
             # Cancelled or refused: make sure no connection (and so no lock) outlives us.
             executor.submit(self._close)
@@ -130,7 +136,7 @@ class SQLiteStore(Store):
         if executor is None:
             return
         try:
-            await asyncio.get_running_loop().run_in_executor(executor, self._close)
+            await self._run(executor, self._close)
         finally:
             executor.shutdown(wait=False)
 
@@ -270,6 +276,12 @@ class SQLiteStore(Store):
             raise StoreError(
                 f"the store {self.path} is not open", code="store_closed", path=self.path
             )
+        return await self._run(executor, work, *args)
+
+    async def _run(self, executor: ThreadPoolExecutor, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)`` on the worker thread, or at once on this one (see ``thread``)."""
+        if not self.thread:
+            return work(*args)
         return await asyncio.get_running_loop().run_in_executor(executor, work, *args)
 
     def _transaction(self, work: Callable[..., T], *args: Any, write: bool = True) -> T:

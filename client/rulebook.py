@@ -22,7 +22,8 @@ def pages() -> dict[str, str]:
             current = line[3:].strip().lower()
             out[current] = []
         elif not line.startswith("# "):
-            out[current].append(line)
+            # A terminal shows text, not markdown: bold markers would print as stars.
+            out[current].append(line.replace("**", ""))
     return {topic: "\n".join(lines).strip() for topic, lines in out.items()}
 
 

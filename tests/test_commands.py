@@ -121,6 +121,8 @@ def test_rules_pages_cover_the_topics():
     assert set(rulebook.topics()) == {"towers", "festivals", "scoring", "turn", "performances"}
     assert "width" in rulebook.rules_page("towers")
     assert "trophy 5" in rulebook.rules_page("scoring")
+    # pages are shown as terminal text: no markdown emphasis left to print as stars
+    assert not any("**" in rulebook.rules_page(t) for t in rulebook.topics())
     assert "towers" in rulebook.rules_page(None)
 
 

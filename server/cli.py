@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
           "rooms one connection may create")
     limit("--rooms-per-address", int, d.rooms_per_address, "N",
           "rooms from one address that may exist at once")
+    limit("--max-listed", int, d.max_listed, "N", "rooms in one list_rooms reply")
     limit("--resume-attempts", int, d.resume_attempts, "N",
           "wrong seat tokens a connection may try per window")
     limit("--resume-attempts-per-address", int, d.resume_attempts_per_address, "N",
@@ -145,7 +146,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         open_timeout=args.open_timeout, hello_timeout=args.hello_timeout,
         idle_timeout=args.idle_timeout, close_timeout=args.close_timeout,
         max_rooms=args.max_rooms, rooms_per_connection=args.rooms_per_connection,
-        rooms_per_address=args.rooms_per_address, resume_attempts=args.resume_attempts,
+        rooms_per_address=args.rooms_per_address, max_listed=args.max_listed,
+        resume_attempts=args.resume_attempts,
         resume_attempts_per_address=args.resume_attempts_per_address,
         resume_window=args.resume_window, trust_proxy=args.trust_proxy,
     )

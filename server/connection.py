@@ -77,6 +77,7 @@ class Connection:
             return
         self.closing = True
         self.close_reason = reason
+        log.info("%r: closing (%d %s)", self, code, reason)
         self._closer = asyncio.get_running_loop().create_task(self._close(code, reason))
 
     async def wait_closed(self) -> None:

@@ -291,8 +291,8 @@ async def test_idle_timeout_spares_connections_whose_room_is_alive():
 
 #: ServerConfig fields that are not limits (or are set for tests only) and have no flag of
 #: their own.
-NO_FLAG = {"ping_interval", "compression", "turn_time_scale", "room_linger", "max_listed",
-           "bot_delay", "host", "port"}
+NO_FLAG = {"ping_interval", "compression", "turn_time_scale", "room_linger", "bot_delay",
+           "host", "port"}
 
 
 def test_every_limit_has_a_flag_that_sets_it():

@@ -10,12 +10,11 @@ push follows, as Castell's does after ``joined``); every later frame is echoed t
 (:func:`bench.common.sample_game`, about the size of a real one), with a version counted per
 room spliced into the header, so nothing is encoded per change.
 
-It listens with the very settings ``CastellServer`` uses — subprotocol, frame limit, no
-compression, ping interval, open and close timeouts, the default queue, the write limit,
-the default event loop — and
-sends as ``server.connection`` does: a non-blocking write per member, closing a member whose
-write buffer passes the same limit. It announces ``... listening on ws://HOST:PORT`` on
-stdout like ``castell-server``.
+It listens with the very settings ``CastellServer`` uses (``server.app.connection_options``:
+frame limit, no compression, ping interval, timeouts, the write limit; the same kernel send
+buffer, subprotocol and default event loop) and sends as ``server.connection`` does: a
+non-blocking write per member, closing a member whose write buffer passes the same limit. It
+announces ``... listening on ws://HOST:PORT`` on stdout like ``castell-server``.
 """
 
 from __future__ import annotations
@@ -27,8 +26,10 @@ import signal
 
 import msgpack
 from websockets.asyncio.server import ServerConnection, broadcast, serve
+from websockets.http11 import Request
 
 from bench.common import room_info, sample_game
+from server.app import bound_send_buffer, connection_options
 from server.config import SUBPROTOCOL, ServerConfig
 from shared.codec import event_to_wire
 from shared.view import build_view
@@ -57,6 +58,10 @@ class BareServer:
         self.view = msgpack.packb(build_view(room_info(state), state))
         self.events = msgpack.packb([event_to_wire(e) for e in events])
         self.rooms: dict[str, BareRoom] = {}
+
+    def process_request(self, connection: ServerConnection, request: Request) -> None:
+        # As CastellServer does before each upgrade: the same kernel send buffer.
+        bound_send_buffer(connection, self.config.socket_send_buffer)
 
     def send(self, ws: ServerConnection, data: bytes) -> None:
         broadcast([ws], data)
@@ -95,11 +100,8 @@ async def serve_bare(host: str, port: int) -> None:
         loop.add_signal_handler(sig, stop.set)
     async with serve(bare.handler, cfg.host, cfg.port,
                      subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
-                     max_size=cfg.max_frame,
-                     compression="deflate" if cfg.compression else None,
-                     ping_interval=cfg.ping_interval, server_header=None,
-                     open_timeout=cfg.open_timeout, close_timeout=cfg.close_timeout,
-                     write_limit=cfg.write_buffer_limit) as server:
+                     process_request=bare.process_request,
+                     **connection_options(cfg)) as server:
         port = server.sockets[0].getsockname()[1]
         print(f"bare server listening on ws://{cfg.host}:{port}", flush=True)
         await stop.wait()

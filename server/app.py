@@ -63,6 +63,33 @@ def _forwarded_for(headers: Headers) -> str | None:
     return entries[-1][:64] if entries else None
 
 
+def connection_options(cfg: ServerConfig) -> dict[str, Any]:
+    """The websockets settings of every connection (bench/bare.py listens with them too, so
+    that its baseline is measured under the very same settings)."""
+    return {
+        "max_size": cfg.max_frame,
+        "compression": "deflate" if cfg.compression else None,
+        "ping_interval": cfg.ping_interval,
+        "server_header": None,
+        # Bounds the TLS handshake (websockets passes it on) and the WebSocket handshake.
+        "open_timeout": cfg.open_timeout,
+        "close_timeout": cfg.close_timeout,
+        # websockets' own flow control pauses at the same mark that closes a slow client.
+        "write_limit": cfg.write_buffer_limit,
+    }
+
+
+def bound_send_buffer(connection: ServerConnection, size: int | None) -> None:
+    """Set the kernel's send buffer of one connection (SO_SNDBUF; None: leave the system's)."""
+    sock = connection.transport.get_extra_info("socket")
+    if size is None or sock is None:
+        return
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+    except OSError:  # some platforms refuse; their default stays
+        log.debug("could not set SO_SNDBUF", exc_info=True)
+
+
 class CastellServer:
     """One Castell server process: a lobby of rooms behind one listening socket.
 
@@ -128,18 +155,10 @@ class CastellServer:
             self.handler, cfg.host, cfg.port,
             subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
             process_request=self.process_request,
-            max_size=cfg.max_frame,
-            compression="deflate" if cfg.compression else None,
-            ping_interval=cfg.ping_interval,
-            server_header=None,
             ssl=server_ssl_context(cfg),
-            # Bounds the TLS handshake (websockets passes it on) and the WebSocket handshake.
-            open_timeout=cfg.open_timeout,
-            close_timeout=cfg.close_timeout,
-            # websockets' own flow control pauses at the same mark that closes a slow client.
-            write_limit=cfg.write_buffer_limit,
             # Frames carry seat tokens: never log their contents, even at DEBUG.
             logger=frame_safe_logger("castell.ws"),
+            **connection_options(cfg),
         )
         self._sweeper = asyncio.create_task(self._sweep())
         log.info("listening on %s://%s:%d", cfg.scheme, cfg.host, self.port)
@@ -236,14 +255,7 @@ class CastellServer:
         return None
 
     def _bound_kernel_buffer(self, connection: ServerConnection) -> None:
-        size = self.config.socket_send_buffer
-        sock = connection.transport.get_extra_info("socket")
-        if size is None or sock is None:
-            return
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
-        except OSError:  # some platforms refuse; their default stays
-            log.debug("could not set SO_SNDBUF", exc_info=True)
+        bound_send_buffer(connection, self.config.socket_send_buffer)
 
     def _release(self, connection: ServerConnection) -> None:
         address = self.admitted.pop(connection, None)

@@ -247,7 +247,8 @@ async def join_anywhere(urls: Sequence[str], name: str, room: str, *,
                 if exc.url not in known:
                     known.append(exc.url)
             continue
-        except (ConnectionError, TimeoutError) as exc:  # the node went away meanwhile
+        except (ConnectionError, TimeoutError, WebSocketException) as exc:
+            # the node went away meanwhile: try the next one
             await client.close()
             failure = exc
             continue

@@ -348,3 +348,23 @@ def test_the_deploy_page_lists_every_cluster_flag_with_its_default():
     assert cluster_flags <= set(rows) and set(rows) <= set(actions)
     for flag in ("--redis-prefix", "--lease-ms", "--port"):
         assert rows[flag] == str(actions[flag].default), flag
+
+
+# -- the client's way in ---------------------------------------------------------------------
+
+
+async def test_join_anywhere_skips_nodes_that_do_not_answer_and_raises_real_refusals(url):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"ws://127.0.0.1:{sock.getsockname()[1]}"
+    anna = await player(url, "Anna")
+    made = await anna.request(m.CreateRoom, name="Lone", seats=2)
+    biel = await join_anywhere([dead, url], "Biel", made.room, pause=0.01)
+    assert (biel.url, biel.joined.seat) == (url, 1)
+    await biel.client.close()
+    with pytest.raises(ServerError) as refused:  # not a node's trouble: raised at once
+        await join_anywhere([url], "Carme", made.room, token="not-a-token")
+    assert refused.value.code == "bad_token"
+    with pytest.raises(OSError):  # nobody answers anywhere: the last failure, in time
+        await join_anywhere([dead], "Dani", made.room, timeout=0.3, pause=0.05)
+    await anna.close()

@@ -15,7 +15,7 @@ import logging
 import socket
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -302,7 +302,7 @@ class CastellServer:
             log.info("%s (%s) disconnected: %s", conn.id, conn.name or "no name",
                      ws.close_code)
 
-    async def _frames(self, conn: Connection) -> Any:
+    async def _frames(self, conn: Connection) -> AsyncIterator[bytes | str]:
         """The frames a connection sends, until it closes or runs out of time: it has
         ``hello_timeout`` from its opening to say hello, then is closed once idle (no frame
         from it and nothing pushed to it) for ``idle_timeout``."""

@@ -10,14 +10,18 @@ import contextlib
 import random
 import socket
 import threading
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
+import attrs
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from client.net import GameClient
+from server.app import CastellServer
+from server.config import ServerConfig
+from server.store.base import Store
 from shared import codec, engine
 from shared import messages as m
 from shared.actions import EndTurn
@@ -26,6 +30,21 @@ from shared.view import state_from_view
 
 SUBPROTOCOL = "castell.v1"
 PUSHES = (m.StatePush, m.ChatPush)
+
+
+@contextlib.asynccontextmanager
+async def serving(store: Store | None = None,
+                  **changes: Any) -> AsyncIterator[tuple[CastellServer, str]]:
+    """A real server on a free port of 127.0.0.1 with the test settings (bots without delay,
+    no pings, a high rate limit, quick closes) changed by ``changes``; yields it and its URL."""
+    config = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
+                          rate=1000.0, burst=1000.0, close_timeout=1.0)
+    server = CastellServer(attrs.evolve(config, **changes), store)
+    await server.start()
+    try:
+        yield server, f"{server.config.scheme}://127.0.0.1:{server.port}"
+    finally:
+        await server.close()
 
 
 async def raw(url: str, **kwargs: Any) -> ClientConnection:

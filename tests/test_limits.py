@@ -16,25 +16,14 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from client.net import GameClient
-from server.app import CastellServer
 from server.cli import build_parser, config_from_args
 from server.config import ServerConfig
 from shared import messages as m
-from tests.hostile import ask, next_reply, raw, wait_closed
+from tests.hostile import ask, next_reply, raw, serving, wait_closed
 
 pytestmark = pytest.mark.timeout(30)
 
 
-@contextlib.asynccontextmanager
-async def serving(**changes: object):
-    cfg = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
-                       rate=1000.0, burst=1000.0, close_timeout=1.0)
-    srv = CastellServer(attrs.evolve(cfg, **changes))
-    await srv.start()
-    try:
-        yield srv, f"ws://127.0.0.1:{srv.port}"
-    finally:
-        await srv.close()
 
 
 async def _still_serves(url: str) -> None:

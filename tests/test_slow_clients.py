@@ -10,33 +10,20 @@ and meanwhile serve everyone else as if nothing happened.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
-import attrs
 import pytest
 
 from client.net import GameClient
 from server.app import CastellServer
-from server.config import ServerConfig
 from shared import codec
 from shared import messages as m
-from tests.hostile import Table, stalled
+from tests.hostile import Table, serving, stalled
 
 pytestmark = pytest.mark.timeout(60)
 
 LIMIT = 64 * 1024
 
 
-@contextlib.asynccontextmanager
-async def serving(**changes: object):
-    cfg = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
-                       rate=1000.0, burst=1000.0, write_buffer_limit=LIMIT, close_timeout=0.5)
-    srv = CastellServer(attrs.evolve(cfg, **changes))
-    await srv.start()
-    try:
-        yield srv, f"ws://127.0.0.1:{srv.port}"
-    finally:
-        await srv.close()
 
 
 def _server_side(srv: CastellServer, name: str):
@@ -50,7 +37,7 @@ async def _gone(srv: CastellServer, conn) -> None:
 
 
 async def test_a_spectator_that_stops_reading_is_closed_and_the_game_goes_on():
-    async with serving() as (srv, url):
+    async with serving(write_buffer_limit=LIMIT, close_timeout=0.5) as (srv, url):
         table = await Table.open(url)
         ws = await stalled(url, srv.port, "Sleepy", table.room)
         sleepy = _server_side(srv, "Sleepy")
@@ -91,7 +78,8 @@ async def test_a_spectator_that_stops_reading_is_closed_and_the_game_goes_on():
 
 async def test_a_player_that_stops_reading_is_closed_its_seat_kept_and_turns_time_out():
     async with serving(write_buffer_limit=16 * 1024, socket_send_buffer=16 * 1024,
-                       turn_time_scale=0.05, rate=1e6, burst=1e6) as (srv, url):
+                       close_timeout=0.5, turn_time_scale=0.05, rate=1e6,
+                       burst=1e6) as (srv, url):
         anna = await GameClient.connect(url)
         await anna.hello("Anna")
         joined = await anna.request(m.CreateRoom, name="flood", seats=2, turn_seconds=10)

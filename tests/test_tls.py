@@ -8,7 +8,6 @@ connects while saying loudly that nothing is checked.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import ipaddress
 import socket
@@ -25,9 +24,8 @@ from websockets.exceptions import InvalidMessage
 
 from client.net import GameClient
 from client.tls import client_ssl_context
-from server.app import CastellServer
-from server.config import ServerConfig
 from shared import messages as m
+from tests.hostile import serving
 from tests.serverproc import ServerProcess, run_server_cli
 
 pytestmark = pytest.mark.timeout(60)
@@ -70,16 +68,8 @@ def pem(tmp_path_factory: pytest.TempPathFactory) -> Pem:
     return paths
 
 
-@contextlib.asynccontextmanager
-async def tls_server(pem: Pem, **changes: object):
-    cfg = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
-                       rate=1000.0, burst=1000.0, certfile=pem.cert, keyfile=pem.key)
-    srv = CastellServer(attrs.evolve(cfg, **changes))
-    await srv.start()
-    try:
-        yield srv, f"wss://127.0.0.1:{srv.port}"
-    finally:
-        await srv.close()
+def tls_server(pem: Pem, **changes: object):
+    return serving(certfile=pem.cert, keyfile=pem.key, **changes)
 
 
 async def test_a_client_trusting_the_certificate_plays_over_wss(pem):

@@ -13,30 +13,18 @@ import contextlib
 import logging
 import sqlite3
 
-import attrs
 import pytest
 
 from client.net import GameClient, ServerError
-from server.app import CastellServer
-from server.config import ServerConfig
 from server.store import open_store
 from shared import codec, engine
 from shared import messages as m
 from shared.view import state_from_view
+from tests.hostile import serving
 
 pytestmark = pytest.mark.timeout(60)
 
 
-@contextlib.asynccontextmanager
-async def serving(db: str = ":memory:", **changes: object):
-    cfg = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
-                       rate=1000.0, burst=1000.0)
-    srv = CastellServer(attrs.evolve(cfg, **changes), open_store(db))
-    await srv.start()
-    try:
-        yield srv, f"ws://127.0.0.1:{srv.port}"
-    finally:
-        await srv.close()
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -52,7 +40,7 @@ async def test_tokens_never_reach_a_log_a_view_an_event_another_player_or_the_da
         tmp_path, caplog):
     caplog.set_level(logging.DEBUG)  # everything, websockets' frame logging included
     db = tmp_path / "games.sqlite3"
-    async with serving(str(db)) as (_srv, url):
+    async with serving(open_store(str(db))) as (_srv, url):
         anna, bernat, watcher = [await GameClient.connect(url) for _ in range(3)]
         await anna.hello("Anna")
         await bernat.hello("Bernat")
@@ -117,7 +105,8 @@ async def test_tokens_never_reach_a_log_a_view_an_event_another_player_or_the_da
 
 
 async def test_wrong_tokens_are_limited_per_connection_and_per_address():
-    async with serving(resume_attempts=2, resume_attempts_per_address=3,
+    async with serving(open_store(":memory:"), resume_attempts=2,
+                       resume_attempts_per_address=3,
                        resume_window=0.5) as (_srv, url):
         keeper = await GameClient.connect(url)
         await keeper.hello("Keeper")

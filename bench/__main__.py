@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "store": ["--count", "100"],
     "solver": ["--runs", "10"],
     "cluster": ["--count", "100"],
+    "bots": ["--games", "10", "--seats", "2"],
 }
 
 

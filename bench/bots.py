@@ -16,9 +16,11 @@ category and in total; how many festivals it entered and won (rank 1) per game; 
 tiles it performed per game. Per match: how many festivals had at least one participant, how
 many tiles were performed out of those dealt, the greedy decision time per action (mean,
 p50, p95, max; by wall clock, which counts whatever else the machine runs, and by the
-worker's CPU time) and the most actions a bot of each level took in one turn. Games run in
-``--jobs`` worker processes (default 2); ``--budget`` seconds bound a match: games not
-started by then are skipped (the report says how many ran).
+worker's CPU time), against a baseline measured in the same games: the mean decision of the
+other levels (a random bot's: one call to ``legal_actions`` and a draw), and the most actions
+a bot of each level took in one turn. Games run in ``--jobs`` worker processes (default 2);
+``--budget`` seconds bound a match: games not started by then are skipped (the report says
+how many ran).
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def play(lineup: tuple[str, ...], seed: int, variant: str) -> dict[str, Any]:
     seats = len(lineup)
     state = new_game([f"{level}{i}" for i, level in enumerate(lineup)], variant, seed)
     rngs = [random.Random(seed * 16 + i) for i in range(seats)]
-    decisions: list[float] = []
+    decisions: list[tuple[float, float]] = []  # greedy decisions: wall, cpu seconds
+    baseline: list[tuple[float, float]] = []  # every other decision
     entered, won, tiles = [0] * seats, [0] * seats, [0] * seats
     festivals_with_someone = 0
     longest = [0] * seats
@@ -54,8 +57,8 @@ def play(lineup: tuple[str, ...], seed: int, variant: str) -> dict[str, Any]:
         assert seat is not None
         wall, cpu = time.perf_counter(), time.process_time()
         action = POLICIES[lineup[seat]](state, seat, rngs[seat])
-        if lineup[seat] == "greedy":
-            decisions.append((time.perf_counter() - wall, time.process_time() - cpu))
+        spent = (time.perf_counter() - wall, time.process_time() - cpu)
+        (decisions if lineup[seat] == "greedy" else baseline).append(spent)
         state, events = apply(state, seat, action)  # an illegal choice raises here
         this_turn += 1
         if action.KIND == "end_turn":
@@ -86,6 +89,7 @@ def play(lineup: tuple[str, ...], seed: int, variant: str) -> dict[str, Any]:
         "festivals": sum(FESTIVALS_PER_ROUND[seats].values()),
         "festivals_with_someone": festivals_with_someone,
         "decisions": decisions,
+        "baseline": baseline,
         "longest": longest,
     }
 
@@ -185,12 +189,17 @@ def report(lineup: tuple[str, ...], results: list[dict[str, Any]], elapsed: floa
     print(f"tiles performed: {tiles}/{dealt} dealt ({100 * tiles / max(dealt, 1):.1f}%)")
     for i, clock in enumerate(("wall", "cpu")):
         times = sorted(t[i] for g in results for t in g["decisions"])
+        base = [t[i] for g in results for t in g["baseline"]]
         if times:
             p50 = times[len(times) // 2] * 1e3
             p95 = times[round(0.95 * (len(times) - 1))] * 1e3
-            print(f"greedy decision ({clock}): mean {statistics.fmean(times) * 1e3:.2f} ms,"
+            mean = statistics.fmean(times) * 1e3
+            print(f"greedy decision ({clock}): mean {mean:.2f} ms,"
                   f" p50 {p50:.2f} ms, p95 {p95:.2f} ms, max {times[-1] * 1e3:.1f} ms"
                   f" over {len(times)} actions")
+        if times and base:
+            print(f"  baseline: a random bot's decision, mean {statistics.fmean(base) * 1e3:.3f} ms"
+                  f" (greedy {mean / max(statistics.fmean(base) * 1e3, 1e-9):.0f}x)")
     for level in levels:
         print(f"most actions in one {level} turn: {max(per_level[level]['longest']):.0f}")
 

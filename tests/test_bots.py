@@ -7,6 +7,7 @@ raises on anything illegal.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 from collections import Counter
@@ -17,6 +18,7 @@ from game_helpers import NAMES, game, on_turn, with_player, with_row
 
 from server import bots as server_bots
 from shared import bots
+from shared import messages as m
 from shared.actions import Build, EndTurn, Move
 from shared.board import REGIONS, SIZES, TOWNS
 from shared.engine import apply, legal_actions, new_game
@@ -199,3 +201,24 @@ def test_the_server_seats_the_shared_levels():
     many = list(itertools.islice(server_bots.bot_names("random"), 40))
     assert len(set(many)) == 40  # a free name always exists
     assert all(printable(n) and len(n) <= NAME_MAX for n in many)  # valid on the wire
+
+
+async def test_greedy_bots_play_a_whole_game_in_a_real_room(connect):
+    # two greedy bots and a person who only ends turns: the bots' actions go through the
+    # room (off the event loop) and the game ends with the bots ahead
+    me = await connect("Anna")
+    await me.request(m.CreateRoom, name="vs greedy", seats=3)
+    for _ in range(2):
+        await me.request(m.AddBot, level="greedy")
+    await me.request(m.StartGame)
+    await me.wait_state(lambda p: p.view["status"] == "playing")
+    async with asyncio.timeout(60):
+        while me.state.view["status"] != "finished":
+            if me.state.view["turn"] == 0:
+                version = await me.act(EndTurn())
+                await me.wait_state(lambda p, v=version: p.version >= v)
+            else:
+                await me.wait_state()
+    players = me.state.view["players"]
+    assert [p["bot"] for p in players] == [False, True, True]
+    assert set(me.state.view["winners"]) <= {1, 2}

@@ -246,6 +246,8 @@ class ClusterNode:
         self.redis: redis.asyncio.Redis | None = None
         self._scripts: dict[str, Any] = {}
         self._dirty: set[str] = set()
+        #: What each held room's summary said when last written: (seats taken, status).
+        self._listed: dict[str, tuple[int, str]] = {}
         self._wake = asyncio.Event()
         self._adopting: dict[str, asyncio.Task[Room | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -355,7 +357,10 @@ class ClusterNode:
         raise CastellError("no free room id was found; try again", code="internal_error")
 
     def _changed(self, room: Room) -> None:
-        """A held room changed: its summary is rewritten soon (changes in a burst, once)."""
+        """A held room changed: its summary is rewritten soon (changes in a burst, once) —
+        when its line in the list changed: most changes (actions) leave it as it was."""
+        if self._listed.get(room.id) == (room.taken, room.status):
+            return
         self._dirty.add(room.id)
         self._wake.set()
 
@@ -379,6 +384,7 @@ class ClusterNode:
                 self._wake.set()
 
     async def _publish(self, room: Room) -> None:
+        listed = (room.taken, room.status)
         fields = summary_fields(room, self.url)
         flat = [part for pair in fields.items() for part in pair]
         await self._scripts["publish"](
@@ -386,6 +392,8 @@ class ClusterNode:
                   self.keys.code(room.code)],
             args=[self.node_id, self.ttl, room.id, "1" if room.code else "0", *flat],
         )
+        if room.id in self.owned:
+            self._listed[room.id] = listed
 
     async def _release(self, room_id: str, code: str | None) -> None:
         await self._scripts["release"](
@@ -396,6 +404,7 @@ class ClusterNode:
 
     def _removed(self, room: Room) -> None:
         """The lobby let a room go (finished long ago, or abandoned): so does the cluster."""
+        self._listed.pop(room.id, None)
         if self.owned.pop(room.id, None) is not None and self.redis is not None:
             self._spawn(self._release(room.id, room.code))
 

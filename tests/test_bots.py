@@ -76,6 +76,19 @@ def test_bot_games_finish_with_legal_actions_in_both_variants(variant, lineup, s
     assert state.scores is not None and len(state.scores) == len(lineup)
 
 
+def test_greedy_acts_legally_from_states_it_did_not_make():
+    # a random game, and at every few actions (mid-turn, towers standing, tokens spent by
+    # someone else's choices) the greedy bot's answer for the seat on turn must apply
+    state, rng = new_game(NAMES[:3], seed=21), random.Random(21)
+    asked = 0
+    while not state.over:
+        if asked % 3 == 0:
+            apply(state, state.turn, bots.greedy_action(state, state.turn, rng))
+        asked += 1
+        state, _ = apply(state, state.turn, bots.random_action(state, state.turn, rng))
+    assert asked > 100
+
+
 def test_random_bot_is_reproduced_by_its_rng():
     def actions(rng_seed: int) -> list[object]:
         state, out = new_game(NAMES[:2], seed=4), []
@@ -185,10 +198,15 @@ def test_choose_checks_the_level_and_the_turn():
 
 
 def test_choose_ends_the_turn_rather_than_act_illegally(monkeypatch):
-    # the safety net for a broken policy: an illegal choice becomes the end of the turn
-    monkeypatch.setitem(bots.POLICIES, "broken", lambda state, seat, rng: Move("nowhere"))
+    # the safety net for a broken policy: an illegal choice, or a failure, ends the turn
+    def failing(state, seat, rng):
+        raise AssertionError("a bug")
+
+    monkeypatch.setitem(bots.POLICIES, "illegal", lambda state, seat, rng: Move("nowhere"))
+    monkeypatch.setitem(bots.POLICIES, "failing", failing)
     state = new_game(NAMES[:2], seed=1)
-    assert bots.choose(state, state.turn, "broken", random.Random(0)) == EndTurn()
+    for level in ("illegal", "failing"):
+        assert bots.choose(state, state.turn, level, random.Random(0)) == EndTurn()
 
 
 def test_the_server_seats_the_shared_levels():

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI, WebSocketException
 
-from client.net import GameClient, ServerError
+from client.net import GameClient, ServerError, join_anywhere
 from client.seats import HeldSeat, SeatStore
 from shared import messages as m
 from shared.actions import Action
@@ -96,6 +96,11 @@ class Session:
                  ssl_context: ssl.SSLContext | None = None, seats: SeatStore | None = None,
                  first_retry: float = FIRST_RETRY, max_retry: float = MAX_RETRY) -> None:
         self.url = url
+        #: The address the user gave: seats are remembered under it, whichever node of a
+        #: cluster serves the room today.
+        self.home = url
+        #: Every node known to serve this lobby (a cluster's ``rooms`` reply lists them).
+        self.nodes: list[str] = [url]
         self.name = name
         self.listener: Listener = listener if listener is not None else _Quiet()
         self.ssl_context = ssl_context
@@ -144,8 +149,7 @@ class Session:
             if client is None:
                 attempt += 1
                 try:
-                    client = await self._dial()
-                    await self._rejoin(client)
+                    client = await self._reconnect()
                 except ServerError as exc:
                     self.listener.on_connection(f"the server refused us: {exc.message}")
                     await self._pause(delay)
@@ -164,6 +168,8 @@ class Session:
                 if self.on_reconnected is not None:
                     await self.on_reconnected()
             await self._pump(client)
+            if self.client is not client and self.client is not None:
+                continue  # we moved to another node on purpose (a ``moved`` answer)
             self.client = None
             if self.stopped:
                 break
@@ -182,25 +188,52 @@ class Session:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stop.wait(), seconds)
 
-    async def _rejoin(self, client: GameClient) -> None:
-        """After a reconnect: back into the room we were in, with the seat token if any."""
+    async def _reconnect(self) -> GameClient:
+        """After a drop: a new connection and, if we were in a room, back into it with the
+        seat token — on whichever node serves the room now (a cluster moves rooms off a
+        node that died; ``join_anywhere`` follows ``moved`` and tries every known node)."""
         if self.room is None:
-            return
+            return await self._dial()
         try:
             if self.token is not None:
-                await client.request(m.JoinRoom, room=self.room, token=self.token)
+                result = await join_anywhere(self.nodes, self.name, self.room,
+                                             token=self.token, ssl_context=self.ssl_context,
+                                             timeout=15.0)
             else:
-                await client.request(m.JoinRoom, room=self.join_key or self.room,
-                                     as_="spectator")
+                result = await join_anywhere(self.nodes, self.name,
+                                             self.join_key or self.room, as_="spectator",
+                                             ssl_context=self.ssl_context, timeout=15.0)
         except ServerError as exc:
             if exc.code not in SEAT_GONE:
-                await client.close()
                 raise
             name = self.room_name or self.room
             self._forget()
             self._clear_room()
             self.listener.on_notice(f"the server no longer has your place in {name!r} "
                                     f"({exc.message}); back in the lobby")
+            return await self._dial()
+        self.url = result.url
+        return result.client
+
+    async def _follow(self, url: str) -> None:
+        """A ``moved`` answer: the room lives on another node of the cluster; go there."""
+        self.url = url
+        if url not in self.nodes:
+            self.nodes.append(url)
+        old, self.client = self.client, await self._dial()
+        if old is not None:
+            await old.close()
+
+    async def _request_following(self, cls: type, /, **fields: Any) -> Any:
+        """A join request that follows the cluster's ``moved`` answers (a few hops)."""
+        for _ in range(4):
+            try:
+                return await self.request(cls, **fields)
+            except ServerError as exc:
+                if exc.code != "moved" or not exc.url:
+                    raise
+                await self._follow(exc.url)
+        return await self.request(cls, **fields)
 
     async def _pump(self, client: GameClient) -> None:
         async def sentinel() -> None:
@@ -281,6 +314,9 @@ class Session:
 
     async def list_rooms(self) -> tuple[m.RoomSummary, ...]:
         reply = await self.request(m.ListRooms)
+        for node in reply.nodes or ():
+            if node not in self.nodes:
+                self.nodes.append(node)
         return reply.rooms
 
     async def _joined(self, reply: m.Joined, join_key: str | None) -> None:
@@ -306,15 +342,16 @@ class Session:
         return reply
 
     async def join(self, key: str, *, spectate: bool = False) -> m.Joined:
-        reply = await self.request(m.JoinRoom, room=key,
-                                   as_="spectator" if spectate else "player")
+        reply = await self._request_following(m.JoinRoom, room=key,
+                                              as_="spectator" if spectate else "player")
         await self._joined(reply, key)
         return reply
 
     async def resume(self, held: HeldSeat) -> m.Joined:
         """Take back a remembered seat; a refused token is forgotten."""
         try:
-            reply = await self.request(m.JoinRoom, room=held.room, token=held.token)
+            reply = await self._request_following(m.JoinRoom, room=held.room,
+                                                  token=held.token)
         except ServerError as exc:
             if exc.code in SEAT_GONE and self.seats is not None:
                 self.seats.forget(held.url, held.room)
@@ -342,17 +379,17 @@ class Session:
     # -- the seat file -------------------------------------------------------------------
 
     def held_seats(self) -> list[HeldSeat]:
-        return self.seats.held(self.url) if self.seats is not None else []
+        return self.seats.held(self.home) if self.seats is not None else []
 
     def _remember(self) -> None:
         if self.seats is None or self.room is None or self.token is None or self.seat is None:
             return
-        held = HeldSeat(self.url, self.room, self.token, self.room_name or self.room, self.seat)
+        held = HeldSeat(self.home, self.room, self.token, self.room_name or self.room, self.seat)
         if held != self._remembered:
             self.seats.remember(held)
             self._remembered = held
 
     def _forget(self) -> None:
         if self.seats is not None and self.room is not None:
-            self.seats.forget(self.url, self.room)
+            self.seats.forget(self.home, self.room)
         self._remembered = None

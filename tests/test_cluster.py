@@ -368,3 +368,40 @@ async def test_join_anywhere_skips_nodes_that_do_not_answer_and_raises_real_refu
     with pytest.raises(OSError):  # nobody answers anywhere: the last failure, in time
         await join_anywhere([dead], "Dani", made.room, timeout=0.3, pause=0.05)
     await anna.close()
+
+
+async def test_the_client_session_follows_moved_and_survives_its_node_dying(db, prefix, tmp_path):
+    """The terminal client's session, as a player uses it: it joins through the wrong node
+    (``moved`` followed), then keeps its seat when that room's node is killed."""
+    from client.seats import SeatStore
+    from client.session import Session
+
+    a, b = await start_nodes(2, *node_args(db, prefix))
+    with a, b:
+        anna = await player(a.url, "Anna")
+        made = await anna.request(m.CreateRoom, name="Roaming", seats=2)
+        session = Session(b.url, "Biel", seats=SeatStore(tmp_path / "seats.json"),
+                          first_retry=0.1, max_retry=0.5)
+        await session.open()
+        runner = asyncio.create_task(session.run())
+        try:
+            await session.list_rooms()  # learns the cluster's nodes
+            assert a.url in session.nodes
+            joined = await session.join(made.room)
+            assert joined.seat == 1 and session.url == a.url
+            await anna.request(m.StartGame)
+            await session._state_where(lambda s: s.view["status"] == "playing")
+            assert session.state.view["status"] == "playing"
+            version = session.state.version
+
+            a.kill()
+            await anna.close()
+            async with asyncio.timeout(20):
+                while session.url != b.url or session.client is None or \
+                        session.state.version <= version:
+                    await asyncio.sleep(0.05)
+            assert session.seat == 1 and session.room == made.room
+            assert session.held_seats()[0].url == b.url  # remembered under the home address
+        finally:
+            await session.stop()
+            runner.cancel()

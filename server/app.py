@@ -109,6 +109,7 @@ class CastellServer:
         self.lobby = Lobby(store=store, max_rooms=self.config.max_rooms,
                            bot_delay=self.config.bot_delay,
                            room_linger=self.config.room_linger,
+                           unload_after=self.config.room_unload_after,
                            turn_time_scale=self.config.turn_time_scale)
         self.limits = self.config.frame_limits
         #: Connections whose handler runs (handshake done).
@@ -463,10 +464,12 @@ class CastellServer:
     async def _find_room(self, key: str, *, by_id_private: bool) -> Room:
         """The room ``key`` names: in this server's lobby, or else on a cluster node
         (:class:`~shared.errors.RoomMoved` says which) or taken over by this one."""
+        if self.cluster is None:
+            return await self.lobby.find_or_load(key, by_id_private=by_id_private)
         try:
             return self.lobby.find(key, by_id_private=by_id_private)
         except CastellError as exc:
-            if self.cluster is None or exc.code != "room_not_found":
+            if exc.code != "room_not_found":
                 raise
         return await self.cluster.locate(key, by_id_private=by_id_private)
 

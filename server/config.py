@@ -90,6 +90,9 @@ class ServerConfig:
     turn_time_scale: float = 1.0
     #: Seconds a finished or abandoned room stays listed before it is forgotten.
     room_linger: float = 600.0
+    #: Seconds an unfinished game with nobody connected stays in memory; it stays stored,
+    #: and comes back the moment a player returns with a token (None: never unloaded).
+    room_unload_after: float | None = 1800.0
     #: Per-message deflate; off by default so one encoded push is the same bytes for all.
     compression: bool = False
 

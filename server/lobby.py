@@ -23,7 +23,7 @@ class Lobby:
     """Holds the rooms. Rooms are forgotten once empty and finished (or never started)."""
 
     def __init__(self, *, store: Store | None = None, max_rooms: int, bot_delay: float,
-                 room_linger: float,
+                 room_linger: float, unload_after: float | None = None,
                  turn_time_scale: float = 1.0,
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
@@ -33,6 +33,7 @@ class Lobby:
         self.max_rooms = max_rooms
         self.bot_delay = bot_delay
         self.room_linger = room_linger
+        self.unload_after = unload_after
         self.turn_time_scale = turn_time_scale
         self.clock = clock
         #: Called with each room the lobby lets go of (a cluster node gives up its lease).
@@ -120,6 +121,26 @@ class Lobby:
                                code="room_not_found")
         return room
 
+    async def find_or_load(self, key: str, *, by_id_private: bool = False) -> Room:
+        """:meth:`find`, or else a started game of the store brought back into memory (it
+        was unloaded while nobody played it, see :meth:`sweep`)."""
+        try:
+            return self.find(key, by_id_private=by_id_private)
+        except CastellError as exc:
+            if self.store is None or exc.code != "room_not_found":
+                raise
+            record = await self.store.load(key)
+            if key in self.rooms:  # loaded by another request meanwhile
+                return self.find(key, by_id_private=by_id_private)
+            if record is None or record.room.status == "waiting" or (
+                    record.room.private and not by_id_private):
+                raise
+            room = self.room_from_record(record)
+            self.add(room)
+            room.resume_play()
+            log.info("room %s loaded back at version %d", room.id, room.version)
+            return room
+
     def public(self) -> list[Room]:
         return [r for r in self.rooms.values() if not r.private]
 
@@ -139,6 +160,14 @@ class Lobby:
                 self.remove(room)
             elif room.state is None and now - room.created_at > self.room_linger:
                 self.remove(room, forget=True)  # a restored waiting room nobody came back to
+            elif (room.state is not None and self.store is not None
+                  and self.unload_after is not None
+                  and now - room.changed_at > self.unload_after):
+                # An abandoned game costs memory for nothing: it is safe in the store and
+                # comes back when a player does (see load()).
+                log.info("room %s unloaded: nobody there for %.0f s", room.id,
+                         now - room.changed_at)
+                self.remove(room)
 
     def remove(self, room: Room, *, forget: bool = False) -> None:
         """Drop a room from memory; ``forget`` also deletes it from the store (a room whose

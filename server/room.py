@@ -141,6 +141,9 @@ class Room:
         self._bot_task: asyncio.Task[None] | None = None
         self._bot_rng = random.Random(seed ^ 0x5EED)
         self.created_at = clock()
+        #: When the room last changed (a push); an unwatched room idle long enough is
+        #: unloaded from memory and comes back from the store on demand.
+        self.changed_at = self.created_at
         self.finished_at: float | None = None
 
     @classmethod
@@ -230,6 +233,7 @@ class Room:
     def publish(self, events: list[Any], *, skip: Connection | None = None) -> None:
         """Bump the version and push the new view to every member, encoded once."""
         self.version += 1
+        self.changed_at = self.clock()
         data = encode_state(self.id, self.version, self.view(), events)
         for conn in self.members():
             if conn is not skip:

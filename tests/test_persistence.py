@@ -181,3 +181,34 @@ async def test_a_wrong_token_after_restart_is_refused(tmp_path):
             await c.request(m.JoinRoom, room=room, token=tokens[0][::-1])
         assert err.value.code == "bad_token"
         await c.close()
+
+
+async def test_an_abandoned_game_leaves_memory_and_comes_back_with_its_player(tmp_path):
+    from server.app import CastellServer
+    from server.config import ServerConfig
+    from server.store import open_store
+
+    config = ServerConfig(port=0, bot_delay=0.0, ping_interval=None, rate=1000.0,
+                          burst=1000.0, room_unload_after=0.5)
+    async with CastellServer(config, open_store(str(tmp_path / "g.sqlite3"))) as server:
+        url = f"ws://127.0.0.1:{server.port}"
+        room, clients, tokens = await _two_players(url)
+        await _play_turns(clients, 2, random.Random(1))
+        before = clients[0].state
+        for c in clients:
+            await c.close()
+        async with asyncio.timeout(10):
+            while room in server.lobby.rooms:
+                await asyncio.sleep(0.1)
+        back = await GameClient.connect(url)
+        await back.hello("Anna")
+        joined = await back.request(m.JoinRoom, room=room, token=tokens[0])
+        assert joined.seat == 0 and room in server.lobby.rooms
+        state = await back.wait_state()
+        # the same game, at a later version (the leaving and coming back were changes too)
+        assert state.version > before.version
+        assert state.view["players"][0]["team"] == before.view["players"][0]["team"]
+        assert state.view["round"] == before.view["round"]
+        assert state.view["turn"] == before.view["turn"]
+        assert state_from_view(state.view) == state_from_view(before.view)
+        await back.close()

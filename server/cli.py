@@ -211,7 +211,11 @@ async def _export(args: argparse.Namespace) -> int:
     from server.store import open_store
 
     path = args.output or f"castell-{args.room}.json"
-    async with open_store(_db_location(args.db)) as store:
+    where = _db_location(args.db)
+    # Only reading: a running server may keep writing its file (or schema) meanwhile.
+    postgres = where.startswith(("postgresql://", "postgres://"))
+    async with open_store(where, **({"shared": True} if postgres else {"read_only": True})) \
+            as store:
         record = await store.load(args.room)
     if record is None:
         print(f"castell-server: there is no room {args.room!r} in that database",

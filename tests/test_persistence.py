@@ -6,6 +6,7 @@ import asyncio
 import random
 import sqlite3
 
+import attrs
 import pytest
 
 from client.net import GameClient, ServerError
@@ -212,3 +213,34 @@ async def test_an_abandoned_game_leaves_memory_and_comes_back_with_its_player(tm
         assert state.view["turn"] == before.view["turn"]
         assert state_from_view(state.view) == state_from_view(before.view)
         await back.close()
+
+
+async def test_export_reads_a_running_server_s_file(tmp_path):
+    db = str(tmp_path / "games.sqlite3")
+    with ServerProcess("--db", db) as srv:
+        room, clients, _ = await _two_players(srv.url)
+        await _play_turns(clients, 3, random.Random(4))
+        out = tmp_path / "live.json"
+        done = await asyncio.to_thread(run_server_cli, "export", room, "--db", db,
+                                       "-o", str(out))
+        assert done.returncode == 0, done.stderr
+        last, _ = replay(GameRecordFile.from_json(out.read_text()))[-1]
+        seen = state_from_view(clients[0].state.view)
+        assert seen == attrs.evolve(last, bag=seen.bag)  # a view shows the bag as a count
+        assert len(seen.bag) == len(last.bag)
+        # the server goes on writing as before
+        await _play_turns(clients, 1, random.Random(5))
+        for c in clients:
+            await c.close()
+
+
+async def test_a_read_only_store_refuses_writes(tmp_path):
+    from server.store import SQLiteStore, StoreError
+
+    path = tmp_path / "g.sqlite3"
+    async with SQLiteStore(path) as writer, SQLiteStore(path, read_only=True) as reader:
+        assert await reader.load_unfinished() == []
+        with pytest.raises(StoreError) as refused:
+            await reader.delete_room("r1")
+        assert refused.value.code == "read_only"
+        assert await writer.load_unfinished() == []

@@ -19,6 +19,9 @@ CODES: dict[str, str] = {
     "corrupt_database": "SQLite reports the database damaged",
     "database_in_use": "another castell-server (or another program) holds the database",
     "schema_too_new": "a newer Castell wrote the database; this version cannot read it",
+    "schema_too_old": "a read-only open found an older schema, which only a server that "
+    "writes may upgrade",
+    "read_only": "a write asked of a store opened read-only",
     "unsupported_backend": "the URL names a backend this version does not have",
     "store_closed": "the store was used before open() or after close()",
     "room_exists": "create_room with a room id that is already stored",

@@ -12,9 +12,13 @@ How it keeps its promises:
   *and* of the machine. ``NORMAL`` would skip that fsync and could lose the last actions on a
   power cut — actions players were already told were applied. ``fullfsync`` makes macOS flush
   the drive's cache too. ``python -m bench.store`` measures what this costs.
-* **One server per file.** The connection takes SQLite's exclusive lock at open and keeps it
-  until close, so a second castell-server (or any other program) on the same file is refused at
-  open with ``database_in_use`` instead of sharing it. The lock dies with the process.
+* **One server per file.** A store that writes holds an exclusive ``flock`` on the database
+  file from open to close (``flock`` locks are apart from the POSIX locks SQLite takes, and
+  the descriptor is closed only after SQLite's connection), so a second castell-server on
+  the same file is refused at open with ``database_in_use`` instead of sharing it. The lock dies
+  with the process. Readers are welcome meanwhile (WAL lets them read while the server
+  writes): ``read_only=True`` opens a store that only reads — what ``castell-server
+  export`` uses on a running server's file.
 * **Nothing is overwritten on error.** The file is checked (is it SQLite, is it Castell's,
   which schema version) inside the transaction that would migrate it; a refusal rolls back, so
   a foreign, damaged or newer file is left byte for byte as it was.
@@ -23,6 +27,7 @@ How it keeps its promises:
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import functools
 import os
 import sqlite3
@@ -30,6 +35,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import attrs
 import platformdirs
@@ -101,6 +107,7 @@ class SQLiteStore(Store):
         synchronous: str = "FULL",
         busy_timeout: float = 1.0,
         thread: bool | None = None,
+        read_only: bool = False,
     ) -> None:
         if synchronous.upper() not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, not {synchronous!r}")
@@ -108,6 +115,8 @@ class SQLiteStore(Store):
         self.synchronous = synchronous.upper()
         self.busy_timeout = busy_timeout
         self.thread = self.path != MEMORY if thread is None else thread
+        self.read_only = read_only
+        self._lock_file: int | None = None
         #: The journal mode SQLite granted (``wal``; ``memory`` for ``":memory:"``).
         self.journal_mode: str | None = None
         self._executor: ThreadPoolExecutor | None = None
@@ -163,17 +172,64 @@ class SQLiteStore(Store):
     def _cannot_open(self, message: str) -> None:
         raise StoreError(message, code="cannot_open", path=self.path)
 
+    def _take_lock(self) -> None:
+        """The one-writer-per-file lock (see the module docstring)."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StoreError(
+                f"another castell-server (or another program) is using {self.path}; stop it, "
+                "or give this server another database",
+                code="database_in_use",
+                path=self.path,
+            ) from None
+        self._lock_file = fd
+
+    def _drop_lock(self) -> None:
+        fd, self._lock_file = self._lock_file, None
+        if fd is not None:
+            os.close(fd)  # releases the flock; SQLite's connection is closed before this
+
+    def _open_read_only(self) -> None:
+        """A connection that can only read: no lock file, no migration, no journal change."""
+        if not Path(self.path).is_file():
+            self._cannot_open(f"cannot open the database {self.path}: there is no such file")
+        try:
+            conn = sqlite3.connect(f"file:{quote(self.path)}?mode=ro", uri=True,
+                                   timeout=self.busy_timeout, isolation_level=None)
+            application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            if application_id != APPLICATION_ID:
+                conn.close()
+                raise StoreError(f"{self.path} is not a Castell database",
+                                 code="not_castell_database", path=self.path)
+            version = conn.execute("SELECT version FROM schema_version").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        if version != LATEST:
+            conn.close()
+            raise schema_too_new(self.path, version, LATEST, self.path) if version > LATEST \
+                else StoreError(f"{self.path} has an older schema ({version}); start "
+                                "castell-server on it once to upgrade it",
+                                code="schema_too_old", path=self.path)
+        self._conn = conn
+
     def _open(self) -> None:
         if self.path != MEMORY:
             self._check_path()
+            if self.read_only:
+                self._open_read_only()
+                return
+            self._take_lock()
         try:
             conn = sqlite3.connect(
                 self.path, timeout=self.busy_timeout, isolation_level=None
             )
         except sqlite3.Error as exc:
+            self._drop_lock()
             raise self._translate(exc) from exc
         try:
-            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -189,9 +245,11 @@ class SQLiteStore(Store):
             conn.execute("PRAGMA checkpoint_fullfsync = ON")
         except sqlite3.Error as exc:
             conn.close()
+            self._drop_lock()
             raise self._translate(exc) from exc
         except BaseException:
             conn.close()
+            self._drop_lock()
             raise
         self._conn = conn
 
@@ -232,6 +290,7 @@ class SQLiteStore(Store):
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+        self._drop_lock()
 
     def _translate(self, exc: sqlite3.Error) -> StoreError:
         """The StoreError that says, for a person, what SQLite's error means for this file."""
@@ -314,6 +373,9 @@ class SQLiteStore(Store):
         return result
 
     async def _write(self, work: Callable[..., T], *args: Any) -> T:
+        if self.read_only:
+            raise StoreError(f"the store {self.path} was opened read-only", code="read_only",
+                             path=self.path)
         return await self._call(self._transaction, work, *args)
 
     async def _read(self, work: Callable[..., T], *args: Any) -> T:

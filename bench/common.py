@@ -32,12 +32,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def machine() -> str:
-    """One line naming what the figures were measured on."""
+    """One line naming what the figures were measured on, and how busy it was (the load
+    average: on a shared machine, other work shows in every figure)."""
     versions = []
     for dist in ("websockets", "msgpack", "cattrs", "attrs"):
         with contextlib.suppress(metadata.PackageNotFoundError):
             versions.append(f"{dist} {metadata.version(dist)}")
-    return (f"{os.cpu_count()} cpu(s), {platform.python_implementation()} "
+    load = ""
+    with contextlib.suppress(OSError):
+        load = f", load average {os.getloadavg()[0]:.1f}"
+    return (f"{os.cpu_count()} cpu(s){load}, {platform.python_implementation()} "
             f"{platform.python_version()} on {sys.platform}, " + ", ".join(versions))
 
 

@@ -106,6 +106,25 @@ def running(kind: str, connections: int, profile: str | None = None,
 # One client -------------------------------------------------------------------------------------
 
 
+def peek(data: bytes) -> tuple[str | None, int | None]:
+    """A frame's ``type`` and ``version`` read off its head, without decoding the rest (a
+    state push's view is decoded only when someone looks at it)."""
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(data)
+    kind = version = None
+    for _ in range(unpacker.read_map_header()):
+        key = unpacker.unpack()
+        if key == "type":
+            kind = unpacker.unpack()
+        elif key == "version":
+            version = unpacker.unpack()
+        else:
+            unpacker.skip()
+        if kind is not None and version is not None:
+            break
+    return kind, version
+
+
 class Member:
     """One client connection: its latest state, its one outstanding request."""
 
@@ -114,26 +133,34 @@ class Member:
         self.ids = itertools.count(1)
         self.seat: int | None = None
         self.version = -1
-        self.view: dict[str, Any] | None = None
+        self._push: bytes | None = None  # the latest state push, decoded on demand
+        self._view: dict[str, Any] | None = None
         self.reply: asyncio.Future[tuple[dict[str, Any], float]] | None = None
         self.want: tuple[int, asyncio.Future[float]] | None = None
         self.reader = asyncio.create_task(self._read())
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        if self._view is None and self._push is not None:
+            self._view = msgpack.unpackb(self._push)["view"]
+        return self._view
 
     async def _read(self) -> None:
         with contextlib.suppress(Exception):
             async for data in self.ws:
                 now = time.perf_counter()
-                msg = msgpack.unpackb(data)
-                kind = msg.get("type")
+                kind, version = peek(data)
                 if kind == "state":
-                    if msg["version"] > self.version:
-                        self.version, self.view = msg["version"], msg["view"]
+                    if version is not None and version > self.version:
+                        self.version, self._push, self._view = version, data, None
                         want = self.want
-                        if want is not None and self.version >= want[0] and not want[1].done():
+                        if want is not None and version >= want[0] and not want[1].done():
                             want[1].set_result(now)
                 elif kind != "chat":
+                    msg = msgpack.unpackb(data)
                     if kind == "joined":  # a new room counts its versions afresh
-                        self.version, self.view, self.seat = -1, None, msg["seat"]
+                        self.version, self._push, self._view = -1, None, None
+                        self.seat = msg["seat"]
                     if self.reply is not None and not self.reply.done():
                         self.reply.set_result((msg, now))
 

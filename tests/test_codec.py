@@ -233,3 +233,37 @@ def test_a_state_push_with_an_event_map_holding_objects_still_encodes():
     frame = codec.encode_state("r1", 2, {"round": 4}, sample)
     assert frame == codec.encode(m.StatePush("r1", 2, {"round": 4}, tuple(sample)))
     assert codec.decode(frame).events[0]["score"]["total"] == 15
+
+
+def _guard_every_value(value, max_depth):
+    # The frame check as first written: every value visited, scalars included.
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) not in (dict, list):
+            continue
+        if depth > max_depth:
+            raise ProtocolError(f"a frame may nest at most {max_depth} deep", code="bad_message")
+        if type(item) is list:
+            stack.extend((sub, depth + 1) for sub in item)
+            continue
+        for key, sub in item.items():
+            if type(key) is not str:
+                raise ProtocolError("map keys must be strings", code="bad_message")
+            stack.append((sub, depth + 1))
+
+
+def _verdict(check, value, max_depth):
+    try:
+        check(value, max_depth)
+    except ProtocolError as exc:
+        return exc.code, exc.message
+    return None
+
+
+@settings(max_examples=200)
+@given(msgpack_values, st.integers(1, 4))
+def test_the_frame_check_finds_the_same_first_breach_as_a_walk_over_every_value(value, depth):
+    # The check skips scalars for speed; what it refuses, and for which reason first, is the
+    # same as when every value was visited.
+    assert _verdict(codec._guard, value, depth) == _verdict(_guard_every_value, value, depth)

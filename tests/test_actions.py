@@ -8,7 +8,7 @@ from game_helpers import game, on_turn, play, refused, showing, with_player, wit
 
 from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
 from shared.board import ADJACENT, REGION_NAMES, REGIONS, SKILLS, wheel_segments
-from shared.engine import apply
+from shared.engine import apply, legal_actions
 from shared.errors import GameOver, NotYourTurn, RuleError
 from shared.events import ActionTaken, Trained
 from shared.state import Skills
@@ -365,3 +365,42 @@ def test_an_unknown_action_object_is_a_rule_error(start):
     with pytest.raises(RuleError) as info:
         apply(start, 0, "move")  # type: ignore[arg-type]
     assert info.value.code == "unknown_action"
+
+
+# Before the pawn is on the board (§4) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "effect", [{"effect": "move", "region": "gir"}, {"effect": "recruit", "size": 5},
+               {"effect": "perform", "tile": "lp01"}],
+)
+def test_a_special_tile_on_all_needs_a_placed_pawn_for_its_effect(start, effect):
+    """Training `all` needs no region, but every special effect does: no free placement."""
+    state = showing(with_player(start, 0, tower=((5, 5), (3,))), "all", "special")
+    assert refused(state, 0, Train("all", **effect)).code == "pawn_not_placed"
+    assert refused(state, 0, Special(**effect)).code == "pawn_not_placed"
+    assert not [a for a in legal_actions(state, 0) if isinstance(a, Train | Special)]
+    # once placed (by the move), the same training works
+    after, _ = play(state, 0, Move("alt"), Train("all", effect="move", region="gir"))
+    assert after.players[0].region == "gir" and after.players[0].tokens == 7
+
+
+def test_the_advanced_game_trains_only_in_the_pawns_region():
+    state = on_turn(game(2, seed=4, variant="advanced"), 0)
+    state = showing(placed(state, "gir"), "gir", "width")
+    state = showing(state, "none", "base")
+    for choice in ("none", "all"):
+        assert refused(state, 0, Train(choice)).code in {"bad_choice", "all_not_allowed"}
+    trainings = [a for a in legal_actions(state, 0) if isinstance(a, Train)]
+    assert trainings == [Train("region")]
+    after, _ = apply(state, 0, Train("region"))
+    assert after.players[0].skills == Skills(width=1)
+
+
+def test_the_first_move_places_the_pawn_even_after_other_actions(start):
+    """§4: training with `all` and building need no region; the first move, later in the
+    turn, still places the pawn anywhere."""
+    state = showing(with_player(start, 0, team=(7, 7, 7, 5, 5, 2)), "all", "mix")
+    state, _ = play(state, 0, Train("all"), Build(TOWER), Move("ebr"))
+    assert state.players[0].region == "ebr" and state.players[0].skills.mix == 1
+    assert state.players[0].tower == TOWER

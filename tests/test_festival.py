@@ -5,6 +5,8 @@ from __future__ import annotations
 import attrs
 import pytest
 from game_helpers import game, with_player
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.actions import EndTurn
 from shared.board import TOWNS
@@ -173,3 +175,122 @@ def test_festivals_wait_for_the_end_of_their_round(seats):
         state, events = apply(state, state.turn, EndTurn())
         resolved = [(e.round, e.region) for e in events if isinstance(e, FestivalResolved)]
         assert resolved == [(f.round, f.region) for f in state.festivals if f.round == round_]
+
+
+def test_two_players_rank_two_takes_nothing():
+    state, [event] = resolve(at_festival(2, [FOUR_ONE_FIVE, FIVE_TWO_FIVES]))
+    assert {r.seat: r.prize for r in event.results} == {1: "trophy", 0: None}
+    assert state.players[0].prizes == () and state.prizes == Prizes(trophy=11)
+    assert state.players[0].best == 5  # a prizeless participant still moves its marker
+
+
+def test_four_players_distinct_scores_trophy_medal_ribbon_then_nothing():
+    six = ((9, 9, 9), (7, 7), (5,), (4,), (3,), (1,))  # 6 levels + one 5 = 7
+    towers = [FOUR_ONE_FIVE, FIVE_TWO_FIVES, six, ((9, 9, 9), (5, 5, 5), (3,), (2,), (1,))]
+    state, [event] = resolve(at_festival(4, towers))
+    assert [(r.seat, r.score, r.prize) for r in event.results] == [
+        (3, 8, "trophy"), (1, 7, "medal"), (2, 7, "medal"), (0, 5, None),
+    ]
+    assert state.prizes == Prizes(trophy=11, medal=12, ribbon=14)
+
+
+def test_a_tie_for_rank_two_shares_the_medal_rank():
+    towers = [FOUR_THREE_FIVES, FIVE_TWO_FIVES, ((9, 9, 9), (5, 5, 5), (3,), (2,), (1,))]
+    _, [event] = resolve(at_festival(3, towers))
+    assert {r.seat: r.prize for r in event.results} == {2: "trophy", 0: "medal", 1: "medal"}
+
+
+def test_a_short_supply_starts_at_the_first_player_even_when_he_is_not_tied():
+    """§5.3: seat 1 holds the marker and is out; of seats 0 and 2, seat 2 comes first."""
+    towers = [FIVE_TWO_FIVES, None, FIVE_TWO_FIVES]
+    state, [event] = resolve(at_festival(3, towers, first=1, prizes=Prizes(trophy=1)))
+    assert {r.seat: r.prize for r in event.results} == {2: "trophy", 0: None}
+    assert state.players[2].prizes == (Taken("trophy", "bcn"),)
+
+
+def test_the_short_supply_uses_the_marker_of_the_round_being_ended():
+    """§8: festivals come before the marker passes, so the round's own first player wins the
+    tie, not the next round's."""
+    towers = [FIVE_TWO_FIVES, FIVE_TWO_FIVES]
+    state, [event] = resolve(at_festival(2, towers, first=1, prizes=Prizes(trophy=1)))
+    assert [r.prize for r in event.results] == ["trophy", None]
+    assert event.results[0].seat == 1 and state.first == 0
+
+
+def test_the_size_only_needs_to_stand_somewhere_in_the_tower():
+    # exactly 4 levels, the one 1 on top: takes part with 4 + 1
+    state, [event] = resolve(at_festival(2, [FOUR_ONE_FIVE, None], size=3))
+    assert [(r.seat, r.score, r.size_token) for r in event.results] == [(0, 5, True)]
+    assert state.players[0].sizes == (Taken(3, "bcn"),)
+
+
+# §5 read literally, against the engine, on random festivals -----------------------------------
+
+_level = st.lists(st.sampled_from([4, 5, 6]), min_size=1, max_size=3)
+_entry = st.one_of(st.none(), st.lists(_level, min_size=1, max_size=6).map(
+    lambda levels: tuple(tuple(level) for level in levels)))
+
+
+def literal_festival(state, festival):
+    """§5 as written: participants, scores, prizes rank by rank (ties clockwise from the
+    first player while the supply lasts), the size token to a unique most."""
+    n = state.seats
+    players = {p.seat: p for p in state.players}
+    scores = {
+        s: len(p.tower) + sum(level.count(festival.size) for level in p.tower)
+        for s, p in players.items()
+        if p.region == festival.region and len(p.tower) >= 4
+        and any(festival.size in level for level in p.tower)
+    }
+    supply = {"trophy": state.prizes.trophy, "medal": state.prizes.medal,
+              "ribbon": state.prizes.ribbon}
+    table = {2: ["trophy"], 3: ["trophy", "medal"], 4: ["trophy", "medal", "ribbon"]}[n]
+    prizes = {}
+    for rank in sorted({1 + sum(o > sc for o in scores.values()) for sc in scores.values()}):
+        tied = [s for s, sc in scores.items() if 1 + sum(o > sc for o in scores.values()) == rank]
+        for s in sorted(tied, key=lambda s: (s - state.first) % n):
+            prize = table[rank - 1] if rank <= len(table) else None
+            if prize and supply[prize]:
+                supply[prize] -= 1
+                prizes[s] = prize
+    counts = {s: sum(level.count(festival.size) for level in players[s].tower) for s in scores}
+    top = [s for s in counts if counts[s] == max(counts.values())]
+    return scores, prizes, (top[0] if len(top) == 1 else None), supply
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seats=st.sampled_from([2, 3, 4]), first=st.integers(0, 3),
+    entries=st.lists(_entry, min_size=4, max_size=4),
+    away=st.lists(st.booleans(), min_size=4, max_size=4),
+    bests=st.lists(st.integers(0, 12), min_size=4, max_size=4),
+    supply=st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)),
+)
+def test_festivals_follow_the_rules_read_literally(seats, first, entries, away, bests, supply):
+    """Two festivals in one round (bcn, then alt): each as §5 says, the second one given
+    the prize supply the first one left."""
+    calendar = (festival("bcn", 5, 5), festival("alt", 5, 5))
+    state = at_festival(seats, [None] * seats, festivals=calendar, round=5, first=first % seats,
+                        prizes=Prizes(*supply))
+    for seat in range(seats):
+        tower = entries[seat] or ()
+        region = "alt" if away[seat] else "bcn"
+        state = with_player(state, seat, region=region, tower=tower, best=bests[seat],
+                            team=tuple(c for level in tower for c in level))
+    expected = {seat: {"best": bests[seat], "prizes": (), "sizes": ()} for seat in range(seats)}
+    supply_left, ahead = None, state
+    for fest in calendar:
+        scores, prizes, claimer, supply_left = literal_festival(ahead, fest)
+        for seat, score in scores.items():
+            expected[seat]["best"] = max(expected[seat]["best"], score)
+        for seat, prize in prizes.items():
+            expected[seat]["prizes"] += (Taken(prize, fest.region),)
+        if claimer is not None:
+            expected[claimer]["sizes"] += (Taken(fest.size, fest.region),)
+        ahead = attrs.evolve(ahead, prizes=Prizes(**supply_left))
+    after, events = resolve(state)
+    assert [e.region for e in events] == ["bcn", "alt"]
+    for seat in range(seats):
+        p = after.players[seat]
+        assert {"best": p.best, "prizes": p.prizes, "sizes": p.sizes} == expected[seat], seat
+    assert after.prizes == Prizes(**supply_left)

@@ -89,3 +89,35 @@ def test_a_completed_tile_is_not_replaced(lleida):
     state = attrs.evolve(state, done=())
     assert state.row("lle").tiles == ("lp19",)
     assert refused(state, 0, Special("perform", tile="lp04")).code == "tile_not_in_row"
+
+
+def test_a_special_move_leaves_its_token_behind_not_on_the_row_performed(lleida):
+    """§4 + §6: the token of a special move lies on the row of the region left; a free
+    performance (special tile) in the new region takes only the tokens lying there."""
+    state = with_row(lleida, "lle", tokens=1)
+    state = with_player(state, 0, region="cen", team=(9, 9, 9, 6, 6, 3), tower=TOWER_321)
+    state = showing(state, "lle", "special")
+    state, events = play(
+        state, 0, Special("move", region="lle"), Train("region", effect="perform", tile="lp04")
+    )
+    player = state.players[0]
+    assert (player.tokens, player.taken_tokens) == (6, 1)
+    assert state.row("cen").tokens == 1 and state.row("lle").tokens == 0
+    assert Performed(seat=0, tile="lp04", region="lle", tokens=1) in events
+
+
+def test_an_exhibition_refuses_a_taller_tower_too(lleida):
+    # lp19: exactly 2 levels using balance; three levels using balance is not it
+    state = with_player(lleida, 0, region="lle", team=(6, 6, 4, 4, 1), skills=Skills(balance=1),
+                        tower=((6, 6), (4, 4), (1,)))
+    error = refused(state, 0, Special("perform", tile="lp19"))
+    assert error.code == "tile_wrong_height"
+    assert error.message == "lp19 needs a tower of exactly 2 levels; yours has 3"
+
+
+def test_a_shape_refuses_an_extra_level_on_top(lleida):
+    # lp04 is 3,2,1: a 3,2,1,1 tower (balance) holds the shape but is one level too tall
+    state = with_player(lleida, 0, region="lle", team=(9, 9, 9, 6, 6, 3, 1),
+                        skills=Skills(balance=1), tower=((9, 9, 9), (6, 6), (3,), (1,)))
+    assert refused(state, 0, Special("perform", tile="lp04")).code == "tile_wrong_shape"
+

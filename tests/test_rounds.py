@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from game_helpers import game, with_region
+from game_helpers import game, with_player, with_region
 
 from shared.actions import EndTurn, Move
 from shared.board import REGIONS
 from shared.engine import apply, legal_actions
 from shared.errors import GameOver
-from shared.events import GameEnded, Refilled, RoundStarted, TurnStarted
+from shared.events import (
+    ActionTaken,
+    FestivalResolved,
+    GameEnded,
+    Refilled,
+    RoundStarted,
+    TurnStarted,
+)
+from shared.state import Skills
 
 
 def end_round(state):
@@ -104,3 +112,45 @@ def test_legal_actions_only_for_the_seat_on_turn():
     others = [s for s in range(3) if s != state.turn]
     assert all(legal_actions(state, s) == [] for s in others)
     assert legal_actions(state, state.turn)[-1] == EndTurn()
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_the_end_of_round_four_in_the_order_of_the_rules(seats):
+    """§8: festivals (calendar order), refill, then the marker passes and round 5 starts."""
+    state = attrs.evolve(game(seats, seed=17), round=4)
+    state = with_region(state, "alt", ())
+    first = state.first
+    state, events = end_round(state)
+    kinds = [type(e).__name__ for e in events if not isinstance(e, ActionTaken | TurnStarted)]
+    festivals = [f for f in state.festivals if f.round == 4]
+    assert kinds == ["FestivalResolved"] * len(festivals) + ["Refilled", "RoundStarted"]
+    assert [e.region for e in events if isinstance(e, FestivalResolved)] == [
+        f.region for f in festivals
+    ]
+    assert events[-1] == TurnStarted(seat=(first + 1) % seats)
+    assert (state.round, state.first, state.turn) == (5, (first + 1) % seats, state.first)
+
+
+def test_round_ten_s_festival_counts_in_the_final_scoring():
+    """§8: after round 10 come its festivals, then (no refill) the final scoring."""
+    state = game(2, seed=4)
+    last = state.festivals[-1]
+    assert last.round == 10
+    sizes = sorted({last.size, *[s for s in (10, 8, 6, 4) if s != last.size][:3]}, reverse=True)
+    tower = tuple((size,) * count for size, count in zip(sizes, (3, 2, 1, 1), strict=True))
+    team = tuple(c for level in tower for c in level)
+    state = attrs.evolve(state, round=10, bag=(1, 2, 3))
+    seat = state.first
+    state = with_player(state, seat, region=last.region, tower=tower, team=team,
+                        skills=Skills(balance=1))
+    state = with_region(state, "alt", ())
+    state, events = end_round(state)
+    assert state.over and state.bag == (1, 2, 3) and state.region_castellers("alt") == ()
+    assert not [e for e in events if isinstance(e, Refilled)]
+    [festival] = [e for e in events if isinstance(e, FestivalResolved)]
+    [result] = festival.results
+    assert result.seat == seat
+    assert result.score == 4 + sum(level.count(last.size) for level in tower)
+    winner = state.scores[seat]
+    assert (winner.tower, winner.prizes, winner.sizes) == (result.score, 5, 2)
+    assert state.winners == (seat,)

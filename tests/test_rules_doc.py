@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
+from shared.actions import Move, Special
 from shared.board import (
     ADJACENT,
     DIVERSITY_POINTS,
@@ -17,6 +19,7 @@ from shared.board import (
     TILES,
     TOWNS,
 )
+from shared.engine import apply, new_game
 from shared.festival import of_size
 from shared.scoring import score_player
 from shared.state import Player, Taken
@@ -32,6 +35,11 @@ def section(title: str) -> str:
     start = DOC.index(f"\n## {title}")
     end = DOC.find("\n## ", start + 1)
     return DOC[start:] if end < 0 else DOC[start:end]
+
+
+def prose(title: str) -> str:
+    """A section's text on one line, quote markers and line breaks gone."""
+    return " ".join(re.sub(r"^> ?", "", section(title), flags=re.M).split())
 
 
 def rows(text: str, first_cell: str) -> list[list[str]]:
@@ -170,3 +178,36 @@ def test_every_rule_code_is_explained():
 @pytest.mark.parametrize("word", ["spec/", "../"])
 def test_the_page_stands_alone(word):
     assert word not in DOC
+
+
+def test_the_wheel_example():
+    """§4: the ring in the example, and what the page says three segments show."""
+    text = prose("§4")
+    ring = re.search(r"The ring holds, from position 0: ([a-z, ]+)\.", text).group(1).split(", ")
+    state = attrs.evolve(new_game(["Anna", "Biel"], seed=0), wheel=tuple(ring))
+    claims = {
+        1: {"alt": "mix", "gir": "special", "all": "special"},
+        2: {"alt": "special", "gir": "width", "all": "mix"},
+    }
+    for round_, shown in claims.items():
+        wheel = attrs.evolve(state, round=round_).wheel_tiles()
+        assert {segment: wheel[segment] for segment in shown} == shown
+    assert "In round 1 Alt Pirineu (segment 0) shows mix and Girona (segment 1) shows" in text
+    assert "Alt Pirineu shows special, Girona width, and *all* shows mix" in text
+
+
+def test_the_special_move_example():
+    """§4: Carme in Girona moves to Catalunya Central, then makes a special move to
+    Tarragona; her token lies on Catalunya Central's row."""
+    state = new_game(["Anna", "Biel", "Carme"], seed=0)
+    state = attrs.evolve(state, turn=2, done=())
+    players = list(state.players)
+    players[2] = attrs.evolve(players[2], region="gir")
+    state = attrs.evolve(state, players=tuple(players))
+    state, _ = apply(state, 2, Move("cen"))
+    state, _ = apply(state, 2, Special("move", region="tar"))
+    assert state.players[2].region == "tar"
+    assert [row.tokens for row in state.rows] == [
+        1 if region == "cen" else 0 for region in REGION_NAMES
+    ]
+    assert "Her token lies on Catalunya Central's row." in prose("§4")

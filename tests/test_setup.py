@@ -113,3 +113,39 @@ def test_seat_count_outside_two_to_four_is_refused(names):
 def test_unknown_variant_is_refused():
     with pytest.raises(ValueError):
         new_game(NAMES[:2], variant="expert")
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+@pytest.mark.parametrize("seed", [0, 9, 2024])
+def test_regions_are_dealt_in_board_order_then_the_teams_in_seat_order(seats, seed):
+    """§3.1, §3.2, §3.6: the shuffle of the bag comes first; each region in board order
+    takes the next castellers off it, then each player 7, and refills draw what is left.
+    (A stored game is its seed plus its actions: this order must never change.)"""
+    bag = [size for size in SIZES for _ in range(15)]
+    random.Random(seed).shuffle(bag)
+    state = game(seats, seed)
+    level = REFILL[seats]
+
+    def deal(count):
+        dealt = tuple(sorted(bag[:count], reverse=True))
+        del bag[:count]
+        return dealt
+
+    assert state.regions == tuple(deal(level) for _ in REGIONS)
+    assert [p.team for p in state.players] == [deal(7) for _ in range(seats)]
+    assert state.bag == tuple(bag)
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_each_festival_has_one_size_token_and_the_calendar_is_dealt_fresh(seats):
+    """§3.4: over many seeds every size turns up under festivals, never more than 3 times in
+    one game, and each type's towns are a random pick from the 7 regions."""
+    sizes, firsts = Counter(), set()
+    for seed in range(30):
+        festivals = game(seats, seed).festivals
+        count = Counter(f.size for f in festivals)
+        assert sum(count.values()) == len(festivals) and max(count.values()) <= 3
+        sizes.update(count)
+        firsts.add(festivals[0].region)
+    assert set(sizes) == set(SIZES)
+    assert firsts == set(REGIONS)

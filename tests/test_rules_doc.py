@@ -9,6 +9,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from shared import board
 from shared.actions import Move, Special
 from shared.board import (
     ADJACENT,
@@ -211,3 +212,29 @@ def test_the_special_move_example():
         1 if region == "cen" else 0 for region in REGION_NAMES
     ]
     assert "Her token lies on Catalunya Central's row." in prose("§4")
+
+
+def test_the_components_table():
+    """§1: the counts the page gives are the counts the game uses."""
+    table = {r[0]: r[1] for r in rows(section("§1"), r"[a-z ]+")}
+    assert table["castellers"].startswith(
+        f"{board.CASTELLER_COUNT}, in sizes 1 to 10, fifteen of each size")
+    assert board.CASTELLERS_PER_SIZE == 15 and tuple(range(1, 11)) == board.SIZES
+    assert table["special action tokens"] == f"{board.SPECIAL_TOKENS} for each player"
+    assert table["size tokens"] == "30: sizes 1 to 10, three of each"
+    assert board.SIZE_TOKENS_PER_SIZE == 3
+    prizes = re.findall(r"(\d+) \*\*(\w+?)(?:ies|s)\*\* \((\d+) points?\)", table["prize tokens"])
+    assert {
+        {"troph": "trophy"}.get(name, name): (int(n), int(points)) for n, name, points in prizes
+    } == {p.value: (board.PRIZE_SUPPLY[p], board.PRIZE_POINTS[p]) for p in board.PRIZES}
+    assert sorted(board.BOARD_SKILL_TILES) == sorted(
+        [*(s.value for s in board.SKILLS), "special", "special", "special"])
+
+
+def test_the_wheel_segments_in_order():
+    """§4: the segments, clockwise, as the page lists them, are the engine's segments 0-7."""
+    listed = re.search(r"The wheel's segments, clockwise, are (.+?) and \*all\* \(or \*none\*\)",
+                       prose("§4")).group(1).split(", ")
+    assert [NAME_TO_ID[name] for name in listed] == list(board.wheel_segments("normal")[:7])
+    assert board.wheel_segments("normal")[7] == "all"
+    assert board.wheel_segments("advanced")[7] == "none"

@@ -18,6 +18,8 @@ from shared.tower import (
     describe_tower,
     enters_festival,
     festival_score,
+    shape_of,
+    width_readings,
 )
 
 N = [9, 9, 9, 9]
@@ -78,6 +80,10 @@ def test_example_reasons_name_the_rule_broken():
 def test_tall5_with_base_two_uses_base_twice_and_no_width():
     check = check_tower(TALL5, {"base": 2})
     assert check.readings == (frozenset({"base"}),)
+    # §7 "base (2 uses)": its one reading makes both wide levels base levels, with no width
+    assert width_readings(shape_of(TALL5), 0, 2) == [(2, 0)]
+    assert width_readings(shape_of(TALL5), 1, 1) == [(1, 1)]
+    assert width_readings(shape_of(TALL4), 1, 1) == [(0, 1), (1, 0)]
 
 
 # One tower per skill needing exactly k uses of it; legal iff the rank reaches k.

@@ -64,8 +64,8 @@ class ServerProcess:
 
 def server_command(kind: str, connections: int, profile: str | None = None) -> list[str]:
     """The command line of a ``castell`` or ``bare`` server sized for ``connections``
-    (under cProfile, writing to ``profile``, when given)."""
-    python = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
+    (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`)."""
+    python = [sys.executable, *(["-m", "bench.cpuprofile", profile] if profile else [])]
     if kind == "bare":
         return [*python, "-m", "bench.bare", "--port", "0"]
     limit = str(max(connections * 2, 100))

@@ -28,6 +28,7 @@ import statistics
 from collections.abc import Callable
 
 from bench.common import machine, table
+from bench.cpuprofile import summary
 from bench.load import Result, run
 
 TARGETS = {
@@ -115,8 +116,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sat-seconds", type=float, default=10.0)
     parser.add_argument("--repeat", type=int, default=2, help="runs of each server per case")
     parser.add_argument("--profile", default=None, metavar="FILE",
-                        help="also profile one castell run of the first case into FILE "
-                             "(cProfile; read it with `python -m pstats FILE`)")
+                        help="also profile one castell run of the last case into FILE by "
+                             "CPU time, and summarise it (python -m bench.cpuprofile FILE)")
     args = parser.parse_args(argv)
     rooms = [max(1, min(int(n), 2000)) for n in args.rooms.split(",") if n.strip()]
     seconds = max(0.5, min(args.seconds, 300.0))
@@ -139,9 +140,13 @@ def main(argv: list[str] | None = None) -> None:
                                "capacity of 1 core": f"≥ {SAT_TARGET}×"},
                      [*FIGURES, CAPACITY]))
     if args.profile:
-        run("castell", rooms[0] if rooms else args.sat_rooms, seconds=seconds, warmup=warmup,
-            think=args.think if rooms else 0.0, profile=args.profile)
-        print(f"\nprofile of one castell run written to {args.profile}")
+        saturated = bool(args.sat_rooms)
+        n = args.sat_rooms if saturated else rooms[-1]
+        run("castell", n, seconds=sat_seconds if saturated else seconds, warmup=warmup,
+            think=0.0 if saturated else args.think, profile=args.profile)
+        print(f"\nprofile of one castell run ({n} rooms"
+              f"{', saturated' if saturated else ''}), by CPU time, in {args.profile}:")
+        print(summary(args.profile))
 
 
 if __name__ == "__main__":

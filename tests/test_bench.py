@@ -55,12 +55,16 @@ def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys)
     assert expect in capsys.readouterr().out
 
 
-def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys):
-    bench_main.run("server", ["--rooms", "2", "--seconds", "0.5", "--warmup", "0", "--think", "0.1",
-                              "--sat-rooms", "2", "--sat-seconds", "0.5", "--repeat", "1"])
+def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys, tmp_path):
+    profile = tmp_path / "castell.prof"
+    bench_main.run("server", ["--rooms", "2", "--seconds", "0.5", "--warmup", "0",
+                              "--think", "0.1", "--sat-rooms", "2", "--sat-seconds", "0.5",
+                              "--repeat", "1", "--profile", str(profile)])
     out = capsys.readouterr().out
     assert out.count("castell ÷ bare") == 2  # the paced table and the saturated one
     assert out.count("refused 0, timed out 0 (bare 0/0)") == 2
+    # the profiled run's summary charges CPU time to our code by path
+    assert profile.exists() and "ours: server/" in out and "server/app.py" in out
 
 
 def test_python_m_bench_dispatches():

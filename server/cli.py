@@ -127,6 +127,9 @@ def build_export_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default=None, metavar="PATH", help="the server's database")
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="where to write (default: castell-ROOM.json)")
+    p.add_argument("--unfinished", action="store_true",
+                   help="export a game still being played too (its record holds the seed, "
+                        "which gives away the bag's order: keep it from the players)")
     return p
 
 
@@ -220,6 +223,11 @@ async def _export(args: argparse.Namespace) -> int:
     if record is None:
         print(f"castell-server: there is no room {args.room!r} in that database",
               file=sys.stderr)
+        return 1
+    if record.room.status != "finished" and not args.unfinished:
+        print(f"castell-server: the game in room {args.room!r} is not over; its record would "
+              "give away the bag's order to whoever reads it. Add --unfinished to export it "
+              "anyway.", file=sys.stderr)
         return 1
     export_game(record, path)
     print(f"wrote {path}")

@@ -221,8 +221,13 @@ async def test_export_reads_a_running_server_s_file(tmp_path):
         room, clients, _ = await _two_players(srv.url)
         await _play_turns(clients, 3, random.Random(4))
         out = tmp_path / "live.json"
+        # a game still being played is exported only on purpose: its seed gives the bag away
+        refused = await asyncio.to_thread(run_server_cli, "export", room, "--db", db,
+                                          "-o", str(out))
+        assert refused.returncode == 1 and "--unfinished" in refused.stderr
+        assert not out.exists()
         done = await asyncio.to_thread(run_server_cli, "export", room, "--db", db,
-                                       "-o", str(out))
+                                       "-o", str(out), "--unfinished")
         assert done.returncode == 0, done.stderr
         last, _ = replay(GameRecordFile.from_json(out.read_text()))[-1]
         seen = state_from_view(clients[0].state.view)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import textwrap
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
@@ -46,6 +47,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output.color_depth import ColorDepth
 from prompt_toolkit.styles import Style
+from prompt_toolkit.utils import get_cwidth
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
@@ -66,6 +68,7 @@ STYLE = Style.from_dict({
 CHAT_LINES = 2
 EVENT_LINES = 12
 BOARD_STEP = 10
+STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
 
 
 class WordsCompleter(Completer):
@@ -117,6 +120,7 @@ class TerminalScreen:
         self.message: tuple[str, str] | None = None
         self._asking: tuple[str, asyncio.Future[str | None]] | None = None
         self._dirty = 0
+        self._turn_seen: tuple[Any, ...] | None = None
         self._board_key: tuple[Any, ...] | None = None
         self._board_cache: StyleAndTextTuples = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -133,7 +137,8 @@ class TerminalScreen:
                    wrap_lines=True, always_hide_cursor=True),
             filter=Condition(self._has_notes),
         )
-        status = Window(FormattedTextControl(self._status), height=1, wrap_lines=False)
+        status = Window(FormattedTextControl(self._status), height=self._status_height,
+                        wrap_lines=True)
         prompt = Window(BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]),
                         height=1)
         root = FloatContainer(
@@ -176,10 +181,15 @@ class TerminalScreen:
     def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None:
         if any(event.get("kind") == "game_over" for event in push.events):
             self.board_top = 1 << 20  # the score table is last: show it (clamped when drawn)
+        view = push.view
+        turn = (push.room, view.get("status"), view.get("round"), view.get("turn"))
+        if turn != self._turn_seen:
+            # A new turn: last turn's refusals and news are stale ("it is Anna's turn, not
+            # yours" while it is now yours); the status line's own hint says whose turn it is.
+            self._turn_seen = turn
+            self.message = None
         if my_turn_began:
             self.app.output.bell()
-            if self.message is None or self.message[0] != "status.error":
-                self.message = ("status.info", "your turn — Tab completes, `hint` suggests")
         self.refresh()
 
     def chat(self, push: m.ChatPush) -> None:
@@ -244,6 +254,7 @@ class TerminalScreen:
         line = buffer.text
         if self._asking is not None:
             future = self._asking[1]
+            self.message = None  # the answer to a question settles its last complaint
             if not future.done():
                 future.set_result(line)
             return False
@@ -299,7 +310,8 @@ class TerminalScreen:
         def _down(event: Any) -> None:
             if self.notes:
                 rows = self._notes_rows()
-                self.notes_top = min(max(0, len(self.notes) - rows), self.notes_top + rows)
+                self.notes_top = min(max(0, len(self._note_lines()) - rows),
+                                     self.notes_top + rows)
             else:
                 self.board_top = min(self._board_overflow, self.board_top + BOARD_STEP)
             self.refresh()
@@ -315,36 +327,70 @@ class TerminalScreen:
     def _has_notes(self) -> bool:
         return bool(self.notes)
 
+    def _note_lines(self) -> list[str]:
+        """The notes cut to the screen's width (a long line goes on, indented, below), so
+        that the pane's height counts every row it shows and nothing is cut off unseen."""
+        width, _ = self._size()
+        out: list[str] = []
+        for line in self.notes:
+            if get_cwidth(line) <= width:
+                out.append(line)
+                continue
+            indent = " " * (len(line) - len(line.lstrip()) + 2)
+            out.extend(textwrap.wrap(line, width, subsequent_indent=indent,
+                                     break_on_hyphens=False) or [""])
+        return out
+
     def _notes_rows(self) -> int:
         """Lines of notes text shown at once (the pane has one more, its title)."""
         _, rows = self._size()
-        return max(2, min(len(self.notes), rows // 2 - 1))
+        return max(2, min(len(self._note_lines()), rows // 2 - 1))
 
     def _notes_height(self) -> int:
         return self._notes_rows() + 1 if self.notes else 0
 
     def _notes_text(self) -> StyleAndTextTuples:
         rows = self._notes_rows()
-        shown = self.notes[self.notes_top:self.notes_top + rows]
-        more = len(self.notes) - self.notes_top - len(shown)
-        scroll = " · PgUp/PgDn scroll" if len(self.notes) > rows else ""
+        lines = self._note_lines()
+        shown = lines[self.notes_top:self.notes_top + rows]
+        more = len(lines) - self.notes_top - len(shown)
+        scroll = " · PgUp/PgDn scroll" if len(lines) > rows else ""
         title = f"──── Esc closes{scroll}{f' · {more} more lines' if more > 0 else ''}"
         return [("class:notes.title", title + "\n"), ("", "\n".join(shown))]
 
-    def _status(self) -> StyleAndTextTuples:
+    def _status_line(self) -> tuple[str, str]:
+        """The status line's style and text: the connection's trouble, else the last news
+        or refusal, else what can be typed now."""
         conn = self.controller.connection
         if conn is not None:
-            return [("class:status.conn", f" {conn} ")]
+            return "status.conn", f" {conn} "
         if self.message is not None:
-            return [(f"class:{self.message[0]}", self.message[1])]
+            return self.message
         mode = self.controller.mode
         hint = {"lobby": "Tab completes · `list` · `create` · `join N` · `help` · `quit`",
                 "room": "Tab completes · `bot` · `fill` · `start` · `chat` · `help` · `leave`",
-                "game": "Tab completes · `hint` · `help` · `rules` · `chat` · `quit`"}[mode]
+                "game": "Tab completes · `hint` · `help` · `rules` · `chat` · `leave` · `quit`"
+                }[mode]
         view = self.controller.view or {}
         if mode == "game" and view.get("status") == "finished":
-            hint = "The game is over. `leave` for the lobby, `quit` to close Castell."
-        return [("class:status.hint", hint)]
+            return "status.hint", ("The game is over. `leave` for the lobby, `quit` to close "
+                                   "Castell.")
+        if mode == "game" and self.controller.me is None:
+            return "status.hint", ("You are watching. `chat` · `rules` · `leave` for the lobby "
+                                   "· `quit`")
+        if mode == "game" and view.get("turn") == self.controller.me:
+            return "status.info", ("Your turn: type a command (Tab completes), `hint` "
+                                   "suggests, `end` ends your turn")
+        return "status.hint", hint
+
+    def _status(self) -> StyleAndTextTuples:
+        style, text = self._status_line()
+        return [(f"class:{style}", text)]
+
+    def _status_height(self) -> int:
+        width, _ = self._size()
+        _, text = self._status_line()
+        return max(1, min(STATUS_LINES, -(-get_cwidth(text) // width)))
 
     def _prompt(self) -> StyleAndTextTuples:
         if self._asking is not None:
@@ -353,7 +399,7 @@ class TerminalScreen:
 
     def _board(self) -> StyleAndTextTuples:
         width, rows = self._size()
-        height = max(1, rows - 2 - self._notes_height())
+        height = max(1, rows - 1 - self._status_height() - self._notes_height())
         view = self.controller.view
         clock = int(time.time()) if view is not None and view.get("deadline") else 0
         key = (self._dirty, width, height, clock)

@@ -1,0 +1,101 @@
+"""The full-screen terminal's own logic, without a terminal: what its status line says, how
+tall its parts are, and how it cuts long notes — on a real Controller and Session, fed state
+pushes as the session would receive them, drawn to prompt_toolkit's dummy output."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+import sample_views as sv
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from client.app import STATUS_LINES, TerminalScreen
+from client.controller import Controller
+from client.session import Session
+from shared import messages as m
+
+
+class Sized(DummyOutput):
+    """A dummy output of a chosen size (the screen asks it for its rows and columns)."""
+
+    def __init__(self, columns: int, rows: int) -> None:
+        self.columns, self.rows = columns, rows
+
+    def get_size(self):  # type: ignore[no-untyped-def]
+        from prompt_toolkit.data_structures import Size
+        return Size(rows=self.rows, columns=self.columns)
+
+
+@pytest.fixture
+def screen() -> Iterator[TerminalScreen]:
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=Sized(100, 40)):
+        session = Session("ws://127.0.0.1:1", "Anna")
+        yield TerminalScreen(Controller(session), color=False)
+
+
+def push(screen: TerminalScreen, view: dict, version: int, seat: int | None = 0) -> None:
+    """Hand ``view`` to the screen as the session does with a state push."""
+    session = screen.controller.session
+    session.room, session.seat = view["room"], seat
+    state = m.StatePush(room=view["room"], version=version, view=view, events=())
+    session.state = state
+    screen.controller.on_state(state)
+
+
+def status(screen: TerminalScreen) -> str:
+    return "".join(text for _, text in screen._status())
+
+
+def test_a_refusal_from_the_last_turn_goes_when_the_turn_changes(screen):
+    view = sv.two_seat()  # Anna's turn
+    push(screen, {**view, "turn": 1}, 1)
+    assert "your turn" not in status(screen).lower()
+    screen.error("it is Bru's turn, not yours")
+    push(screen, {**view, "turn": 1, "done": ["move"]}, 2)  # Bru plays on: the refusal stays
+    assert "it is Bru's turn, not yours" in status(screen)
+    push(screen, view, 3)  # now it is Anna's turn: the stale refusal goes
+    assert "not yours" not in status(screen)
+    assert status(screen).startswith("Your turn")
+    push(screen, {**view, "turn": 1, "round": 5}, 4)  # and "your turn" goes with her turn
+    assert "your turn" not in status(screen).lower()
+
+
+def test_a_spectator_is_told_so_on_the_status_line(screen):
+    push(screen, sv.two_seat(), 1, seat=None)
+    assert "watching" in status(screen)
+
+
+def test_a_long_refusal_wraps_instead_of_being_cut(screen):
+    assert screen._status_height() == 1
+    long = ("levels 2, 3 and 4 have as many castellers as the level below them: that needs "
+            "Balance rank 3 (each rank lets one level do it; you have rank 1)")
+    screen.error(long)
+    assert screen._status_height() == 2  # 100 columns
+    assert long in status(screen)
+    screen.error(long * 5)
+    assert screen._status_height() == STATUS_LINES
+
+
+def test_long_notes_are_cut_into_rows_and_every_row_is_counted(screen):
+    screen.show(["you can:", "  train " + " | ".join(f"region move r{i}" for i in range(12)),
+                 "performances in tar:", "  lp17 2 levels: mix (2 pts): last line"])
+    rows = screen._note_lines()
+    assert len(rows) > 4 and all(len(row) <= 100 for row in rows)
+    assert rows[2].startswith("    ")  # a cut line goes on indented under its start
+    assert screen._notes_rows() == len(rows)  # the pane is as tall as the rows it shows
+    shown = "".join(text for _, text in screen._notes_text())
+    assert "last line" in shown
+
+
+async def test_an_answer_to_a_question_clears_its_last_complaint(screen):
+    asked = asyncio.get_running_loop().create_future()
+    screen._asking = ("seats, 2 to 4 [4]: ", asked)
+    screen.error("`5`: a room has 2, 3 or 4 seats")
+    screen.input.text = "3"
+    screen._accept(screen.input)
+    assert asked.result() == "3"
+    assert "a room has" not in status(screen)

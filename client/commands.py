@@ -66,11 +66,16 @@ class Rules:
 
 
 @attrs.frozen
+class Leave:
+    """Go back to the lobby (a started game's seat stays the player's)."""
+
+
+@attrs.frozen
 class Quit:
     """Leave the client."""
 
 
-ClientCommand = Chat | Hint | Help | Rules | Quit
+ClientCommand = Chat | Hint | Help | Rules | Leave | Quit
 Command = Action | ClientCommand
 
 CHAT_MAX: Final = 200  # protocol limit on a chat line's length
@@ -135,14 +140,19 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         CommandHelp("rules", "rules [TOPIC]",
                     "read a short rules page (towers, festivals, ...)",
                     ("rules towers",)),
-        CommandHelp("quit", "quit", "leave (your seat stays yours)"),
+        CommandHelp("leave", "leave",
+                     "back to the lobby (a started game keeps your seat)"),
+        CommandHelp("quit", "quit", "close Castell (your seat stays yours)"),
     )
 }
 
 #: Other spellings accepted for a command.
-ALIASES: Final = {"end_turn": "end", "exit": "quit", "?": "help", "say": "chat"}
+ALIASES: Final = {"end_turn": "end", "exit": "quit", "?": "help", "say": "chat",
+                  "lobby": "leave"}
 ACTION_COMMANDS: Final = ("move", "recruit", "train", "special", "build", "dismantle", "end")
-CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "quit")
+#: Lobby commands, which a game can only point back to.
+LOBBY_WORDS: Final = ("join", "watch", "create", "list", "resume")
+CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "leave", "quit")
 
 
 def help_text(command: str | None = None) -> str:
@@ -165,6 +175,8 @@ def command_name(word: str) -> str:
     """The command a typed word names (case-insensitive, aliases allowed)."""
     w = word.lower()
     w = ALIASES.get(w, w)
+    if w in LOBBY_WORDS:
+        raise CommandError(f"`{word}` is for the lobby: `leave` this game first")
     if w not in COMMANDS:
         raise CommandError(f"unknown command `{word}`; `help` lists the commands")
     return w
@@ -261,7 +273,7 @@ def _parse_levels(text: str) -> tuple[tuple[int, ...], ...]:
 
 
 _NO_ARGUMENTS: Final[dict[str, type]] = {
-    "hint": Hint, "quit": Quit, "end": EndTurn, "dismantle": Dismantle,
+    "hint": Hint, "quit": Quit, "leave": Leave, "end": EndTurn, "dismantle": Dismantle,
 }
 
 

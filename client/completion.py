@@ -10,6 +10,7 @@ sizes come from the player's team, through an optional second callable.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -29,6 +30,8 @@ from client.commands import (
 )
 from shared.actions import Action, Recruit
 from shared.board import REGION_NAMES, TILES
+
+_FULL_NAMES = {*REGION_NAMES, *(name.casefold() for name in REGION_NAMES.values())}
 
 
 def _command_of(action: Action) -> str:
@@ -90,8 +93,35 @@ class CommandCompleter(Completer):
             current, done = "", words
         else:
             current, done = words[-1], words[:-1]
+        region = self._region_phrase(text)
+        if region is not None:  # "move Terres de l'E": the region's id replaces the words
+            start, found = region
+            for word, meta in found:
+                yield Completion(word, start_position=start - len(text), display_meta=meta)
+            return
         for word, meta in self.suggestions(done, current):
             yield Completion(word, start_position=-len(current), display_meta=meta)
+
+    def _region_phrase(self, text: str) -> tuple[int, list[tuple[str, str]]] | None:
+        """A region name of several words being typed at the end of ``text`` (``Alt P``,
+        ``Terres de l'``): where it starts, and the region ids it can still become where the
+        command expects a region. None when the line does not end in such a name."""
+        spans = [m.span() for m in re.finditer(r"\S+", text)]
+        trailing = text[-1:].isspace()
+        for k in range(len(spans) - 1, 0, -1):  # the longest phrase first
+            first = len(spans) - k
+            if k == 1 and not trailing:
+                continue  # a single word being typed is the ordinary case
+            start = spans[first][0]
+            phrase = text[start:]
+            if " ".join(phrase.split()).casefold() in _FULL_NAMES:
+                return None  # already a whole region: nothing to complete
+            before = [text[a:b] for a, b in spans[:first]]
+            found = [(w, m) for w, m in self.suggestions(before, phrase)
+                     if w in REGION_NAMES]
+            if found:
+                return start, found
+        return None
 
     def suggestions(self, done: Sequence[str], current: str) -> list[tuple[str, str]]:
         """The words that may follow the finished words ``done``, starting like ``current``,

@@ -31,7 +31,6 @@ from shared.view import state_from_view
 
 EVENTS_KEPT = 16
 CHATS_KEPT = 6
-GAME_EXTRA_HELP = "leave      back to the lobby (your seat stays yours; `resume` takes it back)"
 
 
 class Screen(Protocol):
@@ -129,21 +128,32 @@ class Controller:
         return lines
 
     def room_lines(self) -> list[str]:
-        """What a waiting room adds to its view: the join code, and what to type."""
+        """What a waiting room adds to its view: its settings, how friends join, what to type."""
         view = self.view or {}
-        lines = []
-        if self.session.code:
-            lines.append(f"Private room: friends join with `join {self.session.code}`")
+        session = self.session
+        # A private room is joined by its code: its creator was given it, a friend typed it.
+        key = session.join_key
+        code = session.code or (key.upper() if key and key != session.room else None)
+        timer = view.get("turn_seconds")
+        lines = [f"{view.get('seats', '?')} seats · {safe(view.get('variant', 'normal'))} game"
+                 f" · {f'{timer} s per turn' if timer else 'no turn timer'}"
+                 f"{' · private' if code else ''}"]
+        if code:
+            lines.append(f"Private room: friends join with `join {code}`")
         else:
-            lines.append(f"Friends join with `join {self.session.room}` (or pick it from `list`)")
+            lines.append(f"Friends join with `join {session.room}` (or pick it from `list`)")
         free = int(view.get("seats", 0)) - len(view.get("players") or ())
+        start = ("then `start`" if session.created
+                 else "then the room's creator types `start`")
         if self.me is None:
             lines.append("You are watching. `leave` returns to the lobby.")
         elif free:
             lines.append(f"{free} seat{'s' if free != 1 else ''} free: wait for friends, or "
-                         f"`bot` / `fill` for bots; then `start`")
-        else:
+                         f"`bot` / `fill` for bots; {start}")
+        elif session.created:
             lines.append("Every seat is taken: `start` begins the game")
+        else:
+            lines.append("Every seat is taken: the room's creator types `start` to begin")
         return lines
 
     # -- from the session --------------------------------------------------------------------
@@ -347,20 +357,17 @@ class Controller:
         self.screen.show_lobby()
 
     async def _game(self, line: str) -> None:
-        if line.split()[0].lower() in ("leave", "lobby"):
-            await self.leave()
-            return
         cmd = c.parse(line)
         if isinstance(cmd, c.Chat):
             await self.session.request(m.Chat, text=cmd.text)
         elif isinstance(cmd, c.Hint):
             self.screen.show(hint_lines(self.view or {}, self.me))
         elif isinstance(cmd, c.Help):
-            text = c.help_text(cmd.command)
-            self.screen.show([*text.splitlines(), *([GAME_EXTRA_HELP] if cmd.command is None
-                                                     else [])])
+            self.screen.show(c.help_text(cmd.command).splitlines())
         elif isinstance(cmd, c.Rules):
             self.screen.show(rules_page(cmd.topic).splitlines())
+        elif isinstance(cmd, c.Leave):
+            await self.leave()
         elif isinstance(cmd, c.Quit):
             await self.quit()
         else:

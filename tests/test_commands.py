@@ -52,6 +52,8 @@ from shared.errors import CastellError
     ("rules fest", c.Rules("festivals")),
     ("quit", c.Quit()),
     ("exit", c.Quit()),
+    ("leave", c.Leave()),
+    ("lobby", c.Leave()),
 ])
 def test_parse(line, expected):
     assert parse(line) == expected
@@ -91,6 +93,8 @@ def test_parse(line, expected):
     ("help move build", "help takes at most one command"),
     ("rules chess", "no rules topic `chess`; topics: "),
     ("rules towers festivals", "rules takes at most one topic"),
+    ("join 2", "`join` is for the lobby: `leave` this game first"),
+    ("leave now", "leave takes no arguments"),
 ])
 def test_parse_errors_explain_the_syntax(line, message):
     with pytest.raises(CommandError) as info:

@@ -100,6 +100,21 @@ def test_move_offers_legal_regions_by_id_or_name():
     assert only.display_meta_text == "Catalunya Central"
 
 
+@pytest.mark.parametrize(("typed", "replaced"), [
+    ("move Terres d", "Terres d"), ("move terres de l'", "terres de l'"),
+    ("move Terres ", "Terres "),
+    ("special move Terres d", "Terres d"),
+])
+def test_a_region_name_of_several_words_completes_to_its_id(typed, replaced):
+    legal = [Move("ebr"), Move("alt"), Special("move", region="ebr")]
+    completer = CommandCompleter(lambda: legal)
+    (only,) = completer.get_completions(Document(typed), CompleteEvent())
+    assert only.text == "ebr" and only.start_position == -len(replaced)
+    assert complete("move Alt P", legal) == ["alt"]
+    assert complete("move Catalunya C", legal) == []  # not a legal move now
+    assert complete("move alt ", legal) == [] and complete("move Terres de l'Ebre ", legal) == []
+
+
 def test_recruit_offers_sizes_in_the_region_in_any_order():
     legal = [Recruit(s) for s in [(8,), (3,), (2,), (8, 3), (8, 2), (3, 2)]]
     assert complete("recruit ", legal) == ["8", "3", "2"]

@@ -256,4 +256,6 @@ def parse_room(line: str) -> RoomCommand:
         return StartGame()
     if name in ("leave", "lobby"):
         return LeaveRoom()
+    if name in ("join", "watch", "spectate", "create", "new", "list", "rooms", "resume"):
+        raise CommandError(f"`{name}` is for the lobby and you are in a room: `leave` it first")
     raise CommandError(f"unknown command `{name}`; `help` lists what you can do here")

@@ -114,6 +114,7 @@ class Session:
         self.seat: int | None = None
         self.token: str | None = None
         self.code: str | None = None  # a private room's join code, for its creator
+        self.created = False  # whether this session created the room it is in
         self.room_name: str | None = None
         self.state: m.StatePush | None = None
         self.stopped = False
@@ -328,6 +329,7 @@ class Session:
         self.seat = reply.seat
         self.token = reply.token if reply.seat is not None else None
         self.code = reply.code
+        self.created = False
         self.room_name = None
         await self._state_where(lambda s: s.room == reply.room)
 
@@ -338,6 +340,7 @@ class Session:
         self.room_name = name
         await self._joined(reply, None)
         self.room_name = name
+        self.created = True
         self._remember()
         return reply
 
@@ -375,6 +378,7 @@ class Session:
         self.room = self.join_key = self.token = self.code = self.room_name = None
         self.seat = None
         self.state = None
+        self.created = False
 
     # -- the seat file -------------------------------------------------------------------
 

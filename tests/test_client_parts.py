@@ -138,6 +138,8 @@ def test_room_lines():
     assert parse_room("leave") == LeaveRoom()
     with pytest.raises(CommandError):
         parse_room("bot clever")
+    with pytest.raises(CommandError, match="for the lobby and you are in a room: `leave` it"):
+        parse_room("join B62DWM")
 
 
 def test_turn_timers():

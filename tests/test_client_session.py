@@ -187,3 +187,34 @@ async def test_a_spectator_sees_the_game_and_cannot_act(server, url, tmp_path):
             await ctrl.session.stop()
         for pump in pumps:
             pump.cancel()
+
+
+async def test_a_waiting_room_tells_each_player_its_settings_code_and_who_starts(
+        server, url, tmp_path):
+    host, _ = _controller(url, tmp_path / "host")
+    friend, out = _controller(url, tmp_path / "friend", name="Bru")
+    pumps = []
+    try:
+        for ctrl in (host, friend):
+            await ctrl.session.open()
+            pumps.append(asyncio.create_task(ctrl.session.run()))
+        await host.handle("create Friday night seats=2 timer=90 private")
+        code = host.session.code
+        assert code is not None
+        await friend.handle(f"join {code.lower()}")
+        await _until(lambda: len((host.view or {}).get("players") or ()) == 2)
+        for ctrl in (host, friend):
+            lines = ctrl.room_lines()
+            assert lines[0] == "2 seats · normal game · 90 s per turn · private"
+            assert f"friends join with `join {code}`" in lines[1]  # never the room's id
+        assert host.room_lines()[-1] == "Every seat is taken: `start` begins the game"
+        assert "the room's creator types `start`" in friend.room_lines()[-1]
+        await friend.handle("start")
+        assert "error: only the room's creator can start the game" in out.getvalue()
+        await friend.handle("join 1")
+        assert "`leave` it first" in out.getvalue()
+    finally:
+        for ctrl in (host, friend):
+            await ctrl.session.stop()
+        for pump in pumps:
+            pump.cancel()

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import combinations
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -28,7 +29,7 @@ from client.commands import (
     region_matches,
     resolve_tile,
 )
-from shared.actions import Action, Recruit
+from shared.actions import Action, Recruit, Special, Train
 from shared.board import REGION_NAMES, TILES
 
 _FULL_NAMES = {*REGION_NAMES, *(name.casefold() for name in REGION_NAMES.values())}
@@ -199,18 +200,56 @@ def complete(text: str, legal: Iterable[Action], team: Sequence[int] | None = No
     return [c.text for c in completer.get_completions(Document(text), CompleteEvent())]
 
 
-def hint_lines(legal: Iterable[Action]) -> list[str]:
-    """The legal actions as the commands that take them, one line per command."""
-    by_command: dict[str, list[str]] = {}
+def _recruit_line(choices: list[tuple[int, ...]]) -> str:
+    """``recruit 8 | 7 | 3, or two of them`` when the choices are exactly every one or two of
+    those castellers (as in a region); otherwise every choice, listed."""
+    pool: Counter[int] = Counter()
+    for sizes in choices:
+        pool |= Counter(sizes)
+    singles = sorted(pool, reverse=True)
+    pairs = {tuple(sorted((a, b), reverse=True)) for a, b in
+             combinations(sorted(pool.elements(), reverse=True), 2)}
+    everything = {(s,) for s in singles} | pairs
+    offered = {tuple(sorted(c, reverse=True)) for c in choices}
+    if pairs and offered == everything:
+        return f"recruit {' | '.join(map(str, singles))}, or two of them " \
+               f"(e.g. `recruit {' '.join(map(str, max(pairs)))}`)"
+    return "recruit " + " | ".join(" ".join(map(str, c)) for c in choices)
+
+
+def hint_lines(legal: Iterable[Action], tiles: Mapping[str, str] | None = None) -> list[str]:
+    """The legal actions as the commands that take them, one line per command (and per
+    training choice), their arguments grouped by effect: ``move alt | cen``,
+    ``train all (special): move lle | bcn · recruit 5``. ``tiles`` names the tile each
+    training choice (``region``, ``all``) would use."""
+    heads: dict[str, dict[str, list[str]]] = {}
+    recruits: list[tuple[int, ...]] = []
     for action in legal:
-        line = action_to_command(action)
-        name, _, rest = line.partition(" ")
-        by_command.setdefault(name, []).append(rest)
+        if isinstance(action, Recruit):
+            recruits.append(action.sizes)
+            heads.setdefault("recruit", {})
+            continue
+        words = action_to_command(action).split()
+        split = 2 if isinstance(action, Train) else 1
+        head, rest = " ".join(words[:split]), words[split:]
+        effect = rest[0] if rest and isinstance(action, Train | Special) else ""
+        values = rest[1:] if effect else rest
+        heads.setdefault(head, {}).setdefault(effect, []).append(" ".join(values))
     lines = []
-    for name, rests in by_command.items():
-        forms = [r for r in rests if r]
-        lines.append(f"{name} {' | '.join(forms)}" if forms else name)
-    if by_command:
+    for head, effects in heads.items():
+        if head == "recruit":
+            lines.append(_recruit_line(recruits))
+            continue
+        choice = head.split()[1] if head.startswith("train ") else None
+        tile = (tiles or {}).get(choice or "")
+        label = f"{head} ({tile})" if tile else head
+        if head == "special":
+            label = "special (costs a token)"
+        forms = [f"{effect} {' | '.join(v for v in values if v)}".strip()
+                 for effect, values in effects.items()]
+        forms = [f for f in forms if f]
+        lines.append(f"{label}: {' · '.join(forms)}" if forms and effects.keys() != {""}
+                     else f"{label} {' | '.join(forms)}".rstrip())
+    if heads:
         lines.append("build LEVELS  (any legal tower from your team, e.g. build 7 7 7 / 5 5 / 2)")
     return lines
-

@@ -39,16 +39,31 @@ def _moves_to(legal: list[Action]) -> dict[str, str]:
     return out
 
 
+def _best_for(player: Player, size: int) -> str:
+    """The best festival tower of ``player``'s team for a festival of ``size`` (§5)."""
+    found = best_tower(player.team, player.skills, FestivalGoal(size))
+    if found is None:
+        return f"  no tower of your team can enter yet (it needs 4 levels and a {size})"
+    now = festival_score(player.tower, size) if enters_festival(player.tower, size) else None
+    if now is not None and now >= found.score:
+        return f"  your tower already scores {now}, the best your team can do"
+    have = f" (your tower now: {now})" if now is not None else ""
+    return f"  best tower: `{_build(found.levels)}` scores {found.score}{have}"
+
+
 def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> list[str]:
-    """This round's festivals (§5): can the pawn be there, and the best tower to enter."""
+    """This round's festivals (§5): can the pawn be there, and the best tower to enter;
+    without one this round, the next round that has festivals, to prepare for."""
     coming = [f for f in state.festivals if f.round == state.round and not f.done]
     if not coming:
         later = [f for f in state.festivals if not f.done]
-        if later:
-            f = later[0]
-            return [f"no festival this round; the next is in round {f.round}: {f.town} "
-                    f"({f.region}), size {f.size}"]
-        return []
+        lines = []
+        for f in (f for f in later if f.round == later[0].round):
+            head = ("no festival this round; the next is in round" if not lines
+                    else "and in round")
+            lines.append(f"{head} {f.round}: {f.town} ({f.region}), size {f.size}")
+            lines.append(_best_for(player, f.size))
+        return lines
     moves = _moves_to(legal)
     lines = []
     for f in coming:
@@ -62,18 +77,7 @@ def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> li
             where = "your pawn is elsewhere"
         lines.append(f"festival at the end of this round: {f.town} ({f.region}), size {f.size} "
                      f"— {where}")
-        found = best_tower(player.team, player.skills, FestivalGoal(f.size))
-        if found is None:
-            lines.append(f"  no tower of your team can enter yet (it needs 4 levels and a "
-                         f"{f.size})")
-            continue
-        now = (festival_score(player.tower, f.size)
-               if enters_festival(player.tower, f.size) else None)
-        if now is not None and now >= found.score:
-            lines.append(f"  your tower already scores {now}, the best your team can do")
-        else:
-            have = f" (your tower now: {now})" if now is not None else ""
-            lines.append(f"  best tower: `{_build(found.levels)}` scores {found.score}{have}")
+        lines.append(_best_for(player, f.size))
     return lines
 
 
@@ -127,8 +131,11 @@ def hint_lines(view: Mapping[str, Any], seat: int | None) -> list[str]:
     legal = legal_actions(state, seat)
     lines: list[str] = []
     if legal:
+        wheel = view.get("wheel") or {}
+        tiles = {"region": wheel.get(player.region or ""), "all": wheel.get("all")}
         lines.append("you can:")
-        lines.extend("  " + line for line in action_lines(legal))
+        lines.extend("  " + line for line in action_lines(
+            legal, {k: v for k, v in tiles.items() if v}))
     else:
         turn = state.turn
         whose = state.players[turn].name if turn is not None else "nobody"

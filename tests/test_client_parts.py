@@ -205,3 +205,16 @@ def test_every_command_a_hint_gives_is_accepted_by_the_engine(seed, rounds):
     other = (seat + 1) % 3
     assert "turn" in hint_lines(build_view(room, state), other)[0]
     assert checked >= 1
+
+
+def test_a_round_without_a_festival_hints_at_the_next_and_what_it_takes():
+    state = new_game(NAMES, seed=4)
+    room = RoomInfo("r1", "T", "normal", 3, status="playing",
+                    players=[SeatInfo(i, n) for i, n in enumerate(NAMES)])
+    lines = hint_lines(build_view(room, state), state.turn)
+    first = next(f for f in state.festivals if not f.done)
+    i = lines.index(f"no festival this round; the next is in round {first.round}: {first.town} "
+                    f"({first.region}), size {first.size}")
+    # a starting team of 7 has no skill for a 4th level yet
+    assert lines[i + 1] == f"  no tower of your team can enter yet (it needs 4 levels and a " \
+                           f"{first.size})"

@@ -165,6 +165,21 @@ def test_hint_lines_are_typable_commands():
     assert hint_lines([]) == []
 
 
+def test_hint_lines_group_a_regions_recruits_and_the_effects_of_each_choice():
+    legal = [Recruit(s) for s in [(8,), (7,), (3,), (8, 7), (8, 3), (7, 7), (7, 3)]]
+    legal += [Train("region"), Train("all", effect="move", region="lle"),
+              Train("all", effect="move", region="bcn"), Train("all", effect="recruit", size=5),
+              Special("move", region="lle"), Special("perform", tile="lp12"), EndTurn()]
+    lines = hint_lines(legal, {"region": "balance", "all": "special"})
+    assert lines[:5] == [
+        "recruit 8 | 7 | 3, or two of them (e.g. `recruit 8 7`)",
+        "train region (balance)",
+        "train all (special): move lle | bcn · recruit 5",
+        "special (costs a token): move lle · perform lp12",
+        "end",
+    ]
+
+
 @pytest.mark.parametrize("action", [Build(((7, 7, 7), (5, 5))), EndTurn(), Dismantle()])
 def test_actions_without_arguments_complete_nothing(action):
     assert complete(action_to_command(action) + " ", [action]) == []

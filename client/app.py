@@ -19,7 +19,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
-import attrs
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import (
@@ -54,7 +53,7 @@ from rich.text import Text
 from client import lobby as lb
 from client.completion import CommandCompleter
 from client.controller import Controller
-from client.render import chat_text, render
+from client.render import render
 from shared import messages as m
 
 STYLE = Style.from_dict({
@@ -65,7 +64,6 @@ STYLE = Style.from_dict({
     "notes.title": "bold",
     "prompt": "bold",
 })
-CHAT_LINES = 2
 EVENT_LINES = 12
 BOARD_STEP = 10
 STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
@@ -180,7 +178,7 @@ class TerminalScreen:
 
     def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None:
         if any(event.get("kind") == "game_over" for event in push.events):
-            self.board_top = 1 << 20  # the score table is last: show it (clamped when drawn)
+            self.board_top = 0  # the score table comes first: show it
         view = push.view
         turn = (push.room, view.get("status"), view.get("round"), view.get("turn"))
         if turn != self._turn_seen:
@@ -419,12 +417,18 @@ class TerminalScreen:
             head = Text("CASTELL · lobby", style="bold")
             return self._print(Group(head, *(Text(line) for line in
                                              self.controller.lobby_lines())), width, height)
-        # Events fill whatever height the panels leave (at least 2 lines when they fit).
+        # A screen too short for the whole board puts the players above the performances;
+        # events fill whatever height the panels leave (at least 2 lines when they fit).
+        short = False
         bare = self._print(self._screen(width, 0), width, None).count("\n") + 1
-        spare = height - bare - min(CHAT_LINES, len(self.controller.chats))
-        text = self._print(self._screen(width, max(2, min(spare, EVENT_LINES))), width, None)
+        if bare > height:
+            short = True
+            bare = self._print(self._screen(width, 0, short), width, None).count("\n") + 1
+        spare = height - bare
+        text = self._print(self._screen(width, max(2, min(spare, EVENT_LINES)), short),
+                           width, None)
         if text.count("\n") + 1 > height:
-            text = self._print(self._screen(width, 0), width, None)
+            text = self._print(self._screen(width, 0, short), width, None)
         return self._window(text.split("\n"), height)
 
     def _window(self, lines: list[str], height: int) -> str:
@@ -441,18 +445,16 @@ class TerminalScreen:
         return "\n".join([*lines[top:top + rows],
                           "\x1b[2m── " + " · ".join(x for x in marks if x) + " ──\x1b[0m"])
 
-    def _screen(self, width: int, events: int) -> RenderableType:
+    def _screen(self, width: int, events: int, short: bool = False) -> RenderableType:
         ctrl = self.controller
         view = ctrl.view
         if view is None:
             return Text("joining…", style="dim")
         parts: list[RenderableType] = [render(view, ctrl.me, list(ctrl.events), now=time.time(),
-                                              width=width, max_event_lines=events)]
+                                              width=width, max_event_lines=events,
+                                              short=short)]
         if ctrl.mode == "room":
             parts.extend(Text(line, style="bold") for line in ctrl.room_lines())
-        if events:
-            parts.extend(chat_text(view, attrs.asdict(push))
-                         for push in list(ctrl.chats)[-CHAT_LINES:])
         return Group(*parts)
 
     def _print(self, renderable: RenderableType, width: int, height: int | None) -> str:

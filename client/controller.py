@@ -176,6 +176,9 @@ class Controller:
 
     def on_chat(self, push: m.ChatPush) -> None:
         self.chats.append(push)
+        # Said between two moves, shown between them: a chat line joins the event lines.
+        self.events.append({"kind": "chat", "seat": push.seat, "name": push.name,
+                            "text": push.text})
         self.screen.chat(push)
 
     def on_connection(self, status: str | None) -> None:

@@ -203,7 +203,7 @@ def wheel_all_text(view: View) -> str:
     if "all" in wheel:
         return f"all regions: {tile_name(wheel['all'])}"
     if view.get("variant") == "advanced":
-        return "no `all` training (advanced)"
+        return "advanced: no `all` tile"
     return "all regions: —"
 
 
@@ -381,6 +381,8 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
         return [Part("Game over: "), *winners_text(view, event.get("winners") or ())]
     if kind == "started":
         return [Part("the game starts")]
+    if kind == "chat":  # not a server event: the client puts chat lines among the events
+        return chat_parts(view, event)
     name = Part(safe(event.get("name", "")) or seat_name(view, seat), seat)
     room = {"joined": " joined", "left": " left", "connected": " is back",
             "disconnected": " lost the connection"}

@@ -14,6 +14,7 @@ with ``no_color`` or ``color_system=None`` drops. Text from the server is made s
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -28,7 +29,7 @@ from rich.text import Text
 from client import describe as d
 from client.describe import Part, View
 from client.sanitize import safe
-from shared.board import REGIONS
+from shared.board import REGIONS, ROUNDS
 
 __all__ = ["SEAT_STYLES", "event_lines", "print_view", "render", "render_plain", "safe",
            "seat_style"]
@@ -70,23 +71,43 @@ def _text(parts: Sequence[Part], style: str = "") -> Text:
 # Header --------------------------------------------------------------------------------
 
 
-def _header(view: View, me: int | None, now: float | None, width: int) -> Text:
+def _header(view: View, me: int | None, now: float | None, width: int,
+            watching: str = "spectating") -> Text:
+    """The top line: room, round, whose turn and what it has done, the clock. Narrower than
+    the full line, the same facts in fewer cells, so that it never wraps mid-phrase."""
+    # the last resort drops the spectator's mark: the status line says it too
+    for compact, watch in ((False, watching), (True, watching), (True, "")):
+        text = _header_line(view, me, now, width, watch, compact)
+        if text.cell_len <= width:
+            break
+    return text
+
+
+def _header_line(view: View, me: int | None, now: float | None, width: int, watching: str,
+                 compact: bool) -> Text:
     text = Text()
-    if width >= SIDE_BY_SIDE:
+    if width >= SIDE_BY_SIDE and not compact:
         text.append("CASTELL · ", style="bold")
-    text.append(_clip(safe(view.get("name", "")), HEADER_NAME), style="bold")
-    text.append(f" · {d.status_text(view)}")
+    text.append(_clip(safe(view.get("name", "")), HEADER_NAME // 2 if compact else HEADER_NAME),
+                style="bold")
+    status = d.status_text(view)
+    if compact and view.get("status") == "playing":
+        status = f"R{view.get('round', 0)}/{ROUNDS}"
+    text.append(f" · {status}")
     turn = d.turn_text(view, me)
     if turn is not None:
         text.append(" · ")
         text.append(turn.text, style=f"bold {seat_style(turn.seat)}")
-        text.append(": " + "  ".join(d.turn_marks(view.get("done") or ())))
+        marks = d.turn_marks(view.get("done") or ())
+        text.append(": " + (" ".join(m.replace(" ", "") for m in marks) if compact
+                            else "  ".join(marks)))
     left = d.countdown(view.get("deadline"), now)
     if left is not None:
         urgent = view["deadline"] - now < 16  # type: ignore[operator]
-        text.append(f"   time {left}", style="bold reverse" if urgent else "bold")
-    if me is None:
-        text.append(" · spectating", style="dim")
+        text.append(f"{' ' if compact else '   '}time {left}",
+                    style="bold reverse" if urgent else "bold")
+    if me is None and watching:
+        text.append(f" · {watching}", style="dim")
     return text
 
 
@@ -104,29 +125,56 @@ def _pawns(view: View, seats: Sequence[int]) -> Text:
     return text
 
 
-def _regions_panel(view: View, me: int | None) -> Panel:
+def _festival_cell(view: View, region: str) -> Text:
+    """The next festival still to come in ``region`` (``▶`` when it is the next of all), and
+    the round of a later one: ``▶R4 size 3 +R8``."""
+    festivals = view.get("festivals") or []
+    nxt = d.next_festival_round(festivals)
+    coming = [f for f in festivals if not f.get("done") and f.get("region") == region]
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if coming:
+        f = coming[0]
+        is_next = f.get("round") == nxt
+        text.append(f"{'▶' if is_next else ''}R{safe(f.get('round'))} size {safe(f.get('size'))}",
+                    style="bold" if is_next else "")
+        text.append("".join(f" +R{safe(later.get('round'))}" for later in coming[1:]),
+                    style="dim")
+    return text
+
+
+def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel:
+    """The regions; with ``festivals``, each region's coming festivals too (a narrow screen
+    has no room for the Festivals panel beside it) and the prizes left under them."""
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, expand=True,
                   header_style="bold")
     table.add_column("reg", no_wrap=True)
     table.add_column("castellers", no_wrap=True)
-    table.add_column("pawns", no_wrap=True, overflow="ellipsis", ratio=1)
+    regions = view.get("regions") or {}
+    # Every pawn keeps a place, even in a crowded region: the other columns give way first.
+    pawns = [_pawns(view, (regions.get(r) or {}).get("pawns") or ()) for r in REGIONS]
+    table.add_column("pawns", no_wrap=True, overflow="ellipsis", ratio=1,
+                     min_width=max(5, *(p.cell_len for p in pawns)))
     table.add_column("trains", no_wrap=True)
     table.add_column("next to", no_wrap=True, overflow="ellipsis")
-    regions = view.get("regions") or {}
+    if festivals:
+        table.add_column("festivals", no_wrap=True, overflow="ellipsis")
     wheel = view.get("wheel") or {}
     mine = (d.player_map(view, me) or {}).get("region")
-    for r in REGIONS:
+    for r, pawn_names in zip(REGIONS, pawns, strict=True):
         info = regions.get(r) or {}
         table.add_row(
             r,
             " ".join(str(safe(s)) for s in info.get("castellers") or ()),
-            _pawns(view, info.get("pawns") or ()),
+            pawn_names,
             d.tile_name(wheel.get(r)),
             " ".join(d.neighbours(r)),
+            *([_festival_cell(view, r)] if festivals else []),
             style="bold" if r == mine else "",  # the player's own region stands out
         )
-    foot = Text(f" {d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))} ")
-    return Panel(table, title="Regions", title_align="left", subtitle=foot,
+    foot = f" {d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))} "
+    if festivals:
+        foot += f"· prizes: {d.prizes_text(view.get('prizes') or {})} "
+    return Panel(table, title="Regions", title_align="left", subtitle=Text(foot),
                  subtitle_align="left", box=box.ROUNDED)
 
 
@@ -182,7 +230,8 @@ def _performances_panel(view: View, compact: bool) -> Panel:
 # Players ---------------------------------------------------------------------------------
 
 
-def _player_panel(view: View, p: Mapping[str, Any], me: int | None, inner: int) -> Panel:
+def _player_panel(view: View, p: Mapping[str, Any], me: int | None, inner: int,
+                  height: int | None = None) -> Panel:
     seat = p.get("seat")
     current = seat == view.get("turn") and view.get("status") == "playing"
     lines: list[RenderableType] = [
@@ -198,7 +247,7 @@ def _player_panel(view: View, p: Mapping[str, Any], me: int | None, inner: int) 
     lines.append(Text("took " + d.taken_text(p.get("taken") or {})))
     title = Text(d.player_title(view, p, me), style=f"bold {seat_style(seat)}")
     return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED,
-                 border_style=f"bold {seat_style(seat)}" if current else "dim")
+                 border_style=f"bold {seat_style(seat)}" if current else "dim", height=height)
 
 
 def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
@@ -216,7 +265,11 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
         for _ in range(per_row):
             grid.add_column(ratio=1)
         inner = width // per_row - 4  # borders and padding
-        panels = [_player_panel(view, p, me, inner) for p in chunk]
+        # The panels of a row share the height of the tallest (a tower makes one taller).
+        console = Console(width=width // per_row, file=io.StringIO(), color_system=None)
+        height = max(len(console.render_lines(_player_panel(view, p, me, inner), pad=False))
+                     for p in chunk)
+        panels = [_player_panel(view, p, me, inner, height) for p in chunk]
         grid.add_row(*panels, *[""] * (per_row - len(chunk)))
         rows.append(grid)
     return rows
@@ -272,29 +325,41 @@ def _scores_panel(view: View) -> Panel:
 
 
 def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
-           now: float | None = None, width: int = 100, max_event_lines: int = 4
-           ) -> RenderableType:
+           now: float | None = None, width: int = 100, max_event_lines: int = 4,
+           short: bool = False, watching: str = "spectating") -> RenderableType:
     """The whole screen for ``view`` as seen from seat ``me`` (None: a spectator).
 
     ``events`` are recent events (oldest first); the last ``max_event_lines`` lines of them
     are shown. ``now`` (Unix time) drives the turn countdown; without it none is shown.
-    ``width`` is the width the result will be printed at.
+    ``width`` is the width the result will be printed at. ``short`` is for a screen too
+    short for everything: the players' panels come before the local performances, so that
+    the player's own team and tower are on the first page. A finished game shows its score
+    table first. ``watching`` is what the header calls a spectator's view.
     """
-    parts: list[RenderableType] = [_header(view, me, now, width)]
+    parts: list[RenderableType] = [_header(view, me, now, width, watching)]
+    if view.get("scores"):
+        parts.append(_scores_panel(view))
+    board: list[RenderableType] = []
     if view.get("status") != "waiting" or view.get("regions"):
-        regions, festivals = _regions_panel(view, me), _festivals_panel(view, me)
         if width >= SIDE_BY_SIDE:
             top = Table.grid(expand=True)
             top.add_column(ratio=62)
             top.add_column(ratio=38)
-            top.add_row(regions, festivals)
-            parts.append(top)
+            top.add_row(_regions_panel(view, me), _festivals_panel(view, me))
+            board.append(top)
         else:
-            parts.extend([regions, festivals])
-        parts.append(_performances_panel(view, compact=width < FULL_TILES))
-    parts.extend(_players(view, me, width))
-    if view.get("scores"):
-        parts.append(_scores_panel(view))
+            board.append(_regions_panel(view, me, festivals=True))
+        performances = _performances_panel(view, compact=width < FULL_TILES)
+    else:
+        performances = None
+    players = _players(view, me, width)
+    if short:
+        board.extend(players)
+    if performances is not None:
+        board.append(performances)
+    if not short:
+        board.extend(players)
+    parts.extend(board)
     parts.extend(_event_renderables(view, events, max_event_lines))
     return Group(*parts)
 

@@ -108,9 +108,17 @@ def run_viewer(record: GameRecordFile, *, color: bool = True) -> None:
         console = Console(file=buf, force_terminal=True, width=size.columns, highlight=False,
                           color_system="256" if color else None, no_color=not color,
                           emoji=False)
-        console.print(Group(render(step.view, None, list(step.events), width=size.columns,
-                                   max_event_lines=8)))
-        lines = buf.getvalue().rstrip("\n").split("\n")[:max(1, size.rows - 1)]
+        short = False
+        while True:  # a screen too short for the board shows the players first
+            buf.seek(0)
+            buf.truncate()
+            console.print(Group(render(step.view, None, list(step.events), width=size.columns,
+                                       max_event_lines=8, short=short, watching="replay")))
+            lines = buf.getvalue().rstrip("\n").split("\n")
+            if short or len(lines) < size.rows:
+                break
+            short = True
+        lines = lines[:max(1, size.rows - 1)]
         return to_formatted_text(ANSI("\n".join(lines)))
 
     def footer() -> Any:

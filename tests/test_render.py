@@ -18,10 +18,11 @@ VIEWS = {"two_seat": sv.two_seat, "four_seat": sv.four_seat, "finished": sv.fini
          "waiting": sv.waiting}
 
 
-def screen(view, me=None, events=(), *, width=100, now=sv.NOW, max_event_lines=4) -> str:
+def screen(view, me=None, events=(), *, width=100, now=sv.NOW, max_event_lines=4,
+           **options) -> str:
     console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(render(view, me, events, now=now, width=width,
-                         max_event_lines=max_event_lines))
+                         max_event_lines=max_event_lines, **options))
     return console.export_text()
 
 
@@ -86,6 +87,42 @@ def test_festivals_mark_the_next_round_and_the_players_region():
     assert "trophy 10 medal 13 ribbon 14" in text
 
 
+def test_at_80_columns_each_region_lists_its_coming_festivals():
+    text = screen(sv.four_seat(), 2, width=80)
+    assert "Festivals" not in text  # no room for the panel beside the regions
+    assert "festivals" in line_with(text, "│ reg ")
+    # the next festivals (round 5) are marked; a region's later festival gives its round
+    assert "▶R5 size 7 +R7" in line_with(text, "│ bcn ")
+    assert "▶R5 size 2 +R10" in line_with(text, "│ ebr ")
+    assert "R6 size 9 +R9" in line_with(text, "│ cen ") and "▶" not in line_with(text, "│ cen ")
+    assert "R8 size 10" in line_with(text, "│ tar ")  # Valls (R3) is done: not listed
+    assert "prizes: trophy 10 medal 13 ribbon 14" in text
+
+
+@pytest.mark.parametrize("width", [100, 80])
+@pytest.mark.parametrize("me", [1, None])
+def test_the_header_stays_on_one_line(width, me):
+    view = sv.two_seat()
+    view["name"] = "A rather long room name here"
+    lines = screen(view, me, width=width).splitlines()
+    assert "time 1:42" in lines[0] and "Anna's turn" in lines[0]
+    assert lines[1].startswith("╭")
+
+
+def test_a_short_screen_shows_the_players_before_the_performances():
+    tall = screen(sv.two_seat(), 0, width=80)
+    assert tall.index("Local performances") < tall.index("Anna (you)")
+    short = screen(sv.two_seat(), 0, width=80, short=True)
+    assert short.index("Regions") < short.index("Anna (you)") < short.index("Local performances")
+
+
+def test_player_panels_of_a_row_are_as_tall_as_each_other():
+    lines = screen(sv.four_seat(), 2, width=100).splitlines()
+    top = next(i for i, line in enumerate(lines) if "Anna ─" in line)
+    bottom = next(i for i, line in enumerate(lines) if i > top and line.startswith("╰"))
+    assert lines[bottom].count("╰") == 4 and lines[bottom].count("╯") == 4
+
+
 def test_performances_describe_tiles_and_tokens():
     text = screen(sv.two_seat(), 0, width=100)
     gir = line_with(text, "│ gir  lp12")
@@ -133,6 +170,12 @@ def test_finished_game_shows_the_score_table_and_winner():
     assert re.search(r"12\s+5\s+10\s+4\s+3\s+34", bru) and "winner" in bru
     assert "winner" not in line_with(table, "Cai ")
     assert "Game over: Bru wins" in text
+    assert text.index("Final score") < text.index("Regions")  # the result first
+
+
+def test_a_replay_says_so_in_the_header():
+    header = screen(sv.two_seat(), None, watching="replay").splitlines()[0]
+    assert header.endswith("· replay") and "spectating" not in header
 
 
 def test_waiting_room_renders_without_a_board():
@@ -208,6 +251,14 @@ def test_every_event_kind_has_words():
         "Festival at Tortosa (ebr), size 2: nobody took part",
         "(mystery)",
     ]
+
+
+def test_chat_lines_stand_among_the_events_in_the_order_said():
+    events = [*sv.round_four_events()[-2:],
+              {"kind": "chat", "seat": 1, "name": "Bru", "text": "good move"},
+              sv.action_event(0, "recruit", sizes=[8])]
+    text = screen(sv.two_seat(), 0, events, max_event_lines=10)
+    assert text.index("Bru: good move") < text.index("Anna recruited 8")
 
 
 def test_chat_lines_keep_brackets_and_drop_escapes():

@@ -170,7 +170,7 @@ class View:
     first: Seat | None
     done: tuple[TurnStep, ...]
     deadline: float | None
-    bag: int  # how many castellers are in the bag — never which
+    bag: Annotated[int, between(0, CASTELLER_COUNT)]  # how many are in the bag — never which
     wheel: dict[str, SkillTile]  # segment -> tile this round; empty before the start
     regions: dict[RegionId, RegionView]  # board order; empty before the start
     festivals: tuple[Festival, ...]  # calendar order

@@ -218,6 +218,14 @@ def test_a_malformed_view_is_one_protocol_error_naming_the_key():
     assert info.value.field == "view"
 
 
+def test_a_bag_bigger_than_the_game_is_refused_not_allocated():
+    view = sample_views.four_seat()
+    view["bag"] = 3_321_693_005  # a hostile server must not make the client build this bag
+    with pytest.raises(ProtocolError) as info:
+        state_from_view(view)
+    assert info.value.field == "view.bag"
+
+
 @settings(max_examples=50)
 @given(st.sampled_from(VIEW_KEYS), msgpack_values)
 def test_any_damage_to_a_view_is_a_protocol_error(key, value):

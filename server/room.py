@@ -119,7 +119,9 @@ class Room:
         self.clock = clock
         self.on_empty = on_empty
         self.seats: list[Seat | None] = [None] * seats
-        self.creator: Connection | None = None
+        #: The creator's seat: the creator is whoever holds it, so a creator who drops and
+        #: comes back with the token is the creator still (None: nobody yet, or restored).
+        self.creator_seat: int | None = None
         #: The address that created the room (None once restored): for the per-address cap.
         self.host_address: str | None = None
         self.spectators: set[Connection] = set()
@@ -222,6 +224,12 @@ class Room:
     def view(self) -> dict[str, Any]:
         return build_view(self.info(), self.state)
 
+    @property
+    def creator(self) -> Connection | None:
+        """The connection playing the creator's seat now, if any."""
+        seat = None if self.creator_seat is None else self.seats[self.creator_seat]
+        return None if seat is None else seat.conn
+
     def seat_of(self, conn: Connection) -> int | None:
         for seat in self.seats:
             if seat is not None and seat.conn is conn:
@@ -265,7 +273,7 @@ class Room:
             await self.store.put_seat(SeatRecord(self.id, seat.index, name, token_hash=digest))
         self.seats[seat.index] = seat
         if self.creator is None:
-            self.creator = conn
+            self.creator_seat = seat.index
         self.publish([ev.PlayerJoined(seat.index, name)], skip=conn)
         await self._save_version()
         return seat.index, token
@@ -295,8 +303,8 @@ class Room:
             ):
                 old = seat.conn
                 seat.conn = conn
-                if self.creator is None or self.creator is old:
-                    self.creator = conn
+                if self.creator_seat is None:  # a restored room: the first one back
+                    self.creator_seat = seat.index
                 if old is not None and old is not conn:
                     old.detach()
                     old.close(4001, "your seat was taken back by a newer connection")
@@ -325,9 +333,9 @@ class Room:
             if self.store is not None:
                 await self.store.remove_seat(self.id, index)
             self.seats[index] = None
-            if self.creator is conn:
-                self.creator = next(
-                    (s.conn for s in self.seats if s is not None and s.conn is not None), None
+            if self.creator_seat == index:  # the next person seated creates now
+                self.creator_seat = next(
+                    (s.index for s in self.seats if s is not None and s.conn is not None), None
                 )
             self.publish([ev.PlayerLeft(index, seat.name)])
             await self._save_version()

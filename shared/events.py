@@ -100,19 +100,21 @@ Event = (
 
 @attrs.frozen
 class PlayerJoined:
-    """Someone took a seat (``seat``) or came in as a spectator (``seat`` None)."""
+    """Someone (a person or a bot) took seat ``seat``. Spectators come and go without an
+    event: the view does not list them."""
 
     KIND: ClassVar[str] = "joined"
-    seat: int | None
+    seat: int
     name: str
 
 
 @attrs.frozen
 class PlayerLeft:
-    """Someone left the room; before the start a player's seat is free again."""
+    """A seated player left the room (before the start, a dropped connection too): before
+    the start the seat is free again; after it the seat stays theirs (§10)."""
 
     KIND: ClassVar[str] = "left"
-    seat: int | None
+    seat: int
     name: str
 
 
@@ -121,7 +123,7 @@ class PlayerConnected:
     """A seated player's connection came back (the seat was taken back with its token)."""
 
     KIND: ClassVar[str] = "connected"
-    seat: int | None
+    seat: int
     name: str
 
 
@@ -130,7 +132,7 @@ class PlayerDisconnected:
     """A seated player's connection dropped; the seat stays theirs (§10)."""
 
     KIND: ClassVar[str] = "disconnected"
-    seat: int | None
+    seat: int
     name: str
 
 

@@ -233,7 +233,7 @@ def check_event(e: dict[str, Any]) -> None:
     assert set(e) - {"kind"} == EVENT_FIELDS[e["kind"]], e
     kind = e["kind"]
     if "seat" in e:
-        assert is_opt_int(e["seat"]) and (e["seat"] is not None or kind == "joined"), e
+        assert is_int(e["seat"]) and 0 <= e["seat"] <= 3, e
     if kind in ("joined", "left", "connected", "disconnected"):
         assert is_str(e["name"])
     elif kind == "action":
@@ -346,13 +346,13 @@ class Peer:
         return [m for _, m in self.frames if m["type"] == "state"]
 
     async def quiet(self, seconds: float = 0.1) -> list[dict[str, Any]]:
-        """Whatever arrives within ``seconds`` (and whatever waited), taken."""
+        """Whatever arrives within the next ``seconds``."""
+        new: list[dict[str, Any]] = []
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 while True:
-                    self.pending.append(await self._recv())
-        out, self.pending = self.pending, []
-        return out
+                    new.append(await self._recv())
+        return new
 
     async def closed_with(self, timeout: float = WAIT) -> tuple[int | None, str]:
         """Read until the server closes the connection: its close code and reason."""
@@ -558,6 +558,35 @@ async def test_a_frame_that_is_no_map_with_a_string_type_is_bad_message_and_the_
     assert (await peer.call("hello", name="Anna"))["type"] == "welcome"  # still open
 
 
+def _nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("within", "beyond"), [
+    ({"name": "x" * 4096}, {"name": "x" * 4097}),  # a string: 4096 bytes
+    ({"name": "é" * 2048}, {"name": "é" * 2049}),  # ... bytes, not characters
+    ({"name": b"x" * 4096}, {"name": b"x" * 4097}),  # a binary value
+    ({"name": [0] * 1024}, {"name": [0] * 1025}),  # an array: 1024 items
+    ({"name": {f"k{i}": 0 for i in range(64)}},
+     {"name": {f"k{i}": 0 for i in range(65)}}),  # a map: 64 pairs
+    ({f"k{i}": 0 for i in range(62)}, {f"k{i}": 0 for i in range(63)}),  # the frame's own
+    ({"name": _nested(9)}, {"name": _nested(10)}),  # nesting: 10 levels, the frame's is 1
+    ({"name": {"a": "x"}}, {"name": {1: "x"}}),  # map keys: strings only
+    ({"name": 1}, {"name": msgpack.ExtType(1, b"x")}),  # no extension types
+])
+async def test_frame_limits_within_are_read_beyond_are_bad_message(lab, within, beyond):
+    peer = await lab.open()
+    reply = await peer.refused("hello", "invalid_field", **within)  # read: a field is blamed
+    assert reply["field"]
+    await peer.send({"type": "hello", "id": 2**20, **beyond})
+    reply = await peer.take(lambda m: m["type"] == "error" and m["re"] is None)
+    assert reply["code"] == "bad_message"
+    assert (await peer.call("hello", name="Anna"))["type"] == "welcome"
+
+
 async def test_pings_are_answered(lab):
     peer = await lab.open("Anna")
     pong = await peer.ws.ping()
@@ -628,7 +657,8 @@ async def test_hello_must_come_first(lab):
     assert (await peer.call("list_rooms"))["type"] == "rooms"
 
 
-@pytest.mark.parametrize("name", ["A", "x" * 24, "Núria 🏰", "d'Urgell-Puig"])
+@pytest.mark.parametrize("name", ["A", "x" * 24, "🏰" * 24, "Núria 🏰", "d'Urgell-Puig",
+                                  "Сергій", "王 小明"])
 async def test_hello_takes_any_printable_name_of_1_to_24(lab, name):
     peer = await lab.open()
     await peer.call("hello", name=name)
@@ -637,12 +667,21 @@ async def test_hello_takes_any_printable_name_of_1_to_24(lab, name):
     assert push["room"] == made["room"] and push["view"]["players"][0]["name"] == name
 
 
-@pytest.mark.parametrize("name", ["", "x" * 25, "tab\there", "new\nline", "esc\x1b[2J",
-                                  "csi\x9bm", "bidi\u202etxt", "line\u2028sep", 7, None])
+@pytest.mark.parametrize("name", ["", "x" * 25, "🏰" * 25, "tab\there", "del\x7f", "new\nline",
+                                  "esc\x1b[2J", "csi\x9bm", "bidi\u202etxt", "line\u2028sep",
+                                  7, None])
 async def test_hello_refuses_other_names(lab, name):
     peer = await lab.open()
     reply = await peer.refused("hello", "invalid_field", name=name)
     assert reply["field"] == "name"
+
+
+async def test_a_later_hello_renames_the_connection_but_not_inside_a_room(lab):
+    peer = await lab.open("Anna")
+    await peer.call("hello", name="Anna Maria")
+    made = await peer.call("create_room", name="R", seats=2)
+    assert (await peer.after(made))["view"]["players"][0]["name"] == "Anna Maria"
+    await peer.refused("hello", "already_in_room", name="Anna")
 
 
 async def test_each_player_gets_a_distinct_player_id(lab):
@@ -681,6 +720,9 @@ async def test_create_room_takes_every_setting(lab):
     view = (await anna.state())["view"]
     assert (view["room"], view["seats"], view["variant"], view["turn_seconds"]) == (
         made["room"], 4, "advanced", 3600)
+    biel = await lab.open("Biel")
+    made = await biel.call("create_room", name="R", seats=2, turn_seconds=10)
+    assert (await biel.after(made))["view"]["turn_seconds"] == 10
 
 
 @pytest.mark.parametrize(("fields", "field"), [
@@ -775,7 +817,8 @@ async def test_join_room_gives_the_joiner_the_view_and_the_others_a_joined_event
 
 
 async def test_a_spectator_gets_the_view_and_sits_nowhere(lab):
-    room, (anna, biel), _ = await a_room(lab, 2)
+    room, (anna, _biel), _ = await a_room(lab, 2)
+    before = await anna.until(lambda s: len(s["view"]["players"]) == 2)
     watcher = await lab.open("Watcher")
     seen = await watcher.call("join_room", room=room, **{"as": "spectator"})
     assert (seen["seat"], seen["token"], seen["code"]) == (None, None, None)
@@ -783,6 +826,11 @@ async def test_a_spectator_gets_the_view_and_sits_nowhere(lab):
     assert push["events"] == []
     view = push["view"]
     assert [p["name"] for p in view["players"]] == ["Anna", "Biel"]
+    # the view lists no spectators: one coming or going changes nothing, and pushes nothing
+    assert push["version"] == before["version"]
+    await watcher.call("leave_room")
+    assert [m for m in await anna.quiet() if m["type"] == "state"] == []
+    await watcher.refused("chat", "not_in_room", text="hello?")
 
 
 @pytest.mark.parametrize(("fields", "field"), [
@@ -816,7 +864,7 @@ async def test_room_full_and_room_not_found_and_already_in_room(lab):
 
 
 async def test_leave_before_the_start_frees_the_seat_for_the_next_comer(lab):
-    room, (anna, biel, carme), _ = await a_room(lab, 3)
+    room, (anna, biel, _carme), _ = await a_room(lab, 3)
     ok = await biel.call("leave_room")
     assert set(ok) == {"type", "re"}
     push = await anna.with_event("left")
@@ -828,7 +876,7 @@ async def test_leave_before_the_start_frees_the_seat_for_the_next_comer(lab):
 
 
 async def test_a_dropped_connection_before_the_start_frees_its_seat(lab):
-    room, (anna, biel), _ = await a_room(lab, 2)
+    _room, (anna, biel), _ = await a_room(lab, 2)
     await biel.ws.close()
     biel.closed = True
     push = await anna.with_event("left")
@@ -837,7 +885,7 @@ async def test_a_dropped_connection_before_the_start_frees_its_seat(lab):
 
 
 async def test_add_bot_fills_the_lowest_free_seat(lab):
-    room, (anna, biel, carme, dani), _ = await a_room(lab, 4)
+    _room, (anna, biel, carme, dani), _ = await a_room(lab, 4)
     await biel.call("leave_room")
     await dani.call("leave_room")
     ok = await carme.call("add_bot", level="random")  # any player may seat a bot
@@ -866,8 +914,8 @@ async def test_start_game_is_for_the_creator_once_every_seat_is_taken(lab):
     await biel.refused("start_game", "not_creator")
     watcher = await lab.open("Watcher")
     await watcher.call("join_room", room=made["room"], **{"as": "spectator"})
-    reply = await watcher.request("start_game")
-    assert reply["code"] in ("not_creator", "not_a_player")
+    await watcher.refused("start_game", "not_a_player")
+    await watcher.refused("add_bot", "not_a_player")
     ok = await anna.call("start_game")
     assert set(ok) == {"type", "re"}
     await anna.refused("start_game", "already_started")
@@ -885,7 +933,7 @@ async def test_room_requests_outside_a_room_are_not_in_room(lab):
 
 
 async def test_the_start_push_and_the_playing_view(lab):
-    room, (anna, biel), _ = await a_room(lab, 2)
+    _room, (anna, biel), _ = await a_room(lab, 2)
     before = (await anna.state())["version"]
     await anna.call("start_game")
     pushes = [await p.state(lambda s: s["view"]["status"] == "playing") for p in (anna, biel)]
@@ -1046,7 +1094,7 @@ async def test_a_whole_game_against_a_bot_with_a_spectator(lab):
 
 
 async def test_the_ok_of_an_action_and_its_push_carry_the_same_version(lab):
-    room, (anna, biel), _ = await a_room(lab, 2)
+    _room, (anna, biel), _ = await a_room(lab, 2)
     await anna.call("start_game")
     view = (await anna.state(lambda s: s["view"]["status"] == "playing"))["view"]
     seat = view["turn"]
@@ -1091,7 +1139,7 @@ async def test_the_ok_of_an_action_and_its_push_carry_the_same_version(lab):
     ({"kind": "end_turn", "seat": 0}, "seat"),
 ])
 async def test_malformed_actions_are_invalid_field_naming_the_field(lab, fields, field):
-    room, (anna, biel), _ = await a_room(lab, 2)
+    _room, (anna, _biel), _ = await a_room(lab, 2)
     await anna.call("start_game")
     reply = await anna.refused("action", "invalid_field", **fields)
     assert reply["field"] == field
@@ -1126,8 +1174,9 @@ async def test_after_the_start_a_seat_stays_with_its_token(lab):
     assert push["view"]["players"][1]["connected"] is False
     again = await lab.open("Biel")
     joined = await again.call("join_room", room=room, token=tokens[1])
-    assert joined["seat"] == 1
-    view = (await again.state())["view"]
+    # the seat, and no token: the holder has it already (it travels once, docs: joined)
+    assert joined["seat"] == 1 and joined["token"] is None
+    view = (await again.after(joined))["view"]
     assert view["players"][1]["connected"] is True
 
 
@@ -1149,8 +1198,8 @@ async def test_a_token_taken_back_elsewhere_closes_the_old_connection_with_4001(
 
 
 async def test_wrong_tokens_are_bad_token(lab):
-    room, (anna, biel), tokens = await a_room(lab, 2)
-    other_room, _, other_tokens = await a_room(lab, 2, names=("Carme", "Dani", "", ""))
+    room, (_anna, _biel), tokens = await a_room(lab, 2)
+    _other_room, _, other_tokens = await a_room(lab, 2, names=("Carme", "Dani", "", ""))
     stranger = await lab.open("Eli")
     await stranger.refused("join_room", "bad_token", room=room, token="not-a-token")
     await stranger.refused("join_room", "bad_token", room=room, token=other_tokens[0])
@@ -1163,7 +1212,7 @@ async def test_wrong_tokens_are_bad_token(lab):
 
 async def test_a_turn_that_runs_out_is_ended_with_a_timeout_event():
     async with Lab(turn_time_scale=0.02) as lab:  # 10 s turns last 0.2 s here
-        room, (anna, biel), _ = await a_room(lab, 2, turn_seconds=10)
+        _room, (anna, _biel), _ = await a_room(lab, 2, turn_seconds=10)
         await anna.call("start_game")
         start = await anna.state(lambda s: s["view"]["status"] == "playing")
         view = start["view"]
@@ -1201,7 +1250,7 @@ async def test_too_many_messages_are_rate_limited_with_their_re():
 
 
 async def test_the_view_never_holds_a_seed_the_bag_s_order_or_a_token(lab):
-    room, (anna, biel), tokens = await a_room(lab, 2)
+    _room, (anna, biel), tokens = await a_room(lab, 2)
     await anna.call("start_game")
     push = await biel.state(lambda s: s["view"]["status"] == "playing")
     flat = msgpack.packb(push)

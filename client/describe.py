@@ -139,8 +139,8 @@ def player_title(view: View, p: Mapping[str, Any], me: int | None) -> str:
 
 
 def player_summary(p: Mapping[str, Any]) -> str:
-    """``at gir · best 8``."""
-    where = f"at {region_label(p.get('region'))}" if p.get("region") else "not on the map"
+    """``at gir · best 8`` (``no pawn yet`` before the first move)."""
+    where = f"at {region_label(p.get('region'))}" if p.get("region") else "no pawn yet"
     return f"{where} · best {p.get('best', 0)}"
 
 

@@ -76,17 +76,19 @@ def _header(view: View, me: int | None, now: float | None, width: int,
     """The top line: room, round, whose turn and what it has done, the clock. Narrower than
     the full line, the same facts in fewer cells, so that it never wraps mid-phrase."""
     # the last resort drops the spectator's mark: the status line says it too
-    for compact, watch in ((False, watching), (True, watching), (True, "")):
-        text = _header_line(view, me, now, width, watch, compact)
+    levels = ((False, True, watching), (False, False, watching), (True, False, watching),
+              (True, False, ""))
+    for compact, brand, watch in levels:
+        text = _header_line(view, me, now, width, watch, compact, brand)
         if text.cell_len <= width:
             break
     return text
 
 
 def _header_line(view: View, me: int | None, now: float | None, width: int, watching: str,
-                 compact: bool) -> Text:
+                 compact: bool, brand: bool) -> Text:
     text = Text()
-    if width >= SIDE_BY_SIDE and not compact:
+    if width >= SIDE_BY_SIDE and brand:
         text.append("CASTELL · ", style="bold")
     text.append(_clip(safe(view.get("name", "")), HEADER_NAME // 2 if compact else HEADER_NAME),
                 style="bold")
@@ -250,10 +252,27 @@ def _player_panel(view: View, p: Mapping[str, Any], me: int | None, inner: int,
                  border_style=f"bold {seat_style(seat)}" if current else "dim", height=height)
 
 
+def _seats_panel(view: View, me: int | None) -> Panel:
+    """A room waiting for its game: who sits in which seat, and the seats still free."""
+    taken = {p.get("seat"): p for p in view.get("players") or ()}
+    lines = []
+    for seat in range(int(view.get("seats") or 0)):
+        p = taken.get(seat)
+        line = Text(f"seat {seat}  ")
+        if p is None:
+            line.append("free", style="dim")
+        else:
+            line.append(d.player_title(view, p, me), style=f"bold {seat_style(seat)}")
+        lines.append(line)
+    return Panel(Group(*lines), title="Seats", title_align="left", box=box.ROUNDED)
+
+
 def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
     players = list(view.get("players") or ())
     if not players:
         return []
+    if view.get("status") == "waiting":
+        return [_seats_panel(view, me)]
     n = len(players)
     per_row = n
     if width // n < MIN_PLAYER_PANEL:
@@ -420,7 +439,7 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
         tower = d.tower_text(p.get("tower") or ()) or "none"
         lines.append(
             f"player {d.player_title(view, p, me).removeprefix('▶ ')} (seat {p.get('seat')}): "
-            f"{d.player_summary(p)} · team {d.team_text(p.get('team') or ())} · "
+            f"{d.player_summary(p)} · team {d.team_text(p.get('team') or ()) or 'none'} · "
             f"tower {tower} · {d.tokens_and_skills(p)} · "
             f"took {d.taken_text(p.get('taken') or {})}"
         )

@@ -99,6 +99,13 @@ def test_at_80_columns_each_region_lists_its_coming_festivals():
     assert "prizes: trophy 10 medal 13 ribbon 14" in text
 
 
+def test_a_long_header_drops_the_brand_before_shortening_its_words():
+    view = sv.two_seat()
+    view["name"] = "Friday night games"  # with "CASTELL · " the line is 105 cells long
+    header = screen(view, 1, width=100).splitlines()[0]
+    assert header.startswith("Friday night games · round 4/10 · Anna's turn: move ✓  recruit ·")
+
+
 @pytest.mark.parametrize("width", [100, 80])
 @pytest.mark.parametrize("me", [1, None])
 def test_the_header_stays_on_one_line(width, me):
@@ -181,6 +188,8 @@ def test_a_replay_says_so_in_the_header():
 def test_waiting_room_renders_without_a_board():
     text = screen(sv.waiting(), 0, [{"kind": "joined", "seat": 0, "name": "Anna"}])
     assert "waiting for players 1/3" in text and "Anna (you)" in text
+    assert "seat 0  Anna (you)" in text and "seat 2  free" in text
+    assert "team" not in text and "tokens" not in text  # no game yet: nothing to count
     assert "Anna joined" in text
 
 

@@ -273,6 +273,11 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
         return []
     if view.get("status") == "waiting":
         return [_seats_panel(view, me)]
+    # The player's own panel first, the others in turn order after it (clockwise, §3).
+    seats = [p.get("seat") for p in players]
+    if me in seats:
+        at = seats.index(me)
+        players = players[at:] + players[:at]
     n = len(players)
     per_row = n
     if width // n < MIN_PLAYER_PANEL:

@@ -157,6 +157,11 @@ def test_four_players_share_a_row_at_100_and_stack_at_80():
     narrow = screen(sv.four_seat(), 2, width=80)
     assert "Caterina" not in line_with(narrow, "Anna ─")
     assert "Dolors" in line_with(narrow, "Caterina (you) ─")
+    # the player's own panel comes first, the others in turn order after it
+    assert narrow.index("Caterina (you) ─") < narrow.index("Anna ─") < narrow.index("Bru (bot)")
+    assert wide.index("Caterina (you) ─") < wide.index("Dolors") < wide.index("Anna ─")
+    watched = screen(sv.four_seat(), None, width=100)
+    assert watched.index("Anna ─") < watched.index("Bru (bot)") < watched.index("Caterina ─")
 
 
 def test_spectator_sees_everything_but_no_you():

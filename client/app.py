@@ -118,7 +118,7 @@ class TerminalScreen:
         self.message: tuple[str, str] | None = None
         self._asking: tuple[str, asyncio.Future[str | None]] | None = None
         self._dirty = 0
-        self._turn_seen: tuple[Any, ...] | None = None
+        self._stage_seen: tuple[Any, ...] | None = None
         self._board_key: tuple[Any, ...] | None = None
         self._board_cache: StyleAndTextTuples = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -180,11 +180,13 @@ class TerminalScreen:
         if any(event.get("kind") == "game_over" for event in push.events):
             self.board_top = 0  # the score table comes first: show it
         view = push.view
-        turn = (push.room, view.get("status"), view.get("round"), view.get("turn"))
-        if turn != self._turn_seen:
-            # A new turn: last turn's refusals and news are stale ("it is Anna's turn, not
-            # yours" while it is now yours); the status line's own hint says whose turn it is.
-            self._turn_seen = turn
+        stage = (push.room, view.get("status"))
+        if my_turn_began or stage != self._stage_seen:
+            # The player's turn begins (or the game starts or ends): last turn's refusals
+            # and news are stale ("it is Anna's turn, not yours" while it is now theirs).
+            # Another player's turn keeps them: a refusal typed just before a fast bot's
+            # move must stay long enough to be read.
+            self._stage_seen = stage
             self.message = None
         if my_turn_began:
             self.app.output.bell()
@@ -353,7 +355,8 @@ class TerminalScreen:
         shown = lines[self.notes_top:self.notes_top + rows]
         more = len(lines) - self.notes_top - len(shown)
         scroll = " · PgUp/PgDn scroll" if len(lines) > rows else ""
-        title = f"──── Esc closes{scroll}{f' · {more} more lines' if more > 0 else ''}"
+        below = f" · {more} more line{'s' if more != 1 else ''}" if more > 0 else ""
+        title = f"──── Esc closes{scroll}{below}"
         return [("class:notes.title", title + "\n"), ("", "\n".join(shown))]
 
     def _status_line(self) -> tuple[str, str]:

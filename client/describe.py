@@ -292,10 +292,31 @@ def _effect_words(action: Mapping[str, Any]) -> str:
     return safe(effect)
 
 
-def action_words(action: Mapping[str, Any], where: str | None) -> str:
-    """An action's fields in words, after the player's name: ``recruited 6 6 in alt``."""
+def fold_training(events: Sequence[Event]) -> list[Event]:
+    """The events with each ``train`` action and the ``trained`` event that says which skill
+    it raised folded into one (the skill under ``raised``): one action, one line."""
+    out: list[Event] = []
+    for event in events:
+        last = out[-1] if out else None
+        if (event.get("kind") == "trained" and event.get("tile") != "special"
+                and last is not None and last.get("kind") == "action"
+                and last.get("seat") == event.get("seat") and "raised" not in last
+                and (last.get("action") or {}).get("kind") == "train"):
+            out[-1] = {**last, "raised": event.get("tile")}
+            continue
+        out.append(event)
+    return out
+
+
+def action_words(action: Mapping[str, Any], where: str | None,
+                 raised: str | None = None) -> str:
+    """An action's fields in words, after the player's name: ``recruited 6 6 in alt``;
+    ``raised`` is the skill a training raised (:func:`fold_training`)."""
     kind = action.get("kind")
     here = f" in {region_label(where)}" if where else ""
+    if kind == "train" and raised:
+        choice = "the `all` tile" if action.get("choice") == "all" else f"the tile{here or ''}"
+        return f"raised {safe(raised)} with {choice}"
     if kind == "move":
         return f"moved to {region_label(action.get('region'))}"
     if kind == "recruit":
@@ -352,7 +373,8 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
     kind = event.get("kind")
     seat = event.get("seat")
     if kind == "action":
-        return [who(view, seat), Part(" " + action_words(event.get("action") or {}, where))]
+        return [who(view, seat), Part(" " + action_words(event.get("action") or {}, where,
+                                                         event.get("raised")))]
     if kind == "turn":
         return [Part("— "), who(view, seat), Part("'s turn")]
     if kind == "round":

@@ -305,6 +305,7 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
 def _event_renderables(view: View, events: Sequence[d.Event], max_lines: int
                        ) -> list[RenderableType]:
     out: list[tuple[int, RenderableType]] = []
+    events = d.fold_training(events)
     for event, where in zip(events, d.regions_at(events, view), strict=True):
         parts = d.event_parts(view, event, where)
         if parts is None:
@@ -459,6 +460,7 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
 def event_lines(view: View, events: Sequence[d.Event]) -> list[str]:
     """The events as plain lines, a festival's results indented under it (``--plain``)."""
     lines = []
+    events = d.fold_training(events)
     for event, where in zip(events, d.regions_at(events, view), strict=True):
         parts = d.event_parts(view, event, where)
         if parts is None:

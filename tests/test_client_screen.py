@@ -50,17 +50,19 @@ def status(screen: TerminalScreen) -> str:
     return "".join(text for _, text in screen._status())
 
 
-def test_a_refusal_from_the_last_turn_goes_when_the_turn_changes(screen):
+def test_a_refusal_from_the_last_turn_goes_when_the_players_turn_begins(screen):
     view = sv.two_seat()  # Anna's turn
     push(screen, {**view, "turn": 1}, 1)
     assert "your turn" not in status(screen).lower()
     screen.error("it is Bru's turn, not yours")
     push(screen, {**view, "turn": 1, "done": ["move"]}, 2)  # Bru plays on: the refusal stays
     assert "it is Bru's turn, not yours" in status(screen)
-    push(screen, view, 3)  # now it is Anna's turn: the stale refusal goes
+    push(screen, {**view, "turn": 1, "round": 5}, 3)  # Bru again: still there to be read
+    assert "it is Bru's turn, not yours" in status(screen)
+    push(screen, view, 4)  # now it is Anna's turn: the stale refusal goes
     assert "not yours" not in status(screen)
     assert status(screen).startswith("Your turn")
-    push(screen, {**view, "turn": 1, "round": 5}, 4)  # and "your turn" goes with her turn
+    push(screen, {**view, "turn": 1, "round": 6}, 5)  # and "your turn" goes with her turn
     assert "your turn" not in status(screen).lower()
 
 

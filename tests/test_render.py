@@ -248,11 +248,10 @@ def test_every_event_kind_has_words():
         {"kind": "mystery\x1b[2J"},
     ]
     lines = render_plain(view, 0, events)
-    tail = lines[-len(events):]
+    tail = lines[-len(events) + 1:]  # a training and the skill it raised make one line
     assert tail == [
         "Caterina trained with the `all` tile: perform lp08",
-        "Caterina trained with the tile in bcn",
-        "Caterina raised width",
+        "Caterina raised width with the tile in bcn",
         "Caterina completed lp08 in bcn and 3 tokens",
         "Anna spent a token to recruit a 6",
         "Anna dismantled the tower",
@@ -265,6 +264,11 @@ def test_every_event_kind_has_words():
         "Festival at Tortosa (ebr), size 2: nobody took part",
         "(mystery)",
     ]
+
+
+def test_a_skill_trained_alone_still_has_its_own_line():
+    lines = render_plain(sv.four_seat(), 0, [{"kind": "trained", "seat": 2, "tile": "mix"}])
+    assert lines[-1] == "Caterina raised mix"
 
 
 def test_chat_lines_stand_among_the_events_in_the_order_said():

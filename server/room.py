@@ -120,7 +120,7 @@ class Room:
         self.on_empty = on_empty
         self.seats: list[Seat | None] = [None] * seats
         #: The creator's seat: the creator is whoever holds it, so a creator who drops and
-        #: comes back with the token is the creator still (None: nobody yet, or restored).
+        #: comes back with the token is the creator still (None: no person seated).
         self.creator_seat: int | None = None
         #: The address that created the room (None once restored): for the per-address cap.
         self.host_address: str | None = None
@@ -159,6 +159,10 @@ class Room:
         for s in record.seats:
             room.seats[s.seat] = Seat(s.seat, s.name, bot=s.bot_level if s.bot else None,
                                       token_hash=s.token_hash)
+        # The creator's seat is not stored: it is the lowest seat a person holds, which it
+        # always is unless the creator left before the start and someone took a lower seat.
+        room.creator_seat = next(
+            (s.index for s in room.seats if s is not None and s.bot is None), None)
         if r.status != "waiting":
             names = [s.name for s in room.seats if s is not None]
             state = engine.new_game(names, r.variant, r.seed)
@@ -272,7 +276,7 @@ class Room:
         if self.store is not None:
             await self.store.put_seat(SeatRecord(self.id, seat.index, name, token_hash=digest))
         self.seats[seat.index] = seat
-        if self.creator is None:
+        if self.creator_seat is None:
             self.creator_seat = seat.index
         self.publish([ev.PlayerJoined(seat.index, name)], skip=conn)
         await self._save_version()
@@ -303,8 +307,6 @@ class Room:
             ):
                 old = seat.conn
                 seat.conn = conn
-                if self.creator_seat is None:  # a restored room: the first one back
-                    self.creator_seat = seat.index
                 if old is not None and old is not conn:
                     old.detach()
                     old.close(4001, "your seat was taken back by a newer connection")
@@ -335,7 +337,7 @@ class Room:
             self.seats[index] = None
             if self.creator_seat == index:  # the next person seated creates now
                 self.creator_seat = next(
-                    (s.index for s in self.seats if s is not None and s.conn is not None), None
+                    (s.index for s in self.seats if s is not None and s.bot is None), None
                 )
             self.publish([ev.PlayerLeft(index, seat.name)])
             await self._save_version()

@@ -520,8 +520,11 @@ class CastellServer:
 
     async def on_chat(self, conn: Connection, msg: m.Chat) -> None:
         room = self._room_of(conn)
-        data = encode(m.ChatPush(room=room.id, seat=room.seat_of(conn), name=conn.name or "?",
-                                 text=msg.text))
+        seat = room.seat_of(conn)
+        # A player speaks under the seat's name, as the view shows it, whatever name the
+        # connection that took the seat back said hello with.
+        name = room.seat_name(seat) if seat is not None else conn.name or "?"
+        data = encode(m.ChatPush(room=room.id, seat=seat, name=name, text=msg.text))
         self.reply(conn, m.Ok(re=msg.id))
         for member in room.members():
             member.send_bytes(data)

@@ -234,6 +234,12 @@ class Room:
         seat = None if self.creator_seat is None else self.seats[self.creator_seat]
         return None if seat is None else seat.conn
 
+    def seat_name(self, index: int) -> str:
+        """The name of the player in seat ``index`` (a taken seat)."""
+        seat = self.seats[index]
+        assert seat is not None
+        return seat.name
+
     def seat_of(self, conn: Connection) -> int | None:
         for seat in self.seats:
             if seat is not None and seat.conn is conn:

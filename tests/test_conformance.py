@@ -1264,6 +1264,22 @@ async def test_a_token_taken_back_elsewhere_closes_the_old_connection_with_4001(
     await act(other, "end_turn")
 
 
+async def test_a_seat_taken_back_under_another_name_keeps_its_player_s_name(lab):
+    room, (anna, biel), tokens = await a_room(lab, 2)
+    await anna.call("start_game")
+    await biel.ws.close()
+    biel.closed = True
+    other = await lab.open("Mallory")
+    joined = await other.call("join_room", room=room, token=tokens[1])
+    assert (await other.after(joined))["view"]["players"][1]["name"] == "Biel"
+    assert (await anna.with_event("connected"))["events"] == [
+        {"kind": "connected", "seat": 1, "name": "Biel"}]
+    # the chat push's seat and name agree with the view: the seat's player speaks
+    await other.call("chat", text="it's me")
+    push = await anna.take(lambda m: m["type"] == "chat")
+    assert (push["seat"], push["name"]) == (1, "Biel")
+
+
 async def test_wrong_tokens_are_bad_token(lab):
     room, (_anna, _biel), tokens = await a_room(lab, 2)
     _other_room, _, other_tokens = await a_room(lab, 2, names=("Carme", "Dani", "", ""))

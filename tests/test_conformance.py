@@ -30,6 +30,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from server.cli import build_parser, config_from_args
 from server.store import open_store
 from tests.hostile import serving
 
@@ -555,6 +556,8 @@ async def test_a_frame_at_the_limit_is_read_and_one_past_it_closes_with_1009(lab
     (msgpack.packb({"type": None, "id": 4}), "a nil type"),
     (msgpack.packb({"type": b"hello", "id": 4, "name": "Anna"}), "a binary type"),
     (msgpack.packb({1: "x", "type": "hello", "id": 4, "name": "Anna"}), "an integer key"),
+    (b"\x83\xa4type\xa5hello\xa2id\x04\xa4name\xa2\xff\xfe", "a string not UTF-8"),
+    (b"\x83\xa4type\xa5hello\xa2id\x04\xa4name\xa3\xed\xa0\x80", "a lone surrogate"),
 ])
 async def test_a_frame_that_is_no_map_with_a_string_type_is_bad_message_and_the_connection_lives(
         lab, frame, why):
@@ -593,6 +596,13 @@ async def test_frame_limits_within_are_read_beyond_are_bad_message(lab, within, 
     reply = await peer.take(lambda m: m["type"] == "error" and m["re"] is None)
     assert reply["code"] == "bad_message"
     assert (await peer.call("hello", name="Anna"))["type"] == "welcome"
+
+
+def test_by_default_the_server_serves_127_0_0_1_on_8765_with_64_kib_frames():
+    config = config_from_args(build_parser().parse_args([]))
+    assert (config.host, config.port, config.max_frame) == ("127.0.0.1", 8765, FRAME_LIMIT)
+    lan = config_from_args(build_parser().parse_args(["--host", "0.0.0.0"]))
+    assert lan.host == "0.0.0.0"
 
 
 async def test_pings_are_answered(lab):
@@ -660,6 +670,9 @@ async def test_hello_must_come_first(lab):
                           ("action", {"kind": "end_turn"})]:
         reply = await peer.refused(type_, "hello_first", **fields)
         assert reply["rule"] is None and "field" not in reply
+    # a malformed request is refused for its form first, wherever it comes
+    assert (await peer.refused("chat", "invalid_field"))["field"] == "text"
+    await peer.refused("shout", "unknown_type")
     welcome = await peer.call("hello", name="Anna")
     assert set(welcome) == {"type", "re", "player", "server", "protocol"}
     assert (await peer.call("list_rooms"))["type"] == "rooms"

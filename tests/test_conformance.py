@@ -247,6 +247,11 @@ def check_event(e: dict[str, Any]) -> None:
         assert all(is_sizes(s) and largest_first(s) for s in e["drawn"].values())
     elif kind == "trained":
         assert e["tile"] in WHEEL_TILES
+    elif kind == "performed":
+        assert e["tile"] in TILES and e["region"] in REGIONS
+        assert is_int(e["tokens"]) and e["tokens"] >= 0
+    elif kind == "game_over":
+        check_scores(e["scores"], e["winners"], len(e["scores"]))
     elif kind == "festival":
         assert e["region"] in REGIONS and is_str(e["town"]) and is_int(e["size"])
         for r in e["results"]:
@@ -272,7 +277,7 @@ class Peer:
         self.sent: list[int] = []  # ids of requests expecting a reply with that `re`
         self.replies: Counter[int | None] = Counter()
         self.versions: dict[str, int] = {}  # the last state version seen, per room
-        self.joining: set[str] = set()  # rooms whose `joined` came and whose push has not
+        self.joining: set[str] = set()  # rooms whose `joined` came, their first push not yet
         self.closed = False
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -554,7 +559,8 @@ async def test_a_frame_at_the_limit_is_read_and_one_past_it_closes_with_1009(lab
     (msgpack.packb({"id": 4, "name": "Anna"}), "a map without type"),
     (msgpack.packb({"type": 5, "id": 4}), "a type that is no string"),
     (msgpack.packb({"type": None, "id": 4}), "a nil type"),
-    (msgpack.packb({"type": b"hello", "id": 4, "name": "Anna"}), "a binary type"),
+    (msgpack.packb({"type": b"hello", "id": 4, "name": "Anna"}, use_bin_type=True),
+     "a binary type"),
     (msgpack.packb({1: "x", "type": "hello", "id": 4, "name": "Anna"}), "an integer key"),
     (b"\x83\xa4type\xa5hello\xa2id\x04\xa4name\xa2\xff\xfe", "a string not UTF-8"),
     (b"\x83\xa4type\xa5hello\xa2id\x04\xa4name\xa3\xed\xa0\x80", "a lone surrogate"),
@@ -566,6 +572,8 @@ async def test_a_frame_that_is_no_map_with_a_string_type_is_bad_message_and_the_
     reply = await peer.take(lambda m: m["type"] == "error")
     assert reply["code"] == "bad_message" and reply["re"] is None, why
     assert reply["rule"] is None
+    # `field` (an addition) blames `type` in a map whose type is missing or no string
+    assert reply.get("field") == ("type" if "type" in why else None), why
     assert (await peer.call("hello", name="Anna"))["type"] == "welcome"  # still open
 
 
@@ -1073,11 +1081,13 @@ async def test_a_whole_game_against_a_bot_with_a_spectator(lab):
     assert push["events"][1]["kind"] == "turn" or push["events"][1]["kind"] == "round"
 
     # from now on Anna ends each of her turns; the bot plays its own
+    ended = [version]
     while True:
         view = await my_turn(anna, 0, version)
         if view["status"] == "finished":
             break
         version = await act(anna, "end_turn")
+        ended.append(version)
     final = anna.states()[-1]
     assert final["view"]["status"] == "finished"
     over = final["events"][-1]
@@ -1101,6 +1111,7 @@ async def test_a_whole_game_against_a_bot_with_a_spectator(lab):
     rounds = [e for e in events if e["kind"] == "round"]
     assert [e["round"] for e in rounds] == list(range(1, 11))
     festivals = [e for e in events if e["kind"] == "festival"]
+    assert [f["round"] for f in festivals] == list(range(3, 11))  # one a round with 2 seats
     # what the festivals handed out is what the players took, region by region
     for seat, player in enumerate(final["view"]["players"]):
         won = [(r["prize"], f["region"]) for f in festivals for r in f["results"]
@@ -1109,8 +1120,8 @@ async def test_a_whole_game_against_a_bot_with_a_spectator(lab):
         sizes = [(f["size"], f["region"]) for f in festivals for r in f["results"]
                  if r["seat"] == seat and r["size_token"]]
         assert sorted(sizes) == sorted((t["size"], t["region"]) for t in player["taken"]["sizes"])
-    assert [f["round"] for f in festivals] == list(range(3, 11))  # one a round with 2 seats
-    assert [f["region"] for f in festivals] == [f["region"] for f in final["view"]["festivals"]]
+    assert [(f["round"], f["region"], f["town"], f["size"]) for f in festivals] == [
+        (f["round"], f["region"], f["town"], f["size"]) for f in final["view"]["festivals"]]
     # §8: a refill after rounds 2, 4, 6, 8, before the next `round` event
     refills = [i for i, k in enumerate(kinds) if k == "refill"]
     assert len(refills) == 4
@@ -1119,7 +1130,10 @@ async def test_a_whole_game_against_a_bot_with_a_spectator(lab):
     # every action event names its seat; the bot acted too
     seats = {e["seat"] for e in events if e["kind"] == "action"}
     assert seats == {0, 1}
-    # every ok version had its push with the action's event
+    # each of Anna's end_turn oks named the version of the push that carried it
+    by_version = {s["version"]: s["events"] for s in anna.states()}
+    for v in ended:
+        assert by_version[v][0] == {"kind": "action", "seat": 0, "action": {"kind": "end_turn"}}
     turns = [e["seat"] for e in events if e["kind"] == "turn"]
     assert len(turns) == 20  # 2 seats × 10 rounds, each turn announced as it begins
 
@@ -1295,7 +1309,7 @@ async def test_a_seat_taken_back_under_another_name_keeps_its_player_s_name(lab)
 
 async def test_wrong_tokens_are_bad_token(lab):
     room, (_anna, _biel), tokens = await a_room(lab, 2)
-    _other_room, _, other_tokens = await a_room(lab, 2, names=("Carme", "Dani", "", ""))
+    _other_room, _, other_tokens = await a_room(lab, 2, names=("Carme", "Dani"))
     stranger = await lab.open("Eli")
     await stranger.refused("join_room", "bad_token", room=room, token="not-a-token")
     await stranger.refused("join_room", "bad_token", room=room, token=other_tokens[0])

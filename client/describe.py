@@ -176,7 +176,8 @@ def status_text(view: View) -> str:
             return f"every seat taken {taken}/{seats}, waiting for the start"
         return f"waiting for players {taken}/{seats}"
     if status == "finished":
-        return "game over"
+        winners = view.get("winners") or ()
+        return f"game over: {plain(winners_text(view, winners))}" if winners else "game over"
     return f"round {view.get('round', 0)}/{ROUNDS}"
 
 
@@ -431,6 +432,19 @@ def score_rows(view: View) -> list[tuple[int, list[str], bool]]:
         cells = [str(safe(s.get(c, 0))) for c in (*SCORE_CATEGORIES, "total")]
         rows.append((s.get("seat"), cells, s.get("seat") in winners))
     return rows
+
+
+def tie_note(view: View) -> str | None:
+    """Why a player with the winners' total did not win (§9: the better best tower)."""
+    winners = set(view.get("winners") or ())
+    scores = view.get("scores") or ()
+    top = {s.get("total") for s in scores if s.get("seat") in winners}
+    beaten = [s.get("seat") for s in scores
+              if s.get("seat") not in winners and s.get("total") in top]
+    if not beaten:
+        return None
+    return (f"a tie on {safe(next(iter(top)))} points goes to the better best tower "
+            f"(§9): {', '.join(seat_name(view, s) for s in beaten)} had a lower one")
 
 
 def region_name(region: str) -> str:

@@ -334,16 +334,20 @@ def _event_renderables(view: View, events: Sequence[d.Event], max_lines: int
     return kept[::-1]
 
 
-def _scores_panel(view: View) -> Panel:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    table.add_column("player")
+def _scores_panel(view: View, width: int) -> Panel:
+    # Narrow, the columns sit closer together so that no name or heading is cut.
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
+                  padding=(0, 1) if width >= SIDE_BY_SIDE else (0, 1, 0, 0))
+    table.add_column("player", no_wrap=True)
     for c in (*d.SCORE_CATEGORIES, "total"):
         table.add_column(c, justify="right")
     table.add_column("")
     for seat, cells, won in d.score_rows(view):
         table.add_row(_text([d.who(view, seat)]), *cells, "★ winner" if won else "",
                       style="bold" if won else "")
-    return Panel(table, title="Final score", title_align="left", box=box.ROUNDED)
+    note = d.tie_note(view)
+    body = Group(table, Text(note, style="dim")) if note else table
+    return Panel(body, title="Final score", title_align="left", box=box.ROUNDED)
 
 
 # Entry points ----------------------------------------------------------------------------------
@@ -363,7 +367,7 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
     """
     parts: list[RenderableType] = [_header(view, me, now, width, watching)]
     if view.get("scores"):
-        parts.append(_scores_panel(view))
+        parts.append(_scores_panel(view, width))
     board: list[RenderableType] = []
     if view.get("status") != "waiting" or view.get("regions"):
         if width >= SIDE_BY_SIDE:
@@ -453,6 +457,9 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
         named = ", ".join(f"{c} {v}" for c, v in zip((*d.SCORE_CATEGORIES, "total"), cells,
                                                       strict=True))
         lines.append(f"score {d.seat_name(view, seat)}: {named}{' · winner' if won else ''}")
+    note = d.tie_note(view)
+    if note:
+        lines.append(note)
     lines.extend(event_lines(view, events))
     return lines
 

@@ -183,6 +183,10 @@ def test_finished_game_shows_the_score_table_and_winner():
     assert "winner" not in line_with(table, "Cai ")
     assert "Game over: Bru wins" in text
     assert text.index("Final score") < text.index("Regions")  # the result first
+    assert "game over: Bru wins" in text.splitlines()[0]
+    assert "a tie on 34 points goes to the better best tower (§9): Cai had a lower one" in text
+    narrow = screen(sv.finished(), 0, width=80)
+    assert "performances" in narrow and "…" not in narrow[:narrow.index("Regions")]
 
 
 def test_a_replay_says_so_in_the_header():
@@ -336,6 +340,8 @@ def test_plain_mode_lists_final_scores():
     assert ("score Bru: tower 12, diversity 5, prizes 10, sizes 4, performances 3, total 34"
             " · winner") in lines
     assert "score Cai: tower 10, diversity 7, prizes 11, sizes 2, performances 4, total 34" in lines
+    assert lines[0] == "Castell · Diumenge · game over: Bru wins · spectating"
+    assert lines[-1].startswith("a tie on 34 points goes to the better best tower")
 
 
 # Pieces -------------------------------------------------------------------------------------

@@ -295,7 +295,15 @@ class Controller:
                 raise c.CommandError(f"no room number {n}: `list` shows the rooms")
             key = self.rooms[n - 1].room
         self.events.clear()
-        reply = await self.session.join(key, spectate=cmd.spectate)
+        try:
+            reply = await self.session.join(key, spectate=cmd.spectate)
+        except ServerError as exc:
+            if exc.code == "already_started":  # say it with this client's commands
+                held = "; if you play in it, `resume` takes your seat back" \
+                    if self.session.held_seats() else ""
+                raise c.CommandError(f"that game has started: `watch {cmd.key}` follows it"
+                                     f"{held}") from None
+            raise
         self.screen.info("you are watching" if reply.seat is None
                          else f"you sit in seat {reply.seat}")
 

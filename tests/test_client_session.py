@@ -213,6 +213,10 @@ async def test_a_waiting_room_tells_each_player_its_settings_code_and_who_starts
         assert "error: only the room's creator can start the game" in out.getvalue()
         await friend.handle("join 1")
         assert "`leave` it first" in out.getvalue()
+        await host.handle("start")
+        await friend.handle("leave")
+        await friend.handle(f"join {code}")
+        assert "error: that game has started: `watch " in out.getvalue()
     finally:
         for ctrl in (host, friend):
             await ctrl.session.stop()

@@ -320,7 +320,8 @@ class Session:
                 self.nodes.append(node)
         return reply.rooms
 
-    async def _joined(self, reply: m.Joined, join_key: str | None) -> None:
+    async def _joined(self, reply: m.Joined, join_key: str | None, *,
+                      created: bool = False) -> None:
         """In a room: the server sends its view right after ``joined``; wait for it."""
         if self.state is not None and self.state.room != reply.room:
             self.state = None
@@ -329,7 +330,7 @@ class Session:
         self.seat = reply.seat
         self.token = reply.token if reply.seat is not None else None
         self.code = reply.code
-        self.created = False
+        self.created = created  # before the room's first view reaches the screen
         self.room_name = None
         await self._state_where(lambda s: s.room == reply.room)
 
@@ -338,9 +339,8 @@ class Session:
         reply = await self.request(m.CreateRoom, name=name, seats=seats, variant=variant,
                                    turn_seconds=turn_seconds, private=private)
         self.room_name = name
-        await self._joined(reply, None)
+        await self._joined(reply, None, created=True)
         self.room_name = name
-        self.created = True
         self._remember()
         return reply
 

@@ -149,9 +149,14 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
     has no room for the Festivals panel beside it) and the prizes left under them."""
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, expand=True,
                   header_style="bold")
-    table.add_column("reg", no_wrap=True)
-    table.add_column("castellers", no_wrap=True)
     regions = view.get("regions") or {}
+    castellers = [" ".join(str(safe(s)) for s in (regions.get(r) or {}).get("castellers") or ())
+                  for r in REGIONS]
+    # On a very narrow screen the neighbours and festivals give way, never a region's id
+    # or its castellers.
+    table.add_column("reg", no_wrap=True, min_width=3)
+    table.add_column("castellers", no_wrap=True,
+                     min_width=max(len("castellers"), *(len(c) for c in castellers)))
     # Every pawn keeps a place, even in a crowded region: the other columns give way first.
     pawns = [_pawns(view, (regions.get(r) or {}).get("pawns") or ()) for r in REGIONS]
     table.add_column("pawns", no_wrap=True, overflow="ellipsis", ratio=1,
@@ -162,11 +167,10 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
         table.add_column("festivals", no_wrap=True, overflow="ellipsis")
     wheel = view.get("wheel") or {}
     mine = (d.player_map(view, me) or {}).get("region")
-    for r, pawn_names in zip(REGIONS, pawns, strict=True):
-        info = regions.get(r) or {}
+    for r, here, pawn_names in zip(REGIONS, castellers, pawns, strict=True):
         table.add_row(
             r,
-            " ".join(str(safe(s)) for s in info.get("castellers") or ()),
+            here,
             pawn_names,
             d.tile_name(wheel.get(r)),
             " ".join(d.neighbours(r)),

@@ -106,6 +106,12 @@ def test_a_long_header_drops_the_brand_before_shortening_its_words():
     assert header.startswith("Friday night games · round 4/10 · Anna's turn: move ✓  recruit ·")
 
 
+def test_below_80_columns_regions_keep_their_ids_and_castellers():
+    text = screen(sv.four_seat(), 2, width=60)
+    assert max(cell_len(line) for line in text.splitlines()) <= 60
+    assert "10 10 9 8 1" in line_with(text, "│ alt ") and "7 6 6 3 1" in line_with(text, "│ bcn ")
+
+
 @pytest.mark.parametrize("width", [100, 80])
 @pytest.mark.parametrize("me", [1, None])
 def test_the_header_stays_on_one_line(width, me):

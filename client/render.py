@@ -306,8 +306,10 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
 # Events and scores -------------------------------------------------------------------------
 
 
-def _event_renderables(view: View, events: Sequence[d.Event], max_lines: int
-                       ) -> list[RenderableType]:
+def _event_renderables(view: View, events: Sequence[d.Event], max_lines: int,
+                       width: int = 100) -> list[RenderableType]:
+    """The latest events that fit in ``max_lines`` screen lines (a long chat line wraps and
+    counts for each line it takes)."""
     out: list[tuple[int, RenderableType]] = []
     events = d.fold_training(events)
     for event, where in zip(events, d.regions_at(events, view), strict=True):
@@ -316,7 +318,8 @@ def _event_renderables(view: View, events: Sequence[d.Event], max_lines: int
             continue
         results = event.get("results") or () if event.get("kind") == "festival" else ()
         if not results:
-            out.append((1, _text(parts)))
+            line = _text(parts)
+            out.append((max(1, -(-line.cell_len // max(1, width))), line))
             continue
         table = Table(box=None, padding=(0, 2, 0, 0), pad_edge=False, show_header=False)
         table.add_column(no_wrap=True)
@@ -393,7 +396,7 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
     if not short:
         board.extend(players)
     parts.extend(board)
-    parts.extend(_event_renderables(view, events, max_event_lines))
+    parts.extend(_event_renderables(view, events, max_event_lines, width))
     return Group(*parts)
 
 

@@ -289,6 +289,15 @@ def test_chat_lines_stand_among_the_events_in_the_order_said():
     assert text.index("Bru: good move") < text.index("Anna recruited 8")
 
 
+def test_a_long_chat_line_counts_every_line_it_takes():
+    chat = {"kind": "chat", "seat": 1, "name": "Bru", "text": "la " * 60}  # 3 lines at 80
+    events = [sv.action_event(0, "recruit", sizes=[8]), chat]
+    bare = len(screen(sv.two_seat(), 0, width=80, max_event_lines=0).splitlines())
+    text = screen(sv.two_seat(), 0, events, width=80, max_event_lines=3)
+    assert "Bru: la la" in text and "Anna recruited" not in text
+    assert len(text.splitlines()) == bare + 3
+
+
 def test_chat_lines_keep_brackets_and_drop_escapes():
     text = chat_text(sv.two_seat(), {"room": "r", "seat": 1, "name": "Bru",
                                      "text": "[bold]hi[/] \x1b[2Jthere"})

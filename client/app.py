@@ -55,6 +55,7 @@ from client.completion import CommandCompleter
 from client.controller import Controller
 from client.render import render
 from shared import messages as m
+from shared.errors import CastellError
 
 STYLE = Style.from_dict({
     "status.error": "bold fg:ansired",
@@ -66,6 +67,7 @@ STYLE = Style.from_dict({
 })
 EVENT_LINES = 12
 BOARD_STEP = 10
+LOBBY_REFRESH = 5  # seconds between two looks at the room list, in the lobby
 STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
 
 
@@ -119,6 +121,7 @@ class TerminalScreen:
         self._asking: tuple[str, asyncio.Future[str | None]] | None = None
         self._dirty = 0
         self._stage_seen: tuple[Any, ...] | None = None
+        self.lobby_refresh = LOBBY_REFRESH
         self._board_key: tuple[Any, ...] | None = None
         self._board_cache: StyleAndTextTuples = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -236,12 +239,22 @@ class TerminalScreen:
                 await pump
 
     async def _tick(self) -> None:
-        """Redraw once a second while a turn timer runs, for its countdown."""
+        """Redraw once a second while a turn timer runs, for its countdown; in the lobby,
+        ask for the room list every few seconds, so that a friend's new room shows up
+        without typing `list`."""
+        seconds = 0
         while True:
             await asyncio.sleep(1.0)
+            seconds += 1
             view = self.controller.view
             if view is not None and view.get("deadline") is not None:
                 self.refresh()
+            # not while a line is being typed: `join 2` must mean the room it meant
+            if (seconds % self.lobby_refresh == 0 and self.controller.mode == "lobby"
+                    and self._asking is None and not self.input.text
+                    and self.controller.connection is None):
+                with contextlib.suppress(CastellError):
+                    await self.controller.refresh_rooms()
 
     # -- input -------------------------------------------------------------------------------
 

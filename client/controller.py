@@ -124,7 +124,7 @@ class Controller:
             lines.append("Your seats (`resume N`):")
             lines.extend(f"  {i}. {safe(h.name)} (seat {h.seat}) · id {h.room}"
                          for i, h in enumerate(held, 1))
-        lines.append("`list` refreshes · `create` · `join N` · `watch N` · `help` · `quit`")
+        lines.append("`create` a room · `join N` · `watch N` · `list` · `help` · `quit`")
         return lines
 
     def room_lines(self) -> list[str]:

@@ -101,3 +101,35 @@ async def test_an_answer_to_a_question_clears_its_last_complaint(screen):
     screen._accept(screen.input)
     assert asked.result() == "3"
     assert "a room has" not in status(screen)
+
+
+async def test_the_lobby_shows_a_new_room_without_typing_list(server, url):
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=Sized(100, 40)):
+        anna = Session(url, "Anna")
+        screen = TerminalScreen(Controller(anna), color=False)
+        screen.lobby_refresh = 1
+        bru = Session(url, "Bru")
+        await anna.open()
+        await bru.open()
+        pumps = [asyncio.create_task(anna.run()), asyncio.create_task(bru.run())]
+        ticking = asyncio.create_task(screen._tick())
+        try:
+            await bru.create_room("Friday night", 3)
+            async with asyncio.timeout(5):
+                while not any("Friday night" in line for line in
+                              screen.controller.lobby_lines()):
+                    await asyncio.sleep(0.05)
+            screen.input.text = "join "  # a line being typed holds the list still
+            await bru.leave()
+            await asyncio.sleep(1.5)
+            assert any("Friday night" in line for line in screen.controller.lobby_lines())
+            screen.input.text = ""  # then the empty room goes from the list
+            async with asyncio.timeout(5):
+                while any("Friday night" in line for line in screen.controller.lobby_lines()):
+                    await asyncio.sleep(0.05)
+        finally:
+            ticking.cancel()
+            await anna.stop()
+            await bru.stop()
+            for pump in pumps:
+                pump.cancel()

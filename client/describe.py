@@ -359,7 +359,7 @@ def winners_text(view: View, winners: Sequence[int]) -> list[Part]:
     parts: list[Part] = []
     for i, seat in enumerate(winners):
         if i:
-            parts.append(Part(" and "))
+            parts.append(Part(" and " if i == len(winners) - 1 else ", "))
         parts.append(who(view, seat))
     verb = " wins" if len(winners) == 1 else " share the victory"
     return [*parts, Part(verb)] if parts else [Part("no winner")]

@@ -95,14 +95,17 @@ def _header_line(view: View, me: int | None, now: float | None, width: int, watc
     status = d.status_text(view)
     if compact and view.get("status") == "playing":
         status = f"R{view.get('round', 0)}/{ROUNDS}"
+    elif compact and view.get("status") == "finished":
+        status = "game over"  # the score table right below names the winners
     text.append(f" · {status}")
     turn = d.turn_text(view, me)
     if turn is not None:
         text.append(" · ")
         text.append(turn.text, style=f"bold {seat_style(turn.seat)}")
-        marks = d.turn_marks(view.get("done") or ())
-        text.append(": " + (" ".join(m.replace(" ", "") for m in marks) if compact
-                            else "  ".join(marks)))
+        done = view.get("done") or ()
+        # compact: a tick on what is done, the rest bare (a "·" would read as a separator)
+        text.append(": " + (" ".join(f"{a}✓" if a in done else a for a in d.TURN_ACTIONS)
+                            if compact else "  ".join(d.turn_marks(done))))
     left = d.countdown(view.get("deadline"), now)
     if left is not None:
         urgent = view["deadline"] - now < 16  # type: ignore[operator]

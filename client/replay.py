@@ -122,9 +122,11 @@ def run_viewer(record: GameRecordFile, *, color: bool = True) -> None:
         return to_formatted_text(ANSI("\n".join(lines)))
 
     def footer() -> Any:
-        name = record.name
-        return [("reverse", f" replay {name!r} · {_header(steps[at[0]], total)} · n/→ next · "
-                            f"p/← back · PgDn/PgUp ±10 · Home/End · q quit ")]
+        where = f" replay {record.name!r} · {_header(steps[at[0]], total)}"
+        keys = " · n/→ next · p/← back · PgDn/PgUp ±10 · Home/End · q quit "
+        if len(where + keys) > app.output.get_size().columns:
+            keys = " · n/p · PgDn/PgUp · Home/End · q "
+        return [("reverse", where + keys)]
 
     app: Application[None] = Application(
         layout=Layout(HSplit([Window(FormattedTextControl(body), wrap_lines=False),

@@ -106,6 +106,17 @@ def test_a_long_header_drops_the_brand_before_shortening_its_words():
     assert header.startswith("Friday night games · round 4/10 · Anna's turn: move ✓  recruit ·")
 
 
+def test_a_compact_header_ticks_what_is_done_and_a_shared_win_fits():
+    header = screen(sv.two_seat(), None, width=80).splitlines()[0]
+    assert "your turn" not in header and ": move✓ recruit train special " in header
+    view = sv.finished()
+    view["winners"] = [0, 1, 2]
+    assert "game over: Anna, Bru and Cai share the victory" in \
+        screen(view, None, width=100).splitlines()[0]
+    narrow = screen(view, None, width=80).splitlines()
+    assert narrow[0].startswith("Diumenge · game over") and narrow[1].startswith("╭")
+
+
 def test_below_80_columns_regions_keep_their_ids_and_castellers():
     text = screen(sv.four_seat(), 2, width=60)
     assert max(cell_len(line) for line in text.splitlines()) <= 60

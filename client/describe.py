@@ -14,6 +14,9 @@ from typing import Any, Final, NamedTuple
 
 from client.sanitize import safe
 from shared.board import ADJACENT, REGION_NAMES, REGIONS, ROUNDS, SKILLS, TILES
+from shared.errors import CastellError
+from shared.scoring import score_player
+from shared.view import state_from_view
 
 View = Mapping[str, Any]
 Event = Mapping[str, Any]
@@ -98,10 +101,10 @@ def tower_lines(levels: Sequence[Sequence[int]], width: int | None = None) -> li
     return [r.center(width).rstrip() for r in rows]
 
 
-def skills_text(skills: Mapping[str, int]) -> str:
+def skills_text(skills: Mapping[str, int], sep: str = " · ") -> str:
     """The skills a player has ranks in: ``bal 1 · str 2``, or ``no skills``."""
     ranks = [f"{SKILL_ABBREV[s]} {skills.get(s, 0)}" for s in SKILLS if skills.get(s, 0)]
-    return " · ".join(ranks) if ranks else "no skills"
+    return sep.join(ranks) if ranks else "no skills"
 
 
 def taken_text(taken: Mapping[str, Any]) -> str:
@@ -138,10 +141,24 @@ def player_title(view: View, p: Mapping[str, Any], me: int | None) -> str:
     return prefix + " ".join([seat_name(view, seat), *marks])
 
 
-def player_summary(p: Mapping[str, Any]) -> str:
-    """``at gir · best 8`` (``no pawn yet`` before the first move)."""
+def player_summary(p: Mapping[str, Any], score: int | None = None) -> str:
+    """``at gir · best 8 · score 23`` (``no pawn yet`` before the first move); ``score`` is
+    the player's score so far (:func:`scores_so_far`)."""
     where = f"at {region_label(p.get('region'))}" if p.get("region") else "no pawn yet"
-    return f"{where} · best {p.get('best', 0)}"
+    return f"{where} · best {p.get('best', 0)}" + (f" · score {score}" if score is not None
+                                                    else "")
+
+
+def scores_so_far(view: View) -> dict[int, int]:
+    """Each seat's total as §9 would count it now: what the players have taken so far,
+    counted by the rules engine's own scoring (none before the start)."""
+    if view.get("status") == "waiting":
+        return {}
+    try:
+        state = state_from_view(view)
+    except CastellError:
+        return {}
+    return {p.seat: score_player(p).total for p in state.players}
 
 
 def tokens_and_skills(p: Mapping[str, Any]) -> str:
@@ -149,7 +166,7 @@ def tokens_and_skills(p: Mapping[str, Any]) -> str:
     tokens = p.get("tokens", 0)
     skills = p.get("skills") or {}
     head = f"{tokens} token{'s' if tokens != 1 else ''}"
-    return head if not any(skills.values()) else f"{head} · {skills_text(skills)}"
+    return head if not any(skills.values()) else f"{head} · {skills_text(skills, ' ')}"
 
 
 # The turn ------------------------------------------------------------------------------

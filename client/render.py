@@ -240,11 +240,11 @@ def _performances_panel(view: View, compact: bool) -> Panel:
 
 
 def _player_panel(view: View, p: Mapping[str, Any], me: int | None, inner: int,
-                  height: int | None = None) -> Panel:
+                  height: int | None = None, score: int | None = None) -> Panel:
     seat = p.get("seat")
     current = seat == view.get("turn") and view.get("status") == "playing"
     lines: list[RenderableType] = [
-        Text(d.player_summary(p)),
+        Text(d.player_summary(p, score)),
         Text("team " + (d.team_text(p.get("team") or ()) or "—")),
         Text(d.tokens_and_skills(p)),
     ]
@@ -280,6 +280,7 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
         return []
     if view.get("status") == "waiting":
         return [_seats_panel(view, me)]
+    scores = d.scores_so_far(view)
     # The player's own panel first, the others in turn order after it (clockwise, §3).
     seats = [p.get("seat") for p in players]
     if me in seats:
@@ -298,9 +299,11 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
         inner = width // per_row - 4  # borders and padding
         # The panels of a row share the height of the tallest (a tower makes one taller).
         console = Console(width=width // per_row, file=io.StringIO(), color_system=None)
-        height = max(len(console.render_lines(_player_panel(view, p, me, inner), pad=False))
-                     for p in chunk)
-        panels = [_player_panel(view, p, me, inner, height) for p in chunk]
+        height = max(len(console.render_lines(
+            _player_panel(view, p, me, inner, score=scores.get(p.get("seat"))), pad=False))
+            for p in chunk)
+        panels = [_player_panel(view, p, me, inner, height, scores.get(p.get("seat")))
+                  for p in chunk]
         grid.add_row(*panels, *[""] * (per_row - len(chunk)))
         rows.append(grid)
     return rows
@@ -455,11 +458,13 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
         row = rows.get(r) or {}
         tiles = ", ".join(d.performance_label(t) for t in row.get("tiles") or ()) or "none"
         lines.append(f"performances {r}: {tiles} · tokens {row.get('tokens') or 0}")
+    scores = d.scores_so_far(view)
     for p in view.get("players") or ():
         tower = d.tower_text(p.get("tower") or ()) or "none"
         lines.append(
             f"player {d.player_title(view, p, me).removeprefix('▶ ')} (seat {p.get('seat')}): "
-            f"{d.player_summary(p)} · team {d.team_text(p.get('team') or ()) or 'none'} · "
+            f"{d.player_summary(p, scores.get(p.get('seat')))} · "
+            f"team {d.team_text(p.get('team') or ()) or 'none'} · "
             f"tower {tower} · {d.tokens_and_skills(p)} · "
             f"took {d.taken_text(p.get('taken') or {})}"
         )

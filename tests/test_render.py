@@ -13,6 +13,8 @@ from rich.console import Console
 from client import describe
 from client.render import chat_text, print_view, render, render_plain
 from client.sanitize import safe
+from shared.scoring import score_player
+from shared.view import state_from_view
 
 VIEWS = {"two_seat": sv.two_seat, "four_seat": sv.four_seat, "finished": sv.finished,
          "waiting": sv.waiting}
@@ -160,7 +162,12 @@ def test_player_panels_show_team_tower_skills_and_takings():
     text = screen(sv.two_seat(), 0)
     assert "▶ Anna (you)" in text and "Bru (bot)" in text
     assert "team 9×2 8 7×3 5×2 4 3 2 1" in text
-    assert "5 tokens · bal 1 · str 1" in text
+    assert "5 tokens · bal 1 str 1" in text
+    # the score so far, as the rules engine counts it (§9), stands beside the best tower
+    view = sv.two_seat()
+    now = {p.seat: score_player(p).total for p in state_from_view(view).players}
+    assert now[0] > 0 and f"at gir · best 8 · score {now[0]}" in text
+    assert f"at alt · best 0 · score {now[1]}" in text
     assert "took gir lp04 · tar trophy size 6 · 1 token" in text
     lines = text.splitlines()
     top = next(i for i, line in enumerate(lines) if re.search(r"│\s+2\s+│", line))

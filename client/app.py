@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import re
 import textwrap
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -349,7 +350,10 @@ class TerminalScreen:
             if get_cwidth(line) <= width:
                 out.append(line)
                 continue
-            indent = " " * (len(line) - len(line.lstrip()) + 2)
+            # A table's row (``join ROOM   take a seat…``) goes on under its description;
+            # any other line under its own start, a little further in.
+            column = re.match(r"\s*\S.*?\s{2,}(?=\S)", line[:width // 2])
+            indent = " " * (column.end() if column else len(line) - len(line.lstrip()) + 2)
             out.extend(textwrap.wrap(line, width, subsequent_indent=indent,
                                      break_on_hyphens=False) or [""])
         return out

@@ -93,6 +93,14 @@ def test_long_notes_are_cut_into_rows_and_every_row_is_counted(screen):
     assert "last line" in shown
 
 
+def test_a_help_row_too_long_goes_on_under_its_description(screen):
+    screen.show(["join ROOM   take a seat: ROOM is a number from the list, a room id or a "
+                 "private code, which a friend gives you when their room is private"])
+    first, second = screen._note_lines()
+    assert first.startswith("join ROOM   take a seat")
+    assert second.startswith(" " * 12) and second[12] != " "
+
+
 async def test_an_answer_to_a_question_clears_its_last_complaint(screen):
     asked = asyncio.get_running_loop().create_future()
     screen._asking = ("seats, 2 to 4 [4]: ", asked)

@@ -180,9 +180,9 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
             *([_festival_cell(view, r)] if festivals else []),
             style="bold" if r == mine else "",  # the player's own region stands out
         )
-    foot = f" {d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))} "
+    foot = f"{d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))}"
     if festivals:
-        foot += f"· prizes: {d.prizes_text(view.get('prizes') or {})} "
+        foot += f" · prizes: {d.prizes_text(view.get('prizes') or {})}"
     return Panel(table, title="Regions", title_align="left", subtitle=Text(foot),
                  subtitle_align="left", box=box.ROUNDED)
 
@@ -215,7 +215,10 @@ def _festivals_panel(view: View, me: int | None) -> Panel:
     if not festivals:
         table.add_row("", "", "no calendar yet", "", "", "")
     body = Group(table, Text("left: " + d.prizes_text(view.get("prizes") or {})))
-    return Panel(body, title="Festivals", title_align="left", box=box.ROUNDED)
+    # §5.1: who takes part; said where the sizes are, for the players who did not read it
+    return Panel(body, title="Festivals", title_align="left", box=box.ROUNDED,
+                 subtitle=Text("enter: pawn there, 4+ levels, size", style="dim"),
+                 subtitle_align="left")
 
 
 def _performances_panel(view: View, compact: bool) -> Panel:
@@ -385,8 +388,8 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
     if view.get("status") != "waiting" or view.get("regions"):
         if width >= SIDE_BY_SIDE:
             top = Table.grid(expand=True)
-            top.add_column(ratio=62)
-            top.add_column(ratio=38)
+            top.add_column(ratio=60)
+            top.add_column(ratio=40)
             top.add_row(_regions_panel(view, me), _festivals_panel(view, me))
             board.append(top)
         else:

@@ -87,6 +87,7 @@ def test_festivals_mark_the_next_round_and_the_players_region():
     assert "← you" in line_with(text, "Barcelona") and "← you" not in line_with(text, "Tortosa")
     assert "more" in text  # the calendar is longer than the panel
     assert "trophy 10 medal 13 ribbon 14" in text
+    assert "enter: pawn there, 4+ levels, size" in text  # who takes part (§5), in brief
 
 
 def test_at_80_columns_each_region_lists_its_coming_festivals():

@@ -9,7 +9,9 @@ describe, so that the two cannot drift apart.
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 from typing import Final
 
 import attrs
@@ -171,6 +173,12 @@ def help_text(command: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean `move`?)`` for a close misspelling of a known word, else ``""``."""
+    close = difflib.get_close_matches(word.lower(), list(known), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
 def command_name(word: str) -> str:
     """The command a typed word names (case-insensitive, aliases allowed)."""
     w = word.lower()
@@ -178,7 +186,8 @@ def command_name(word: str) -> str:
     if w in LOBBY_WORDS:
         raise CommandError(f"`{word}` is for the lobby: `leave` this game first")
     if w not in COMMANDS:
-        raise CommandError(f"unknown command `{word}`; `help` lists the commands")
+        raise CommandError(f"unknown command `{word}`{did_you_mean(w, COMMANDS)}; `help` "
+                           f"lists the commands")
     return w
 
 

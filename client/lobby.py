@@ -12,7 +12,7 @@ from typing import Final
 
 import attrs
 
-from client.commands import CHAT_MAX, Chat, CommandError, Help, Quit
+from client.commands import CHAT_MAX, Chat, CommandError, Help, Quit, did_you_mean
 
 VARIANTS: Final = ("normal", "advanced")
 BOT_LEVELS: Final = ("greedy", "random")
@@ -230,7 +230,9 @@ def parse_lobby(line: str) -> LobbyCommand:
         if len(args) > 1 or (args and not args[0].isdigit()):
             raise CommandError("resume takes nothing, or the number of a held seat")
         return Resume(int(args[0]) if args else None)
-    raise CommandError(f"unknown command `{name}`; `help` lists the lobby's commands")
+    known = [syntax.split()[0] for syntax, _ in LOBBY_HELP]
+    raise CommandError(f"unknown command `{name}`{did_you_mean(name, known)}; `help` lists "
+                       f"the lobby's commands")
 
 
 def _level(args: list[str], name: str) -> str:
@@ -258,4 +260,6 @@ def parse_room(line: str) -> RoomCommand:
         return LeaveRoom()
     if name in ("join", "watch", "spectate", "create", "new", "list", "rooms", "resume"):
         raise CommandError(f"`{name}` is for the lobby and you are in a room: `leave` it first")
-    raise CommandError(f"unknown command `{name}`; `help` lists what you can do here")
+    known = [syntax.split()[0] for syntax, _ in ROOM_HELP]
+    raise CommandError(f"unknown command `{name}`{did_you_mean(name, known)}; `help` lists "
+                       f"what you can do here")

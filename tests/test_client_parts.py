@@ -140,6 +140,10 @@ def test_room_lines():
         parse_room("bot clever")
     with pytest.raises(CommandError, match="for the lobby and you are in a room: `leave` it"):
         parse_room("join B62DWM")
+    with pytest.raises(CommandError, match="did you mean `start`"):
+        parse_room("strat")
+    with pytest.raises(CommandError, match="did you mean `create`"):
+        parse_lobby("craete Friday")
 
 
 def test_turn_timers():

@@ -94,6 +94,8 @@ def test_parse(line, expected):
     ("rules chess", "no rules topic `chess`; topics: "),
     ("rules towers festivals", "rules takes at most one topic"),
     ("join 2", "`join` is for the lobby: `leave` this game first"),
+    ("mvoe gir", "unknown command `mvoe` (did you mean `move`?); `help` lists"),
+    ("xyzzy", "unknown command `xyzzy`; `help` lists the commands"),
     ("leave now", "leave takes no arguments"),
 ])
 def test_parse_errors_explain_the_syntax(line, message):

@@ -53,13 +53,14 @@ def castell_server(*args: str, port: int = 0, db: str = ":memory:"
 
 
 class Terminal:
-    """``castell`` running in a pty of COLUMNS × ROWS, its screen emulated."""
+    """``castell`` running in a pty (COLUMNS × ROWS unless told), its screen emulated."""
 
-    def __init__(self, args: list[str], state: Path) -> None:
+    def __init__(self, args: list[str], state: Path, *, columns: int = COLUMNS,
+                 rows: int = ROWS) -> None:
         self.child = pexpect.spawn(sys.executable, ["-m", "client", *args], cwd=str(ROOT),
-                                   env=client_env(state), dimensions=(ROWS, COLUMNS),
+                                   env=client_env(state), dimensions=(rows, columns),
                                    encoding="utf-8", codec_errors="replace")
-        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.Stream(self.screen)
 
     def pump(self, seconds: float = 0.05) -> None:

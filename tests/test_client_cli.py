@@ -115,6 +115,29 @@ def test_castell_play_reaches_a_game_with_bots(tmp_path):
     assert status == 0
 
 
+def test_an_80_by_24_terminal_shows_the_board_and_your_own_panel_at_once(tmp_path):
+    term = Terminal(["play", "--seats", "3", "--bot-delay", "0", "--name", "Anna"], tmp_path,
+                    columns=80, rows=24)
+    try:
+        term.wait_for(r"your turn")
+        lines = term.lines()
+        assert "Anna's game" in lines[0] and lines[1].startswith("╭─ Regions")  # one line
+        assert "festivals" in next(line for line in lines if line.startswith("│ reg "))
+        assert any("Anna (you)" in line for line in lines)  # her team without scrolling
+        assert lines[-2].startswith("Your turn")
+        term.type("mvoe\r")
+        term.wait_for(r"did you mean `move`")
+        term.type("le\t")
+        term.wait_for(r"> leave")
+        term.type("\r")
+        term.wait_for(r"Open rooms on")
+        term.type("quit\r")
+        term.child.expect(pexpect.EOF, timeout=5)
+    finally:
+        status = term.close()
+    assert status == 0
+
+
 def test_castell_play_plain_through_pipes(tmp_path):
     out = _castell("play", "--plain", "--seats", "2", "--bot-delay", "0", "--name", "Anna",
                    state=tmp_path, stdin="wait\nhint\nmove alt\nend\nwait\nlook\nquit\n")

@@ -122,6 +122,7 @@ class TerminalScreen:
         self._asking: tuple[str, asyncio.Future[str | None]] | None = None
         self._dirty = 0
         self._stage_seen: tuple[Any, ...] | None = None
+        self._conn_since: float | None = None  # when the connection was lost
         self.lobby_refresh = LOBBY_REFRESH
         self._board_key: tuple[Any, ...] | None = None
         self._board_cache: StyleAndTextTuples = []
@@ -203,6 +204,11 @@ class TerminalScreen:
         self.refresh()  # the lobby is the board when not in a room
 
     def refresh(self) -> None:
+        conn = self.controller.connection
+        if (conn is None) != (self._conn_since is None):  # the connection dropped or came back
+            if conn is None and not self.controller.session.stopped:
+                self.message = ("status.info", "connected again")
+            self._conn_since = None if conn is None else time.monotonic()
         self._dirty += 1
         self.app.invalidate()
 
@@ -240,7 +246,8 @@ class TerminalScreen:
                 await pump
 
     async def _tick(self) -> None:
-        """Redraw once a second while a turn timer runs, for its countdown; in the lobby,
+        """Redraw once a second while a turn timer runs, for its countdown, or while the
+        connection is down, for the time it has been down; in the lobby,
         ask for the room list every few seconds, so that a friend's new room shows up
         without typing `list`."""
         seconds = 0
@@ -248,7 +255,8 @@ class TerminalScreen:
             await asyncio.sleep(1.0)
             seconds += 1
             view = self.controller.view
-            if view is not None and view.get("deadline") is not None:
+            if self.controller.connection is not None or (
+                    view is not None and view.get("deadline") is not None):
                 self.refresh()
             # not while a line is being typed: `join 2` must mean the room it meant
             if (seconds % self.lobby_refresh == 0 and self.controller.mode == "lobby"
@@ -381,7 +389,9 @@ class TerminalScreen:
         or refusal, else what can be typed now."""
         conn = self.controller.connection
         if conn is not None:
-            return "status.conn", f" {conn} "
+            # the time it has been down: a retry can take a while, the line should not freeze
+            since = int(time.monotonic() - self._conn_since) if self._conn_since else 0
+            return "status.conn", f" {conn}{f' ({since} s)' if since >= 3 else ''} "
         if self.message is not None:
             return self.message
         mode = self.controller.mode

@@ -141,3 +141,12 @@ async def test_the_lobby_shows_a_new_room_without_typing_list(server, url):
             await bru.stop()
             for pump in pumps:
                 pump.cancel()
+
+
+def test_a_lost_connection_counts_its_seconds_and_says_when_it_is_back(screen):
+    screen.controller.on_connection("connection lost (1006) — reconnecting…")
+    assert status(screen).strip() == "connection lost (1006) — reconnecting…"
+    screen._conn_since -= 7  # as if it had been down for 7 seconds
+    assert status(screen).strip() == "connection lost (1006) — reconnecting… (7 s)"
+    screen.controller.on_connection(None)
+    assert status(screen) == "connected again"

@@ -262,8 +262,11 @@ class TerminalScreen:
             if (seconds % self.lobby_refresh == 0 and self.controller.mode == "lobby"
                     and self._asking is None and not self.input.text
                     and self.controller.connection is None):
-                with contextlib.suppress(CastellError):
-                    await self.controller.refresh_rooms()
+                self.spawn(self._refresh_rooms())  # a slow answer must not stop the clock
+
+    async def _refresh_rooms(self) -> None:
+        with contextlib.suppress(CastellError):
+            await self.controller.refresh_rooms()
 
     # -- input -------------------------------------------------------------------------------
 

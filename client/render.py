@@ -2,10 +2,13 @@
 
 :func:`render` turns a view (``docs/protocol.md``, "The view"), the seat of the player looking
 at it (or None for a spectator), recent events and the current time into one rich renderable:
-header, Regions, Festivals, Local performances, one panel per player, recent events and, at the
-end, the score table. It adapts to the width it is given: at 100 columns the regions and the
-festivals stand side by side and the player panels share one row; narrower, panels stack and
-tile descriptions shorten. :func:`render_plain` gives the same facts as text lines.
+header, the score table once the game is over, Regions, Festivals, Local performances, one
+panel per player (the player's own first; a waiting room lists its seats instead) and recent
+events. It adapts to the width it is given: at 100 columns the regions and the festivals stand
+side by side and the player panels share one row; narrower, the festivals become a column of
+the regions table, the header shortens its words, player panels stack and tile descriptions
+shorten. On a screen too short for everything (``short``) the players come before the
+performances. :func:`render_plain` gives the same facts as text lines.
 
 The renderer never forces styles: colours and bold are only requests that a Console created
 with ``no_color`` or ``color_system=None`` drops. Text from the server is made safe

@@ -94,6 +94,9 @@ class WordsCompleter(Completer):
             options = list(seen.items())
         elif len(done) == 1 and done[0] in ("join", "watch"):
             options = [(str(i), r.name) for i, r in enumerate(self.controller.rooms, 1)]
+        elif len(done) == 1 and done[0] == "resume":
+            options = [(str(i), f"{h.name} (seat {h.seat})")
+                       for i, h in enumerate(self.controller.session.held_seats(), 1)]
         elif len(done) == 1 and done[0] in ("bot", "fill"):
             options = [(lv, "bot level") for lv in lb.BOT_LEVELS]
         elif done[0] == "create":
@@ -399,7 +402,9 @@ class TerminalScreen:
             return self.message
         mode = self.controller.mode
         hint = {"lobby": "Tab completes · `list` · `create` · `join N` · `help` · `quit`",
-                "room": "Tab completes · `bot` · `fill` · `start` · `chat` · `help` · `leave`",
+                "room": "Tab completes · `bot` · `fill` · "
+                        f"{'`start` · ' if self.controller.session.created else ''}"
+                        "`chat` · `help` · `leave`",
                 "game": "Tab completes · `hint` · `help` · `rules` · `chat` · `leave` · `quit`"
                 }[mode]
         view = self.controller.view or {}

@@ -150,3 +150,26 @@ def test_a_lost_connection_counts_its_seconds_and_says_when_it_is_back(screen):
     assert status(screen).strip() == "connection lost (1006) — reconnecting… (7 s)"
     screen.controller.on_connection(None)
     assert status(screen) == "connected again"
+
+
+def test_the_room_line_offers_start_only_to_the_rooms_creator(screen):
+    view = sv.waiting()
+    push(screen, view, 1)
+    assert "`bot`" in status(screen) and "`start`" not in status(screen)
+    screen.controller.session.created = True
+    assert "`start`" in status(screen)
+
+
+def test_resume_completes_the_seats_held_on_this_server(tmp_path):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from client.app import WordsCompleter
+    from client.seats import HeldSeat, SeatStore
+
+    seats = SeatStore(tmp_path)
+    session = Session("ws://127.0.0.1:1", "Anna", seats=seats)
+    seats.remember(HeldSeat("ws://127.0.0.1:1", "r1", "t" * 32, "Friday night", 2))
+    completer = WordsCompleter(Controller(session))
+    (only,) = completer.get_completions(Document("resume "), CompleteEvent())
+    assert only.text == "1" and only.display_meta_text == "Friday night (seat 2)"

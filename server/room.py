@@ -182,10 +182,7 @@ class Room:
         if state is None or state.over:
             return
         self._turn_key = (state.round, state.turn)
-        if self.turn_seconds is not None:
-            seconds = self.turn_seconds * self.time_scale
-            self.deadline = self.clock() + seconds
-            self._timer = asyncio.create_task(self._turn_timer(self._turn_key, seconds))
+        self._arm_timer(self._turn_key)
         self._schedule_bot()
 
     # -- what the room looks like ----------------------------------------------------------
@@ -427,10 +424,8 @@ class Room:
                 self.deadline = None
                 self.finished_at = self.clock()
                 log.info("room %s: game over, winners %s", self.id, state.winners)
-            elif self.turn_seconds is not None:
-                seconds = self.turn_seconds * self.time_scale
-                self.deadline = self.clock() + seconds
-                self._timer = asyncio.create_task(self._turn_timer(key, seconds))
+            else:
+                self._arm_timer(key)
         if ack is not None:
             ack(self.version + 1)
         self.publish(events)
@@ -451,12 +446,24 @@ class Room:
             log.info("room %s: seat %d timed out", self.id, seat)
             await self._apply(seat, EndTurn(), [ev.TurnTimedOut(seat)])
 
-    def _schedule_bot(self) -> None:
+    def _arm_timer(self, key: tuple[int, int | None]) -> None:
+        """§4: a fresh full turn on the room's timer, if it has one (shown as ``deadline``)."""
+        if self.turn_seconds is None:
+            return
+        seconds = self.turn_seconds * self.time_scale
+        self.deadline = self.clock() + seconds
+        self._timer = asyncio.create_task(self._turn_timer(key, seconds))
+
+    def _bot_to_play(self) -> Seat | None:
+        """The bot's seat whose turn it is, or None (a person's turn, or no game on)."""
         state = self.state
         if state is None or state.over or state.turn is None:
-            return
+            return None
         seat = self.seats[state.turn]
-        if seat is None or seat.bot is None:
+        return seat if seat is not None and seat.bot is not None else None
+
+    def _schedule_bot(self) -> None:
+        if self._bot_to_play() is None:
             return
         if self._bot_task is None or self._bot_task.done():
             self._bot_task = asyncio.create_task(self._bot_turn())
@@ -466,12 +473,11 @@ class Room:
         while True:
             await asyncio.sleep(self.bot_delay)
             async with self.lock:
+                seat = self._bot_to_play()
+                if seat is None:
+                    return
                 state = self.state
-                if state is None or state.over or state.turn is None:
-                    return
-                seat = self.seats[state.turn]
-                if seat is None or seat.bot is None:
-                    return
+                assert state is not None
                 # a greedy bot may think for tens of milliseconds: off the event loop (the
                 # lock keeps the room still meanwhile)
                 action = await asyncio.to_thread(

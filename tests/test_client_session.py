@@ -4,6 +4,7 @@ taken back with the seat token, refused tokens forgotten, the seat file kept pri
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import stat
 
@@ -26,6 +27,19 @@ def _controller(url: str, tmp_path, name: str = "Anna") -> tuple[Controller, io.
     return controller, out
 
 
+@contextlib.asynccontextmanager
+async def _running(url: str, tmp_path, name: str = "Anna"):
+    """A controller whose session is open and pumping, stopped at the end."""
+    ctrl, out = _controller(url, tmp_path, name)
+    await ctrl.session.open()
+    pump = asyncio.create_task(ctrl.session.run())
+    try:
+        yield ctrl, out
+    finally:
+        await ctrl.session.stop()
+        pump.cancel()
+
+
 async def _until(predicate, timeout: float = 5.0) -> None:
     async with asyncio.timeout(timeout):
         while not predicate():
@@ -33,10 +47,7 @@ async def _until(predicate, timeout: float = 5.0) -> None:
 
 
 async def test_lobby_lines_create_fill_and_start_a_game(server, url, tmp_path):
-    ctrl, out = _controller(url, tmp_path)
-    await ctrl.session.open()
-    pump = asyncio.create_task(ctrl.session.run())
-    try:
+    async with _running(url, tmp_path) as (ctrl, out):
         await ctrl.handle("create Friday night seats=3 timer=90")
         assert ctrl.mode == "room"
         await ctrl.handle("start")  # refused: seats are free
@@ -48,17 +59,11 @@ async def test_lobby_lines_create_fill_and_start_a_game(server, url, tmp_path):
         assert ctrl.view["turn_seconds"] == 90 and ctrl.view["seats"] == 3
         await ctrl.handle("move nowhere")
         assert "error: no region called `nowhere`" in out.getvalue()
-    finally:
-        await ctrl.session.stop()
-        pump.cancel()
 
 
 async def test_a_dropped_connection_comes_back_to_its_seat(server, url, tmp_path):
-    ctrl, out = _controller(url, tmp_path)
-    session = ctrl.session
-    await session.open()
-    pump = asyncio.create_task(session.run())
-    try:
+    async with _running(url, tmp_path) as (ctrl, out):
+        session = ctrl.session
         await ctrl.handle("create Friday night seats=2")
         await ctrl.handle("bot")
         await ctrl.handle("start")
@@ -82,18 +87,12 @@ async def test_a_dropped_connection_comes_back_to_its_seat(server, url, tmp_path
         await ctrl.handle("move alt")
         assert session.state.view["players"][0]["region"] == "alt"
         assert "error" not in out.getvalue()
-    finally:
-        await session.stop()
-        pump.cancel()
 
 
 async def test_a_refused_token_is_forgotten_and_the_player_is_back_in_the_lobby(
         server, url, tmp_path):
-    ctrl, out = _controller(url, tmp_path)
-    session = ctrl.session
-    await session.open()
-    pump = asyncio.create_task(session.run())
-    try:
+    async with _running(url, tmp_path) as (ctrl, out):
+        session = ctrl.session
         await ctrl.handle("create Friday night seats=2")
         await ctrl.handle("bot")
         await ctrl.handle("start")
@@ -104,9 +103,6 @@ async def test_a_refused_token_is_forgotten_and_the_player_is_back_in_the_lobby(
         await _until(lambda: ctrl.mode == "lobby" and session.client is not None)
         assert "no longer has your place in 'Friday night'" in out.getvalue()
         assert session.seats is not None and session.seats.held(url) == []
-    finally:
-        await session.stop()
-        pump.cancel()
 
 
 async def test_a_restarted_client_resumes_its_held_seat(server, url, tmp_path):
@@ -119,24 +115,15 @@ async def test_a_restarted_client_resumes_its_held_seat(server, url, tmp_path):
     await first.session.stop()
     pump.cancel()
 
-    again, out = _controller(url, tmp_path)
-    await again.session.open()
-    pump = asyncio.create_task(again.session.run())
-    try:
+    async with _running(url, tmp_path) as (again, out):
         await again.start(resume=True)
         assert again.mode == "game" and again.me == 0
         assert "back in 'Friday night', seat 0" in out.getvalue()
-    finally:
-        await again.session.stop()
-        pump.cancel()
 
 
 async def test_a_finished_game_shows_the_scores_and_forgets_its_token(server, url, tmp_path):
-    ctrl, out = _controller(url, tmp_path)
-    session = ctrl.session
-    await session.open()
-    pump = asyncio.create_task(session.run())
-    try:
+    async with _running(url, tmp_path) as (ctrl, out):
+        session = ctrl.session
         await ctrl.handle("create Friday night seats=2")
         await ctrl.handle("bot random")
         await ctrl.handle("start")
@@ -156,9 +143,6 @@ async def test_a_finished_game_shows_the_scores_and_forgets_its_token(server, ur
         await ctrl.handle("end")
         assert out.getvalue().endswith("error: the game is over: `leave` for the lobby, "
                                        "`quit` to leave\n")
-    finally:
-        await session.stop()
-        pump.cancel()
 
 
 async def test_a_spectator_sees_the_game_and_cannot_act(server, url, tmp_path):

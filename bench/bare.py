@@ -29,7 +29,8 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.http11 import Request
 
 from bench.common import room_info, sample_game
-from server.app import bound_send_buffer, connection_options
+from server.admission import bound_send_buffer
+from server.app import connection_options
 from server.config import SUBPROTOCOL, ServerConfig
 from shared.codec import event_to_wire
 from shared.view import build_view

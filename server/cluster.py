@@ -45,7 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from server.lobby import new_room_id, not_found
 from server.room import Room
+from server.runner import RoomRunner
 from shared import messages as m
 from shared.errors import CastellError, RoomMoved
 from shared.wire import NODES_MAX
@@ -197,7 +199,7 @@ class Keys:
         return f"{self.prefix}node:{node}"
 
 
-def summary_fields(room: Room, url: str) -> dict[str, str]:
+def summary_fields(room: Room[Any], url: str) -> dict[str, str]:
     """A room's line of the cluster's room list, as the strings Redis keeps."""
     return {
         "room": room.id,
@@ -225,10 +227,6 @@ def summary_from_fields(fields: dict[str, str]) -> m.RoomSummary:
     )
 
 
-def _not_found(key: str) -> CastellError:
-    return CastellError(f"there is no room {key!r} on this server", code="room_not_found")
-
-
 class ClusterNode:
     """This server as one node of a cluster: its leases, its share of the room list, and the
     rooms it takes over. See the module docstring."""
@@ -249,10 +247,10 @@ class ClusterNode:
         #: What each held room's summary said when last written: (seats taken, status).
         self._listed: dict[str, tuple[int, str]] = {}
         self._wake = asyncio.Event()
-        self._adopting: dict[str, asyncio.Task[Room | None]] = {}
+        self._adopting: dict[str, asyncio.Task[RoomRunner | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[None]] = []
-        self.lobby.on_remove = self._removed
+        lobby.subscribe(on_change=self._changed, on_remove=self._removed)
 
     @property
     def ttl(self) -> int:
@@ -304,8 +302,8 @@ class ClusterNode:
             return
         try:
             for room_id in list(self.owned):
-                room = self.lobby.rooms.get(room_id)
-                await self._release(room_id, room.code if room is not None else None)
+                runner = self.lobby.rooms.get(room_id)
+                await self._release(room_id, runner.room.code if runner is not None else None)
             await self.redis.delete(self.keys.node(self.node_id))
             await self.redis.srem(self.keys.nodes, self.node_id)
         except Exception as exc:
@@ -328,26 +326,26 @@ class ClusterNode:
     # -- holding rooms ------------------------------------------------------------------------
 
     async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
-                     private: bool) -> Room:
+                     private: bool) -> RoomRunner:
         """A new room of this node: its id's lease taken first, so that no scanning node
-        can mistake the stored room for an orphan."""
+        can mistake the stored room for an orphan. It is fenced from the start (stored at
+        version 0, as the room is)."""
+        self.lobby.check_capacity()
         room_id = await self._reserve()
         try:
-            room = await self.lobby.create(name, seats, variant, turn_seconds, private,
-                                           room_id=room_id)
+            runner = await self.lobby.create(name, seats, variant, turn_seconds, private,
+                                             room_id=room_id, fenced=True)
         except BaseException:
             self.owned.pop(room_id, None)
             self._spawn(self._release(room_id, None))
             raise
-        room.fenced = True  # stored at version 0, as the room is
-        room.on_change = self._changed
-        await self._publish(room)
-        return room
+        await self._publish(runner)
+        return runner
 
     async def _reserve(self) -> str:
         redis = self._need_redis()
         for _ in range(8):
-            room_id = "r" + secrets.token_hex(4)
+            room_id = new_room_id()
             if room_id in self.lobby.rooms:
                 continue
             sent = time.monotonic()
@@ -356,9 +354,10 @@ class ClusterNode:
                 return room_id
         raise CastellError("no free room id was found; try again", code="internal_error")
 
-    def _changed(self, room: Room) -> None:
+    def _changed(self, runner: RoomRunner) -> None:
         """A held room changed: its summary is rewritten soon (changes in a burst, once) —
         when its line in the list changed: most changes (actions) leave it as it was."""
+        room = runner.room
         if self._listed.get(room.id) == (room.taken, room.status):
             return
         self._dirty.add(room.id)
@@ -370,11 +369,11 @@ class ClusterNode:
             self._wake.clear()
             dirty, self._dirty = self._dirty, set()
             for room_id in dirty:
-                room = self.lobby.rooms.get(room_id)
-                if room is None or room_id not in self.owned:
+                runner = self.lobby.rooms.get(room_id)
+                if runner is None or room_id not in self.owned:
                     continue
                 try:
-                    await self._publish(room)
+                    await self._publish(runner)
                 except Exception as exc:
                     log.warning("room %s: its summary was not written (%s); retrying",
                                 room_id, exc)
@@ -383,7 +382,8 @@ class ClusterNode:
                 await asyncio.sleep(self.config.renew_every)
                 self._wake.set()
 
-    async def _publish(self, room: Room) -> None:
+    async def _publish(self, runner: RoomRunner) -> None:
+        room = runner.room
         listed = (room.taken, room.status)
         fields = summary_fields(room, self.url)
         flat = [part for pair in fields.items() for part in pair]
@@ -402,11 +402,11 @@ class ClusterNode:
             args=[self.node_id, room_id],
         )
 
-    def _removed(self, room: Room) -> None:
+    def _removed(self, runner: RoomRunner) -> None:
         """The lobby let a room go (finished long ago, or abandoned): so does the cluster."""
-        self._listed.pop(room.id, None)
-        if self.owned.pop(room.id, None) is not None and self.redis is not None:
-            self._spawn(self._release(room.id, room.code))
+        self._listed.pop(runner.id, None)
+        if self.owned.pop(runner.id, None) is not None and self.redis is not None:
+            self._spawn(self._release(runner.id, runner.room.code))
 
     # -- keeping the leases -------------------------------------------------------------------
 
@@ -460,26 +460,25 @@ class ClusterNode:
                 self._lost(room_id, "its lease could not be renewed in time")
 
     def _lease_keys(self, room_id: str) -> tuple[str, str, str]:
-        room = self.lobby.rooms.get(room_id)
+        runner = self.lobby.rooms.get(room_id)
         return (self.keys.owner(room_id), self.keys.info(room_id),
-                self.keys.code(room.code if room is not None else None))
+                self.keys.code(runner.room.code if runner is not None else None))
 
     def _lost(self, room_id: str, why: str) -> None:
         self.owned.pop(room_id, None)
-        room = self.lobby.rooms.get(room_id)
+        runner = self.lobby.rooms.get(room_id)
         log.warning("room %s is no longer this node's: %s", room_id, why)
-        if room is not None:
-            self._spawn(self._drop(room))
+        if runner is not None:
+            self._spawn(self._drop(runner))
 
-    async def _drop(self, room: Room) -> None:
-        """Stop serving a room: its players are sent to find it again (4002)."""
-        async with room.lock:
-            if self.lobby.rooms.get(room.id) is not room:
-                return
-            for conn in room.members():
-                conn.detach()  # no leaving: this node no longer writes about the room
-                conn.close(4002, "room moved: another server serves it now; connect again")
-            self.lobby.remove(room)
+    async def _drop(self, runner: RoomRunner) -> None:
+        """Stop serving a room: its players are sent to find it again (4002); no leaving is
+        written, since this node no longer writes about the room."""
+        if self.lobby.rooms.get(runner.id) is not runner:
+            return
+        await runner.evict(4002, "room moved: another server serves it now; connect again")
+        if self.lobby.rooms.get(runner.id) is runner:
+            self.lobby.remove(runner)
 
     # -- taking rooms over --------------------------------------------------------------------
 
@@ -504,11 +503,11 @@ class ClusterNode:
                         if owner is None]
         random.shuffle(orphans)  # nodes scanning together take different rooms first
         for room_id in orphans[:ADOPT_PER_SCAN]:
-            if len(self.lobby.rooms) >= self.lobby.max_rooms:
+            if not self.lobby.has_room_for_more:
                 break
             await self.adopt(room_id)
 
-    async def adopt(self, room_id: str) -> Room | None:
+    async def adopt(self, room_id: str) -> RoomRunner | None:
         """Serve a room that no node holds: None when another node took it first, or it is
         not an unfinished room of the database. One attempt per room at a time."""
         task = self._adopting.get(room_id)
@@ -518,10 +517,10 @@ class ClusterNode:
             task.add_done_callback(lambda _: self._adopting.pop(room_id, None))
         return await asyncio.shield(task)
 
-    async def _adopt(self, room_id: str) -> Room | None:
+    async def _adopt(self, room_id: str) -> RoomRunner | None:
         if room_id in self.lobby.rooms:
             return self.lobby.rooms[room_id]
-        if len(self.lobby.rooms) >= self.lobby.max_rooms:
+        if not self.lobby.has_room_for_more:
             return None
         redis = self._need_redis()
         sent = time.monotonic()
@@ -531,31 +530,28 @@ class ClusterNode:
         try:
             record = await self.store.load(room_id)
             if record is None or record.room.status == "finished":
-                room = None
+                runner = None
             else:
-                room = self.lobby.room_from_record(record)
+                runner = self.lobby.runner_from_record(record)
                 # Fence out the node that held it, should it still be writing.
-                await room.take_over()
+                await runner.take_over()
         except Exception as exc:
             # version_conflict: the old holder wrote after we loaded; try again later.
             log.warning("room %s could not be taken over: %s", room_id, exc)
-            room = None
-        if room is None or room_id not in self.owned:
+            runner = None
+        if runner is None or room_id not in self.owned:
             self.owned.pop(room_id, None)
             await self._release(room_id, None)
             return None
-        room.on_change = self._changed
-        self.lobby.add(room)
-        room.resume_play()
-        log.info("took over room %s at version %d (%s)", room.id, room.version, room.status)
+        self.lobby.admit(runner, "taken over")
         try:
-            await self._publish(room)
+            await self._publish(runner)
         except Exception as exc:
-            log.warning("room %s: its summary was not written (%s)", room.id, exc)
-            self._changed(room)
-        return room
+            log.warning("room %s: its summary was not written (%s)", room_id, exc)
+            self._changed(runner)
+        return runner
 
-    async def locate(self, key: str, *, by_id_private: bool) -> Room:
+    async def locate(self, key: str, *, by_id_private: bool) -> RoomRunner:
         """The room ``key`` (an id or a private code) names, which this node's lobby does not
         have: taken over here if no node serves it; :class:`RoomMoved` when another node
         does; ``room_not_found`` otherwise. A private room is found by id only with
@@ -565,28 +561,28 @@ class ClusterNode:
         may_see_private = room_id is not None or by_id_private
         room_id = room_id or key
         for _ in range(2):
-            room = self.lobby.rooms.get(room_id)
-            if room is None and room_id in self._adopting:
-                room = await self.adopt(room_id)  # this node is taking it over right now
-            if room is None:
+            runner = self.lobby.rooms.get(room_id)
+            if runner is None and room_id in self._adopting:
+                runner = await self.adopt(room_id)  # this node is taking it over right now
+            if runner is None:
                 found = await self._scripts["locate"](
                     keys=[self.keys.owner(room_id), self.keys.info(room_id)],
                     args=[self.keys.prefix])
                 if found:
                     owner, url, private = found
                     if private == "1" and not may_see_private:
-                        raise _not_found(key)
+                        raise not_found(key)
                     if owner == self.node_id:
                         raise RoomMoved(f"room {key} is being set up on this server: ask "
                                         "again in a moment", url=None)
                     raise RoomMoved(f"room {key} is served by another server: connect there",
                                     url=url or None)
-                room = await self.adopt(room_id)
-            if room is not None:
-                if room.private and not may_see_private:
-                    raise _not_found(key)
-                return room
-        raise _not_found(key)
+                runner = await self.adopt(room_id)
+            if runner is not None:
+                if runner.room.private and not may_see_private:
+                    raise not_found(key)
+                return runner
+        raise not_found(key)
 
     # -- the cluster's rooms ------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import itertools
 import logging
 import time
@@ -24,11 +25,27 @@ from websockets.asyncio.server import ServerConnection, broadcast
 from server.limits import TokenBucket
 
 if TYPE_CHECKING:
-    from server.room import Room
+    from server.runner import RoomRunner
 
 log = logging.getLogger("castell.conn")
 
 _ids = itertools.count(1)
+
+
+class ConnState(enum.Enum):
+    """Where a connection stands in the protocol (docs/protocol.md): what it may ask is
+    decided by this alone, where a request is dispatched (:mod:`server.requests`)."""
+
+    #: Connected; only ``hello`` is understood.
+    GREETING = "greeting"
+    #: Said hello, in no room: may list, create and join rooms.
+    LOBBY = "lobby"
+    #: Holds a seat of a room.
+    SEATED = "seated"
+    #: Watches a room as a spectator.
+    WATCHING = "watching"
+    #: Being closed by the server: nothing more is answered.
+    CLOSING = "closing"
 
 
 class Connection:
@@ -40,7 +57,8 @@ class Connection:
         self.address = address
         self.id = f"p{next(_ids)}"
         self.name: str | None = None
-        self.room: Room | None = None
+        self.state = ConnState.GREETING
+        self.room: RoomRunner | None = None
         self.bucket = bucket
         self.strikes = 0
         self.rooms_created = 0
@@ -51,10 +69,14 @@ class Connection:
         self.last_sent = 0.0
         self.write_limit = write_limit
         self.close_timeout = close_timeout
-        self.closing = False
         #: Why the server closed this connection, once it did.
         self.close_reason: str | None = None
         self._closer: asyncio.Task[None] | None = None
+
+    @property
+    def closing(self) -> bool:
+        """Whether the server is closing this connection."""
+        return self.state is ConnState.CLOSING
 
     def __repr__(self) -> str:
         return f"<Connection {self.id} {self.name or '?'} from {self.address}>"
@@ -75,7 +97,7 @@ class Connection:
         """Close without waiting for the peer (the handler's finally does the cleanup)."""
         if self.closing:
             return
-        self.closing = True
+        self.state = ConnState.CLOSING
         self.close_reason = reason
         log.info("%r: closing (%d %s)", self, code, reason)
         self._closer = asyncio.get_running_loop().create_task(self._close(code, reason))
@@ -100,6 +122,14 @@ class Connection:
         except Exception:  # the socket is already gone: nothing left to close
             log.debug("%r: close failed", self, exc_info=True)
 
-    def detach(self) -> None:
-        """Forget the room (its seat was given to another connection)."""
+    def enter(self, room: RoomRunner, *, seated: bool) -> None:
+        """The connection is now in ``room``, as a player or a spectator."""
+        self.room = room
+        self.state = ConnState.SEATED if seated else ConnState.WATCHING
+
+    def leave_room(self) -> None:
+        """The connection is in no room any more (it left, its seat was taken back by a
+        newer connection, or the room is served elsewhere now)."""
         self.room = None
+        if self.state in (ConnState.SEATED, ConnState.WATCHING):
+            self.state = ConnState.LOBBY

@@ -1,4 +1,11 @@
-"""The lobby: every room of this server, found by id or private code, listed for players."""
+"""The lobby: every room of this server, found by id or private code, listed for players.
+
+It holds each room as its :class:`~server.runner.RoomRunner`, and gives the cluster
+(:mod:`server.cluster`) what it needs through methods, never by reaching inside: the room-id
+format (:func:`new_room_id`), the capacity check (:meth:`Lobby.check_capacity`), rooms made
+from stored records (:meth:`Lobby.runner_from_record`, :meth:`Lobby.admit`), and a word when a
+room changes or goes (:meth:`Lobby.subscribe`).
+"""
 
 from __future__ import annotations
 
@@ -7,16 +14,32 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.room import Room
+from server.runner import RoomRunner
 from server.store.base import GameRecord, RoomRecord, Store
-from shared.errors import CastellError
+from shared.errors import CastellError, RoomNotFound
+
+if TYPE_CHECKING:
+    from server.connection import Connection
 
 log = logging.getLogger("castell.lobby")
 
 # Join codes avoid look-alike characters so they can be read out loud.
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+#: What the lobby tells its listeners of a room.
+Listener = Callable[[RoomRunner], None]
+
+
+def new_room_id() -> str:
+    """A fresh room id (``r`` and 8 hex digits: 32 random bits)."""
+    return "r" + secrets.token_hex(4)
+
+
+def not_found(key: str) -> RoomNotFound:
+    return RoomNotFound(f"there is no room {key!r} on this server")
 
 
 class Lobby:
@@ -28,48 +51,82 @@ class Lobby:
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self._tasks: set[asyncio.Task[None]] = set()
-        self.rooms: dict[str, Room] = {}
-        self.codes: dict[str, Room] = {}
+        self.rooms: dict[str, RoomRunner] = {}
+        self.codes: dict[str, RoomRunner] = {}
         self.max_rooms = max_rooms
         self.bot_delay = bot_delay
         self.room_linger = room_linger
         self.unload_after = unload_after
         self.turn_time_scale = turn_time_scale
         self.clock = clock
-        #: Called with each room the lobby lets go of (a cluster node gives up its lease).
-        self.on_remove: Callable[[Room], None] | None = None
+        self._on_change: list[Listener] = []
+        self._on_remove: list[Listener] = []
 
-    async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
-               private: bool, *, seed: int | None = None,
-               room_id: str | None = None) -> Room:
-        """A new room (``room_id``: one reserved beforehand, as a cluster node does)."""
-        if len(self.rooms) >= self.max_rooms:
+    def subscribe(self, *, on_change: Listener | None = None,
+                  on_remove: Listener | None = None) -> None:
+        """Be told after every stored change of a room, and of each room the lobby lets go."""
+        if on_change is not None:
+            self._on_change.append(on_change)
+        if on_remove is not None:
+            self._on_remove.append(on_remove)
+
+    def _changed(self, runner: RoomRunner) -> None:
+        for listener in self._on_change:
+            listener(runner)
+
+    @property
+    def has_room_for_more(self) -> bool:
+        return len(self.rooms) < self.max_rooms
+
+    def check_capacity(self) -> None:
+        """Refuse a new room once this server holds as many as it may (``--max-rooms``)."""
+        if not self.has_room_for_more:
             raise CastellError("this server has as many rooms as it can hold; try later",
                                code="rate_limited")
+
+    async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
+                     private: bool, *, seed: int | None = None, room_id: str | None = None,
+                     fenced: bool = False) -> RoomRunner:
+        """A new room, stored before it is listed (``room_id``: one reserved beforehand, as
+        a cluster node does; ``fenced``: every write expects the version stored last)."""
+        self.check_capacity()
         room_id = room_id or self._new_id()
         code = self._new_code() if private else None
-        room = Room(
+        room: Room[Connection] = Room(
             room_id, name, seats, variant, turn_seconds, private,
             seed=secrets.randbits(63) if seed is None else seed, code=code,
-            **self._room_options(),
+            now=self.clock(), fenced=fenced, **self._room_options(),
         )
         if self.store is not None:
             await self.store.create_room(RoomRecord(
                 room_id, name, seats, variant, turn_seconds, private, code, room.seed,
                 created_at=room.created_at,
             ))
-        self.add(room)
+        runner = self._runner(room)
+        self.add(runner)
         log.info("room %s created: %r, %d seats, %s%s", room_id, name, seats, variant,
                  ", private" if private else "")
-        return room
+        return runner
 
-    def room_from_record(self, record: GameRecord) -> Room:
+    def runner_from_record(self, record: GameRecord) -> RoomRunner:
         """A stored room rebuilt with this lobby's settings (not added yet)."""
-        return Room.from_record(record, **self._room_options())
+        room: Room[Connection] = Room.from_record(record, now=self.clock(),
+                                                  **self._room_options())
+        return self._runner(room)
+
+    def _runner(self, room: Room[Connection]) -> RoomRunner:
+        return RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
+                          on_empty=self._on_empty)
 
     def _room_options(self) -> dict[str, Any]:
-        return {"bot_delay": self.bot_delay, "time_scale": self.turn_time_scale,
-                "clock": self.clock, "on_empty": self._on_empty, "store": self.store}
+        return {"bot_delay": self.bot_delay, "time_scale": self.turn_time_scale}
+
+    def admit(self, runner: RoomRunner, why: str) -> None:
+        """Serve a room rebuilt from the store: listed, its timer and bots going again."""
+        self.add(runner)
+        runner.resume_play()
+        log.info("room %s %s at version %d (%s)", runner.id, why, runner.room.version,
+                 runner.room.status)
 
     async def restore(self) -> int:
         """Bring back every unfinished room of the store; returns how many."""
@@ -78,14 +135,12 @@ class Lobby:
         records = await self.store.load_unfinished()
         for record in records:
             try:
-                room = Room.from_record(record, **self._room_options())
+                runner = self.runner_from_record(record)
             except Exception:
                 log.exception("room %s could not be restored; it is left in the store",
                               record.room.room)
                 continue
-            self.add(room)
-            room.resume_play()
-            log.info("room %s restored at version %d (%s)", room.id, room.version, room.status)
+            self.admit(runner, "restored")
         # Recently finished games stay listed (and watchable) for a while, restart or not.
         now = self.clock()
         for finished in await self.store.list_finished(limit=50):
@@ -95,98 +150,96 @@ class Lobby:
             if record is None or finished.room in self.rooms:
                 continue
             try:
-                self.add(Room.from_record(record, **self._room_options()))
+                self.add(self.runner_from_record(record))
             except Exception:
                 log.exception("finished room %s could not be restored", finished.room)
         return len(records)
 
-    def add(self, room: Room) -> None:
-        self.rooms[room.id] = room
-        if room.code is not None:
-            self.codes[room.code] = room
+    def add(self, runner: RoomRunner) -> None:
+        self.rooms[runner.id] = runner
+        if runner.room.code is not None:
+            self.codes[runner.room.code] = runner
 
-    def find(self, key: str, *, by_id_private: bool = False) -> Room:
+    def find(self, key: str, *, by_id_private: bool = False) -> RoomRunner:
         """A room by its id, or a private room by its join code (any case).
 
         A private room is found by its id only when ``by_id_private`` (a seat token comes
         with the request): its id alone must not let strangers in.
         """
-        room = self.codes.get(key.upper())
-        if room is None:
-            room = self.rooms.get(key)
-            if room is not None and room.private and not by_id_private:
-                room = None
-        if room is None:
-            raise CastellError(f"there is no room {key!r} on this server",
-                               code="room_not_found")
-        return room
+        runner = self.codes.get(key.upper())
+        if runner is None:
+            runner = self.rooms.get(key)
+            if runner is not None and runner.room.private and not by_id_private:
+                runner = None
+        if runner is None:
+            raise not_found(key)
+        return runner
 
-    async def find_or_load(self, key: str, *, by_id_private: bool = False) -> Room:
+    async def find_or_load(self, key: str, *, by_id_private: bool = False) -> RoomRunner:
         """:meth:`find`, or else a started game of the store brought back into memory (it
         was unloaded while nobody played it, see :meth:`sweep`)."""
         try:
             return self.find(key, by_id_private=by_id_private)
-        except CastellError as exc:
-            if self.store is None or exc.code != "room_not_found":
+        except RoomNotFound:
+            if self.store is None:
                 raise
-            record = await self.store.load(key)
-            if key in self.rooms:  # loaded by another request meanwhile
-                return self.find(key, by_id_private=by_id_private)
-            if record is None or record.room.status == "waiting" or (
-                    record.room.private and not by_id_private):
-                raise
-            room = self.room_from_record(record)
-            self.add(room)
-            room.resume_play()
-            log.info("room %s loaded back at version %d", room.id, room.version)
-            return room
+        record = await self.store.load(key)
+        if key in self.rooms:  # loaded by another request meanwhile
+            return self.find(key, by_id_private=by_id_private)
+        if record is None or record.room.status == "waiting" or (
+                record.room.private and not by_id_private):
+            raise not_found(key)
+        runner = self.runner_from_record(record)
+        self.admit(runner, "loaded back")
+        return runner
 
-    def public(self) -> list[Room]:
-        return [r for r in self.rooms.values() if not r.private]
+    def public(self) -> list[RoomRunner]:
+        return [r for r in self.rooms.values() if not r.room.private]
 
-    def _on_empty(self, room: Room) -> None:
+    def _on_empty(self, runner: RoomRunner) -> None:
         """A room nobody is in: a waiting room goes at once, a started one after a while
         (its players may come back with their tokens)."""
-        if room.state is None:
-            self.remove(room, forget=True)
+        if runner.room.state is None and self.rooms.get(runner.id) is runner:
+            self.remove(runner, forget=True)
 
     def sweep(self) -> None:
         """Forget rooms that finished (or were abandoned) more than ``room_linger`` ago."""
         now = self.clock()
-        for room in list(self.rooms.values()):
-            if room.members():
+        for runner in list(self.rooms.values()):
+            room = runner.room
+            if room.members() or room.busy:
                 continue
             if room.finished_at is not None and now - room.finished_at > self.room_linger:
-                self.remove(room)
+                self.remove(runner)
             elif room.state is None and now - room.created_at > self.room_linger:
-                self.remove(room, forget=True)  # a restored waiting room nobody came back to
+                self.remove(runner, forget=True)  # a restored waiting room nobody came back to
             elif (room.state is not None and self.store is not None
                   and self.unload_after is not None
                   and now - room.changed_at > self.unload_after):
                 # An abandoned game costs memory for nothing: it is safe in the store and
-                # comes back when a player does (see load()).
+                # comes back when a player does (see find_or_load()).
                 log.info("room %s unloaded: nobody there for %.0f s", room.id,
                          now - room.changed_at)
-                self.remove(room)
+                self.remove(runner)
 
-    def remove(self, room: Room, *, forget: bool = False) -> None:
+    def remove(self, runner: RoomRunner, *, forget: bool = False) -> None:
         """Drop a room from memory; ``forget`` also deletes it from the store (a room whose
         game never started is worth nothing once empty)."""
-        room.close()
+        runner.close()
         if forget and self.store is not None:
-            task = asyncio.get_running_loop().create_task(self.store.delete_room(room.id))
+            task = asyncio.get_running_loop().create_task(self.store.delete_room(runner.id))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        self.rooms.pop(room.id, None)
-        if room.code is not None:
-            self.codes.pop(room.code, None)
-        if self.on_remove is not None:
-            self.on_remove(room)
-        log.info("room %s closed", room.id)
+        self.rooms.pop(runner.id, None)
+        if runner.room.code is not None:
+            self.codes.pop(runner.room.code, None)
+        for listener in self._on_remove:
+            listener(runner)
+        log.info("room %s closed", runner.id)
 
     def _new_id(self) -> str:
         while True:
-            room_id = "r" + secrets.token_hex(4)
+            room_id = new_room_id()
             if room_id not in self.rooms:
                 return room_id
 

@@ -1,20 +1,33 @@
-"""A game room: its seats, spectators, the one true game state, and everything that changes it.
+"""A game room without I/O: its seats, spectators and game, changed only by inputs.
 
-A room is the unit of consistency. Every change — a seat taken, a player reconnecting, an
-action, a bot's move, a turn timing out — happens under the room's lock, bumps the room's
-version by one, and is pushed to every member as one encoded ``state`` message (the same
-bytes for all). Rule checking is ``shared.engine``'s job; the room checks only who may act.
+:class:`Room` owns the rules of change of one room and nothing else: no asyncio, no sockets,
+no store calls and no clock of its own (every input carries ``now``). It is driven the way
+``websockets`` drives its sans-I/O ``protocol.py``: :mod:`server.runner` feeds it inputs and
+performs the effects it returns.
+
+An input that changes the room (a seat taken, an action, a bot's move, a turn timing out)
+does not change it at once: it returns a :class:`Change` — the room's next version, taken
+once, and the store writes that make that version durable. The driver performs the writes,
+then hands the change back: :meth:`Room.commit` applies it and returns the effects (the
+replies, the one ``state`` push encoded once for every member, timers to arm, bots to wake);
+:meth:`Room.abort` drops it when the store failed, and says how to go on. One change is in
+flight at a time. Refusals (a full room, an illegal action) raise before any change.
+
+The path of one action (``docs/deploy.md`` draws the same)::
+
+    frame ─ server.requests (decode, rate, protocol state, error boundary)
+          ─ RoomRunner.act (the room's lock) ─ Room.act: who may act, engine.apply → Change
+          ─ store.append_action(change's write, fenced) ─ Room.commit → effects
+          ─ RoomRunner performs them: ok to the actor, state push to all, timer, bot
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
 import secrets
-import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -28,18 +41,25 @@ from server.store.base import (
 )
 from shared import engine
 from shared import events as ev
+from shared import messages as m
 from shared.actions import Action, EndTurn
 from shared.codec import decode_request, encode, encode_state
-from shared.errors import CastellError
+from shared.errors import CastellError, RuleError
 from shared.messages import ActionRequest
 from shared.state import GameState
 from shared.view import RoomInfo, SeatInfo, build_view
 
-if TYPE_CHECKING:
-    from server.connection import Connection
-    from server.store.base import Store
-
 log = logging.getLogger("castell.room")
+
+#: A member of a room: whatever the driver uses for a connection (the room only compares it).
+M = TypeVar("M", bound=Hashable)
+
+#: The turn a timer belongs to: (round, seat whose turn it is).
+TurnKey = tuple[int, int | None]
+
+#: Seconds before the first retry of a change the store refused; doubled each time after.
+RETRY_FIRST = 0.5
+RETRY_MAX = 30.0
 
 
 def encode_action(action: Action) -> bytes:
@@ -70,22 +90,156 @@ class RoomError(CastellError):
     """Raised when a room refuses a request (full, not started, not the creator, ...)."""
 
 
+class BadToken(RoomError):
+    """Raised when a seat token matches no seat of the room."""
+
+    code = "bad_token"
+
+
+# -- what a change writes -------------------------------------------------------------------
+
+
+@attrs.frozen
+class PutSeat:
+    record: SeatRecord
+
+
+@attrs.frozen
+class RemoveSeat:
+    room: str
+    seat: int
+
+
+@attrs.frozen
+class UpdateRoom:
+    room: str
+    version: int
+    expect_version: int | None
+    status: str | None = None
+    started_at: float | None = None
+
+
+@attrs.frozen
+class AppendAction:
+    record: ActionRecord
+    expect_version: int | None
+
+
+@attrs.frozen
+class Finish:
+    room: str
+    result: dict[str, Any]
+    finished_at: float
+
+
+#: One store write, performed by the driver (:func:`server.runner.perform`).
+Write = PutSeat | RemoveSeat | UpdateRoom | AppendAction | Finish
+
+
+# -- what the driver does -------------------------------------------------------------------
+
+
+@attrs.frozen
+class Send(Generic[M]):
+    """Send ``data`` (one encoded message) to each of ``to``."""
+
+    to: tuple[M, ...]
+    data: bytes
+
+
+@attrs.frozen
+class Close(Generic[M]):
+    """Close a member's connection; it is no longer in the room."""
+
+    member: M
+    code: int
+    reason: str
+
+
+@attrs.frozen
+class ArmTimer:
+    """(Re)arm the room's one timer: after ``delay`` seconds, call :meth:`Room.timer_fired`
+    with ``key``. Replaces the timer armed before."""
+
+    key: TurnKey
+    delay: float
+
+
+@attrs.frozen
+class CancelTimer:
+    """Disarm the room's timer."""
+
+
+@attrs.frozen
+class WakeBot:
+    """After ``delay`` seconds, let the bot to play choose (see :meth:`Room.bot_turn`)."""
+
+    delay: float
+
+
+Effect = Send[M] | Close[M] | ArmTimer | CancelTimer | WakeBot
+
+
+@attrs.frozen(eq=False)
+class Change:
+    """A change the room proposed: durable once ``writes`` are stored, in order.
+
+    ``version`` is the room's version after it; ``forced`` changes (a member who is gone)
+    are committed even when their writes fail: they only record what already happened.
+    """
+
+    version: int
+    writes: tuple[Write, ...]
+    forced: bool = False
+
+
+@attrs.frozen
+class BotTurn:
+    """What a bot needs to choose its action: the game, its seat, its level, its dice."""
+
+    seat: int
+    level: str
+    state: GameState
+    rng: random.Random
+
+
 @attrs.define(eq=False)
-class Seat:
-    """One seat: who sits there, how to prove it, and the connection playing it now."""
+class Seat(Generic[M]):
+    """One seat: who sits there, how to prove it, and the member playing it now."""
 
     index: int
     name: str
     bot: str | None = None  # the bot's level, None for a person
     token_hash: bytes | None = None
-    conn: Connection | None = None
+    member: M | None = None
 
     @property
     def connected(self) -> bool:
-        return self.bot is not None or self.conn is not None
+        return self.bot is not None or self.member is not None
 
 
-class Room:
+@attrs.define(eq=False)
+class _Pending:
+    change: Change
+    #: Applies the change to the room; returns its events and the effects around the push.
+    apply: Callable[[], _Outcome]
+    #: What to do when the store refused the change (retries of a timer or bot).
+    failed: Callable[[], list[Any]] | None = None
+    stores_version: bool = False
+
+
+@attrs.define
+class _Outcome(Generic[M]):
+    events: list[Any]
+    #: Effects before the push (the acknowledgement).
+    before: list[Any] = attrs.Factory(list)
+    #: Effects after the push (a joiner's reply and first view).
+    after: list[Any] = attrs.Factory(list)
+    #: A member the push is not sent to (a joiner gets its view after its reply).
+    skip: Any = None
+
+
+class Room(Generic[M]):
     """One room of the lobby. See the module docstring for the rules of change."""
 
     def __init__(
@@ -98,12 +252,11 @@ class Room:
         private: bool,
         *,
         seed: int,
-        bot_delay: float,
+        now: float,
+        bot_delay: float = 0.0,
         code: str | None = None,
-        store: Store | None = None,
         time_scale: float = 1.0,
-        clock: Callable[[], float] = time.time,
-        on_empty: Callable[[Room], None] | None = None,
+        fenced: bool = False,
     ) -> None:
         self.id = room_id
         self.name = name
@@ -114,55 +267,46 @@ class Room:
         self.code = code
         self.seed = seed
         self.bot_delay = bot_delay
-        self.store = store
         self.time_scale = time_scale
-        self.clock = clock
-        self.on_empty = on_empty
-        self.seats: list[Seat | None] = [None] * seats
+        self.seats: list[Seat[M] | None] = [None] * seats
         #: The creator's seat: the creator is whoever holds it, so a creator who drops and
         #: comes back with the token is the creator still (None: no person seated).
         self.creator_seat: int | None = None
         #: The address that created the room (None once restored): for the per-address cap.
         self.host_address: str | None = None
-        self.spectators: set[Connection] = set()
+        self.spectators: set[M] = set()
         self.state: GameState | None = None
         self.log: list[tuple[int, Action]] = []
         self.version = 0
-        #: Set by a cluster node that holds this room under a lease (server.cluster): each
-        #: write that moves the stored version then expects the version this room stored
-        #: last, so a node that lost the room to another can no longer write to it.
-        self.fenced = False
-        self._stored_version = 0
-        #: Called after every change (each new version): a cluster node refreshes the room's
-        #: line in the cluster's room list.
-        self.on_change: Callable[[Room], None] | None = None
+        #: Whether every write expects the version this room stored last (a cluster node
+        #: holds its rooms so): a node that lost the room can then no longer write to it.
+        self.fenced = fenced
+        self.stored_version = 0
         self.deadline: float | None = None
-        self.lock = asyncio.Lock()
-        self._turn_key: tuple[int, int | None] | None = None
-        self._timer: asyncio.Task[None] | None = None
-        self._bot_task: asyncio.Task[None] | None = None
+        self._turn_key: TurnKey | None = None
         self._bot_rng = random.Random(seed ^ 0x5EED)
-        self.created_at = clock()
-        #: When the room last changed (a push); an unwatched room idle long enough is
-        #: unloaded from memory and comes back from the store on demand.
-        self.changed_at = self.created_at
+        self._pending: _Pending | None = None
+        #: Store failures in a row (the backoff of retries); 0 once a change is stored.
+        self.failures = 0
+        self.created_at = now
+        #: When the room last changed; an unwatched room idle long enough is unloaded from
+        #: memory and comes back from the store on demand.
+        self.changed_at = now
         self.finished_at: float | None = None
 
     @classmethod
-    def from_record(cls, record: GameRecord, **options: Any) -> Room:
+    def from_record(cls, record: GameRecord, *, now: float, **options: Any) -> Room[M]:
         """Rebuild a stored room: its seats, and its game by replaying the stored actions
         on a game set up from the stored seed (a game is its seed plus its actions)."""
         r = record.room
-        room = cls(r.room, r.name, r.seats, r.variant, r.turn_seconds, r.private,
-                   seed=r.seed, code=r.code, **options)
-        room.created_at = r.created_at
+        room: Room[M] = cls(r.room, r.name, r.seats, r.variant, r.turn_seconds, r.private,
+                            seed=r.seed, code=r.code, now=r.created_at, **options)
         for s in record.seats:
             room.seats[s.seat] = Seat(s.seat, s.name, bot=s.bot_level if s.bot else None,
                                       token_hash=s.token_hash)
         # The creator's seat is not stored: it is the lowest seat a person holds, which it
         # always is unless the creator left before the start and someone took a lower seat.
-        room.creator_seat = next(
-            (s.index for s in room.seats if s is not None and s.bot is None), None)
+        room.creator_seat = room._first_person()
         if r.status != "waiting":
             names = [s.name for s in room.seats if s is not None]
             state = engine.new_game(names, r.variant, r.seed)
@@ -171,19 +315,12 @@ class Room:
                 state, _ = engine.apply(state, a.seat, action)
                 room.log.append((a.seat, action))
             room.state = state
+            room._turn_key = (state.round, state.turn)
             if state.over:
-                room.finished_at = r.finished_at or room.clock()
-        room.version = room._stored_version = r.version
+                room.finished_at = r.finished_at or now
+        room.version = room.stored_version = r.version
+        room.changed_at = now
         return room
-
-    def resume_play(self) -> None:
-        """After a restore: start the turn timer afresh (a fair full turn) and wake bots."""
-        state = self.state
-        if state is None or state.over:
-            return
-        self._turn_key = (state.round, state.turn)
-        self._arm_timer(self._turn_key)
-        self._schedule_bot()
 
     # -- what the room looks like ----------------------------------------------------------
 
@@ -201,10 +338,15 @@ class Room:
     def full(self) -> bool:
         return self.taken == self.size
 
-    def members(self) -> list[Connection]:
-        conns = [s.conn for s in self.seats if s is not None and s.conn is not None]
-        conns.extend(self.spectators)
-        return conns
+    @property
+    def busy(self) -> bool:
+        """Whether a change is in flight (proposed, not yet committed or aborted)."""
+        return self._pending is not None
+
+    def members(self) -> list[M]:
+        found = [s.member for s in self.seats if s is not None and s.member is not None]
+        found.extend(self.spectators)
+        return found
 
     def info(self) -> RoomInfo:
         return RoomInfo(
@@ -226,300 +368,386 @@ class Room:
         return build_view(self.info(), self.state)
 
     @property
-    def creator(self) -> Connection | None:
-        """The connection playing the creator's seat now, if any."""
+    def creator(self) -> M | None:
+        """The member playing the creator's seat now, if any."""
         seat = None if self.creator_seat is None else self.seats[self.creator_seat]
-        return None if seat is None else seat.conn
+        return None if seat is None else seat.member
 
-    def seat_name(self, index: int) -> str:
-        """The name of the player in seat ``index`` (a taken seat)."""
-        seat = self.seats[index]
-        assert seat is not None
-        return seat.name
-
-    def seat_of(self, conn: Connection) -> int | None:
+    def seat_of(self, member: M) -> int | None:
         for seat in self.seats:
-            if seat is not None and seat.conn is conn:
+            if seat is not None and seat.member == member:
                 return seat.index
         return None
 
-    # -- pushing changes -------------------------------------------------------------------
+    def _first_person(self) -> int | None:
+        return next((s.index for s in self.seats if s is not None and s.bot is None), None)
 
-    def publish(self, events: list[Any], *, skip: Connection | None = None) -> None:
-        """Bump the version and push the new view to every member, encoded once."""
-        self.version += 1
-        self.changed_at = self.clock()
-        data = encode_state(self.id, self.version, self.view(), events)
-        for conn in self.members():
-            if conn is not skip:
-                conn.send_bytes(data)
-        if self.on_change is not None:
-            self.on_change(self)
+    def _player_seat(self, member: M) -> int:
+        seat = self.seat_of(member)
+        if seat is None:
+            raise RoomError("spectators cannot do that: only players can", code="not_a_player")
+        return seat
 
-    def push_current(self, conn: Connection) -> None:
-        """Send one member the current view with no events (right after it joined)."""
-        conn.send_bytes(encode_state(self.id, self.version, self.view(), ()))
-
-    # -- seats -----------------------------------------------------------------------------
-
-    def _new_token(self) -> tuple[str, bytes]:
-        token = secrets.token_urlsafe(24)  # 192 random bits
-        return token, hash_token(token)
-
-    async def take_seat(self, conn: Connection, name: str) -> tuple[int, str]:
-        """Seat a person in the lowest free seat; returns the seat and its secret token."""
+    def _free_seat(self) -> int:
         if self.state is not None:
             raise RoomError("the game has already started: join as a spectator, or come back "
                             "with your seat token", code="already_started")
-        free = [i for i, s in enumerate(self.seats) if s is None]
-        if not free:
-            raise RoomError(f"room {self.name!r} is full", code="room_full")
-        token, digest = self._new_token()
-        seat = Seat(free[0], name, token_hash=digest, conn=conn)
-        if self.store is not None:
-            await self.store.put_seat(SeatRecord(self.id, seat.index, name, token_hash=digest))
-        self.seats[seat.index] = seat
-        if self.creator_seat is None:
-            self.creator_seat = seat.index
-        self.publish([ev.PlayerJoined(seat.index, name)], skip=conn)
-        await self._save_version()
-        return seat.index, token
+        for index, seat in enumerate(self.seats):
+            if seat is None:
+                return index
+        raise RoomError(f"room {self.name!r} is full", code="room_full")
 
-    async def add_bot(self, level: str) -> int:
-        if self.state is not None:
-            raise RoomError("the game has already started", code="already_started")
-        free = [i for i, s in enumerate(self.seats) if s is None]
-        if not free:
-            raise RoomError(f"room {self.name!r} is full", code="room_full")
-        index = free[0]
+    def current(self) -> bytes:
+        """The current view with no events: what a member gets right after joining."""
+        return encode_state(self.id, self.version, self.view(), ())
+
+    # -- the one write path ----------------------------------------------------------------
+
+    def _fence(self) -> int | None:
+        """The stored version a write must find (None: any), see :attr:`fenced`."""
+        return self.stored_version if self.fenced else None
+
+    def _version_write(self, version: int) -> list[Write]:
+        """A presence change bumps the version too: store it so that a restored room never
+        goes back to a version its players already saw. A fenced room stores every change,
+        seats filling before the start too, so that each write can expect the last one."""
+        if self.state is not None and self.state.over:
+            return []
+        if self.state is None and not self.fenced:
+            return []
+        return [UpdateRoom(self.id, version, self._fence())]
+
+    def _propose(self, writes: Callable[[int], list[Write]],
+                 apply: Callable[[], _Outcome[M]], *, forced: bool = False,
+                 failed: Callable[[], list[Any]] | None = None) -> Change:
+        """Take the next version (once), say what storing it takes, and keep the change
+        until the driver commits or aborts it."""
+        if self._pending is not None:
+            raise RuntimeError(f"room {self.id}: a change is already in flight")
+        version = self.version + 1
+        stored = writes(version)
+        change = Change(version, tuple(stored), forced)
+        stores_version = any(isinstance(w, UpdateRoom | AppendAction) for w in stored)
+        self._pending = _Pending(change, apply, failed, stores_version)
+        return change
+
+    def _take(self, change: Change) -> _Pending:
+        pending = self._pending
+        if pending is None or pending.change is not change:
+            raise RuntimeError(f"room {self.id}: that change is not the one in flight")
+        self._pending = None
+        return pending
+
+    def commit(self, change: Change, *, now: float, stored: bool = True) -> list[Effect[M]]:
+        """The change's writes are stored (or it was forced): apply it, push it to every
+        member (the same bytes for all), and say what follows."""
+        pending = self._take(change)
+        self.version = change.version
+        self.changed_at = now
+        if stored:
+            self.failures = 0
+            if pending.stores_version:
+                self.stored_version = change.version
+        outcome = pending.apply()
+        effects: list[Effect[M]] = list(outcome.before)
+        effects.extend(self._turn_effects(now))
+        to = tuple(member for member in self.members() if member != outcome.skip)
+        effects.append(Send(to, encode_state(self.id, self.version, self.view(),
+                                             outcome.events)))
+        effects.extend(outcome.after)
+        effects.extend(self._bot_effects())
+        return effects
+
+    def abort(self, change: Change) -> list[Effect[M]]:
+        """The store refused the change: the room stays as it was. Returns how to go on
+        (a timer or a bot tries again after a backoff; a request was simply not done)."""
+        pending = self._take(change)
+        self.failures += 1
+        return pending.failed() if pending.failed is not None else []
+
+    @property
+    def retry_delay(self) -> float:
+        """How long to wait before trying again what the store refused (doubling)."""
+        return min(RETRY_MAX, RETRY_FIRST * 2 ** max(0, self.failures - 1))
+
+    # -- seats -----------------------------------------------------------------------------
+
+    def take_seat(self, member: M, name: str, re: int | None, *, now: float,
+                  token: str | None = None) -> Change:
+        """Seat a person in the lowest free seat; on commit they get ``joined`` (with their
+        seat's secret token) and the current view."""
+        index = self._free_seat()
+        token = token or secrets.token_urlsafe(24)  # 192 random bits
+        seat = Seat(index, name, token_hash=hash_token(token), member=member)
+
+        def writes(version: int) -> list[Write]:
+            record = SeatRecord(self.id, index, name, token_hash=seat.token_hash)
+            return [PutSeat(record), *self._version_write(version)]
+
+        def apply() -> _Outcome[M]:
+            self.seats[index] = seat
+            if self.creator_seat is None:
+                self.creator_seat = index
+            code = self.code if self.creator == member else None
+            return _Outcome([ev.PlayerJoined(index, name)], skip=member, after=[
+                Send((member,), encode(m.Joined(re=re, room=self.id, seat=index, token=token,
+                                                code=code))),
+                Send((member,), self.current()),
+            ])
+
+        return self._propose(writes, apply)
+
+    def add_bot(self, member: M, level: str, re: int | None) -> Change:
+        """A player fills the lowest free seat with a bot of ``level``."""
+        self._player_seat(member)
+        index = self._free_seat()
         taken_names = {s.name for s in self.seats if s is not None}
         name = next(n for n in bots.bot_names(level) if n not in taken_names)
-        if self.store is not None:
-            await self.store.put_seat(SeatRecord(self.id, index, name, bot=True,
-                                                 bot_level=level))
-        self.seats[index] = Seat(index, name, bot=level)
-        self.publish([ev.PlayerJoined(index, name)])
-        await self._save_version()
-        return index
 
-    async def resume(self, conn: Connection, token: str) -> int:
-        """Give the seat whose token this is to ``conn``; the old connection is closed."""
+        def writes(version: int) -> list[Write]:
+            record = SeatRecord(self.id, index, name, bot=True, bot_level=level)
+            return [PutSeat(record), *self._version_write(version)]
+
+        def apply() -> _Outcome[M]:
+            self.seats[index] = Seat(index, name, bot=level)
+            return _Outcome([ev.PlayerJoined(index, name)],
+                            before=[Send((member,), encode(m.Ok(re=re)))])
+
+        return self._propose(writes, apply)
+
+    def resume(self, member: M, token: str, re: int | None) -> Change:
+        """Give the seat whose token this is to ``member``; its old member is closed."""
         for seat in self.seats:
-            if seat is not None and seat.token_hash is not None and token_matches(
-                token, seat.token_hash
-            ):
-                old = seat.conn
-                seat.conn = conn
-                if old is not None and old is not conn:
-                    old.detach()
-                    old.close(4001, "your seat was taken back by a newer connection")
-                self.publish([ev.PlayerConnected(seat.index, seat.name)],
-                             skip=conn)
-                await self._save_version()
-                return seat.index
-        raise RoomError("that seat token does not belong to any seat of this room",
-                        code="bad_token")
+            if seat is not None and token_matches(token, seat.token_hash):
+                break
+        else:
+            raise BadToken("that seat token does not belong to any seat of this room")
+        found = seat
 
-    def add_spectator(self, conn: Connection) -> None:
-        self.spectators.add(conn)
+        def apply() -> _Outcome[M]:
+            old, found.member = found.member, member
+            before: list[Any] = []
+            if old is not None and old != member:
+                before.append(Close(old, 4001, "your seat was taken back by a newer connection"))
+            code = self.code if self.creator == member else None
+            return _Outcome([ev.PlayerConnected(found.index, found.name)], before=before,
+                            skip=member, after=[
+                Send((member,), encode(m.Joined(re=re, room=self.id, seat=found.index,
+                                                token=None, code=code))),
+                Send((member,), self.current()),
+            ])
 
-    async def leave(self, conn: Connection, *, dropped: bool) -> None:
-        """A member leaves (or its connection dropped). Before the start a player's seat is
-        freed; after it the seat is kept for the player to come back (docs/rules.md §10)."""
-        if conn in self.spectators:
-            self.spectators.discard(conn)
-            return
-        index = self.seat_of(conn)
+        return self._propose(self._version_write, apply)
+
+    def watch(self, member: M, re: int | None) -> list[Effect[M]]:
+        """A spectator comes in: no change of the room, only its reply and view."""
+        self.spectators.add(member)
+        return [Send((member,), encode(m.Joined(re=re, room=self.id, seat=None, token=None,
+                                                code=None))),
+                Send((member,), self.current())]
+
+    def leave(self, member: M, *, dropped: bool) -> Change | None:
+        """A member leaves (or its connection dropped): a forced change, since a member who
+        is gone is gone. Before the start a player's seat is freed; after it the seat is
+        kept for the player to come back (docs/rules.md §10). None for a spectator."""
+        if member in self.spectators:
+            self.spectators.discard(member)
+            return None
+        index = self.seat_of(member)
         if index is None:
-            return
+            return None
         seat = self.seats[index]
         assert seat is not None
         if self.state is None:
-            if self.store is not None:
-                await self.store.remove_seat(self.id, index)
-            self.seats[index] = None
-            if self.creator_seat == index:  # the next person seated creates now
-                self.creator_seat = next(
-                    (s.index for s in self.seats if s is not None and s.bot is None), None
-                )
-            self.publish([ev.PlayerLeft(index, seat.name)])
-            await self._save_version()
-        else:
-            seat.conn = None
+            def writes(version: int) -> list[Write]:
+                return [RemoveSeat(self.id, index), *self._version_write(version)]
+
+            def apply() -> _Outcome[M]:
+                self.seats[index] = None
+                if self.creator_seat == index:  # the next person seated creates now
+                    self.creator_seat = self._first_person()
+                return _Outcome([ev.PlayerLeft(index, seat.name)])
+
+            return self._propose(writes, apply, forced=True)
+
+        def gone() -> _Outcome[M]:
+            seat.member = None
             kind = ev.PlayerDisconnected if dropped else ev.PlayerLeft
-            self.publish([kind(index, seat.name)])
-            await self._save_version()
-        if self.on_empty is not None and not self.members():
-            self.on_empty(self)
+            return _Outcome([kind(index, seat.name)])
+
+        return self._propose(self._version_write, gone, forced=True)
+
+    def chat(self, member: M, name: str, text: str, re: int | None) -> list[Effect[M]]:
+        """Someone in the room says something: ``ok``, then a ``chat`` push to everyone. A
+        player speaks under the seat's name, as the view shows it."""
+        seat = self.seat_of(member)
+        if seat is not None:
+            taken = self.seats[seat]
+            assert taken is not None
+            name = taken.name
+        return [Send((member,), encode(m.Ok(re=re))),
+                Send(tuple(self.members()),
+                     encode(m.ChatPush(room=self.id, seat=seat, name=name, text=text)))]
+
+    def evict(self, code: int, reason: str) -> list[Effect[M]]:
+        """Close every member (the room is no longer served here); nothing is written."""
+        effects: list[Effect[M]] = [Close(member, code, reason) for member in self.members()]
+        for seat in self.seats:
+            if seat is not None:
+                seat.member = None
+        self.spectators.clear()
+        return effects
 
     # -- the game --------------------------------------------------------------------------
 
-    async def start(self, conn: Connection) -> None:
-        async with self.lock:
-            if self.state is not None:
-                raise RoomError("the game has already started", code="already_started")
-            if conn is not self.creator:
-                raise RoomError("only the room's creator can start the game",
-                                code="not_creator")
-            if not self.full:
-                raise RoomError(
-                    f"every seat must be taken first ({self.taken} of {self.size})",
-                    code="seats_not_full",
-                )
-            names = [s.name for s in self.seats if s is not None]
-            state = engine.new_game(names, self.variant, self.seed)
-            if self.store is not None:
-                await self.store.update_room(self.id, status="playing", version=self.version + 1,
-                                             started_at=self.clock(),
-                                             expect_version=self._fence())
-                self._stored_version = self.version + 1
+    def start(self, member: M, re: int | None, *, now: float) -> Change:
+        """The creator starts the game once every seat is taken."""
+        self._player_seat(member)
+        if self.state is not None:
+            raise RoomError("the game has already started", code="already_started")
+        if member != self.creator:
+            raise RoomError("only the room's creator can start the game", code="not_creator")
+        if not self.full:
+            raise RoomError(f"every seat must be taken first ({self.taken} of {self.size})",
+                            code="seats_not_full")
+        names = [s.name for s in self.seats if s is not None]
+        state = engine.new_game(names, self.variant, self.seed)
+
+        def writes(version: int) -> list[Write]:
+            return [UpdateRoom(self.id, version, self._fence(), status="playing",
+                               started_at=now)]
+
+        def apply() -> _Outcome[M]:
             self.state = state
             log.info("room %s: game started (%s)", self.id, ", ".join(names))
-            events: list[Any] = [
-                ev.GameStarted(),
-                ev.RoundStarted(1, state.first),
-                ev.TurnStarted(state.turn),
-            ]
-            self._commit(events)
+            return _Outcome([ev.GameStarted(), ev.RoundStarted(1, state.first),
+                             ev.TurnStarted(state.turn)],
+                            before=[Send((member,), encode(m.Ok(re=re)))])
 
-    async def act(self, seat: int, action: Action,
-                  ack: Callable[[int], None] | None = None) -> int:
-        """Apply one seat's action; returns the room's new version.
+        return self._propose(writes, apply)
 
-        ``ack`` is called with that version once the action is durable and before the push,
-        so the actor hears ``ok`` before the new ``state``.
-        """
-        async with self.lock:
-            return await self._apply(seat, action, [], ack)
+    def act(self, member: M, action: Action, re: int | None, *, now: float) -> Change:
+        """A player's action; the rules (``shared.engine``) refuse it or say what follows.
+        On commit the actor hears ``ok`` with the new version before the ``state`` push."""
+        seat = self._player_seat(member)
+        return self._play(seat, action, now, ack=(member, re))
 
-    async def _apply(self, seat: int, action: Action, extra: list[Any],
-                     ack: Callable[[int], None] | None = None) -> int:
-        if self.state is None:
-            raise RoomError("the game has not started yet", code="game_not_started")
-        new, events = engine.apply(self.state, seat, action)
-        if self.store is not None:
-            # Acknowledged means durable (docs/protocol.md): store first, then change.
-            await self.store.append_action(ActionRecord(
-                self.id, len(self.log), seat, encode_action(action), self.clock(),
-                self.version + 1,
-            ), expect_version=self._fence())
-            self._stored_version = self.version + 1
-            if new.over:
-                await self.store.finish(self.id, game_result(new), self.clock())
-        self.log.append((seat, action))
-        self.state = new
-        self._commit([*extra, *events], ack)
-        return self.version
-
-    def _commit(self, events: list[Any],
-                ack: Callable[[int], None] | None = None) -> None:
-        """After a game change: turn timer, the acknowledgement, the push, then bots."""
+    def timer_fired(self, key: TurnKey, *, now: float) -> Change | None:
+        """§4: the turn ends when the room's turn timer runs out (None: that turn is over)."""
         state = self.state
-        assert state is not None
-        key = (state.round, state.turn)
-        if key != self._turn_key:
-            self._turn_key = key
-            self._cancel_timer()
-            if state.over:
-                self.deadline = None
-                self.finished_at = self.clock()
-                log.info("room %s: game over, winners %s", self.id, state.winners)
-            else:
-                self._arm_timer(key)
-        if ack is not None:
-            ack(self.version + 1)
-        self.publish(events)
-        self._schedule_bot()
+        if state is None or self._turn_key != key or state.turn is None:
+            return None
+        seat = state.turn
+        log.info("room %s: seat %d timed out", self.id, seat)
 
-    def _cancel_timer(self) -> None:
-        if self._timer is not None and self._timer is not asyncio.current_task():
-            self._timer.cancel()
-        self._timer = None
+        def again() -> list[Any]:
+            return [ArmTimer(key, self.retry_delay)]
 
-    async def _turn_timer(self, key: tuple[int, int | None], delay: float) -> None:
-        """§4: the turn ends when the room's turn timer runs out."""
-        await asyncio.sleep(delay)
-        async with self.lock:
-            if self.state is None or self._turn_key != key or self.state.turn is None:
-                return
-            seat = self.state.turn
-            log.info("room %s: seat %d timed out", self.id, seat)
-            await self._apply(seat, EndTurn(), [ev.TurnTimedOut(seat)])
+        return self._play(seat, EndTurn(), now, extra=[ev.TurnTimedOut(seat)], failed=again)
 
-    def _arm_timer(self, key: tuple[int, int | None]) -> None:
-        """§4: a fresh full turn on the room's timer, if it has one (shown as ``deadline``)."""
-        if self.turn_seconds is None:
-            return
-        seconds = self.turn_seconds * self.time_scale
-        self.deadline = self.clock() + seconds
-        self._timer = asyncio.create_task(self._turn_timer(key, seconds))
-
-    def _bot_to_play(self) -> Seat | None:
-        """The bot's seat whose turn it is, or None (a person's turn, or no game on)."""
+    def bot_turn(self) -> BotTurn | None:
+        """The bot whose turn it is, with what it needs to choose; None when a person is to
+        act, or no game is on."""
         state = self.state
         if state is None or state.over or state.turn is None:
             return None
         seat = self.seats[state.turn]
-        return seat if seat is not None and seat.bot is not None else None
+        if seat is None or seat.bot is None:
+            return None
+        return BotTurn(seat.index, seat.bot, state, self._bot_rng)
 
-    def _schedule_bot(self) -> None:
-        if self._bot_to_play() is None:
-            return
-        if self._bot_task is None or self._bot_task.done():
-            self._bot_task = asyncio.create_task(self._bot_turn())
+    def bot_chose(self, turn: BotTurn, action: Action, *, now: float) -> Change | None:
+        """The bot of ``turn`` chose ``action`` (None: the game moved on meanwhile). A bot
+        policy must only pick legal actions; if one slips, its turn is ended instead rather
+        than stall the game."""
+        if self.bot_turn() != turn:
+            return None
 
-    async def _bot_turn(self) -> None:
-        """Play bot turns until a person is to act or the game is over."""
-        while True:
-            await asyncio.sleep(self.bot_delay)
-            async with self.lock:
-                seat = self._bot_to_play()
-                if seat is None:
-                    return
-                state = self.state
-                assert state is not None
-                # a greedy bot may think for tens of milliseconds: off the event loop (the
-                # lock keeps the room still meanwhile)
-                action = await asyncio.to_thread(
-                    bots.choose, state, seat.index, seat.bot, self._bot_rng
-                )
-                try:
-                    await self._apply(seat.index, action, [])
-                except CastellError:
-                    # A bot policy must only pick legal actions; if one slips, end the turn
-                    # rather than stall the game.
-                    log.exception("room %s: bot %s chose an illegal action", self.id, seat.name)
-                    await self._apply(seat.index, EndTurn(), [])
+        def again() -> list[Any]:
+            return [WakeBot(self.retry_delay)]
 
-    async def _save_version(self) -> None:
-        """Presence changes bump the version too; keep the stored one in step so a restored
-        room never goes back to a version its players already saw. A fenced room stores
-        every change, seats filling before the start too, so that each of its writes can
-        expect the version it stored last."""
-        if self.store is None or (self.state is not None and self.state.over):
-            return
-        if self.state is None and not self.fenced:
-            return
-        await self.store.update_room(self.id, version=self.version,
-                                     expect_version=self._fence())
-        self._stored_version = self.version
+        try:
+            return self._play(turn.seat, action, now, failed=again)
+        except RuleError:
+            log.exception("room %s: the bot in seat %d chose an illegal action %r; its turn "
+                          "is ended instead", self.id, turn.seat, action)
+            return self._play(turn.seat, EndTurn(), now, failed=again)
 
-    def _fence(self) -> int | None:
-        """The stored version a write must find (None: any), see :attr:`fenced`."""
-        return self._stored_version if self.fenced else None
+    def _play(self, seat: int, action: Action, now: float, *, extra: list[Any] | None = None,
+              ack: tuple[M, int | None] | None = None,
+              failed: Callable[[], list[Any]] | None = None) -> Change:
+        if self.state is None:
+            raise RoomError("the game has not started yet", code="game_not_started")
+        new, events = engine.apply(self.state, seat, action)
 
-    async def take_over(self) -> None:
-        """A cluster node adopted this room (restored from the store, its node gone): move
-        the stored version one past the one loaded, expecting that one, so that the node that
-        held the room before can no longer write to it; from now on every write is fenced.
-        Raises ``version_conflict`` when that node wrote after the room was loaded."""
-        assert self.store is not None
-        await self.store.update_room(self.id, version=self.version + 1,
-                                     expect_version=self.version)
-        self.version = self._stored_version = self.version + 1
-        self.fenced = True
+        def writes(version: int) -> list[Write]:
+            # Acknowledged means durable (docs/protocol.md): stored first, then changed.
+            out: list[Write] = [AppendAction(ActionRecord(
+                self.id, len(self.log), seat, encode_action(action), now, version,
+            ), self._fence())]
+            if new.over:
+                out.append(Finish(self.id, game_result(new), now))
+            return out
 
-    def close(self) -> None:
-        self._cancel_timer()
-        if self._bot_task is not None:
-            self._bot_task.cancel()
+        def apply() -> _Outcome[M]:
+            self.log.append((seat, action))
+            self.state = new
+            before: list[Any] = []
+            if ack is not None:
+                member, re = ack
+                before.append(Send((member,), encode(m.Ok(re=re, version=self.version))))
+            return _Outcome([*(extra or ()), *events], before=before)
+
+        return self._propose(writes, apply, failed=failed)
+
+    def _turn_effects(self, now: float) -> list[Effect[M]]:
+        """After a game change: a new turn gets a fresh timer (§4); a finished game none."""
+        state = self.state
+        if state is None:
+            return []
+        key = (state.round, state.turn)
+        if key == self._turn_key:
+            return []
+        self._turn_key = key
+        if state.over:
+            self.deadline = None
+            self.finished_at = now
+            log.info("room %s: game over, winners %s", self.id, state.winners)
+            return [CancelTimer()]
+        return self._arm(key, now)
+
+    def _arm(self, key: TurnKey, now: float) -> list[Effect[M]]:
+        """§4: a fresh full turn on the room's timer, if it has one (shown as ``deadline``)."""
+        if self.turn_seconds is None:
+            return [CancelTimer()]
+        seconds = self.turn_seconds * self.time_scale
+        self.deadline = now + seconds
+        return [ArmTimer(key, seconds)]
+
+    def _bot_effects(self) -> list[Effect[M]]:
+        return [WakeBot(self.bot_delay)] if self.bot_turn() is not None else []
+
+    def resume_play(self, *, now: float) -> list[Effect[M]]:
+        """After a restore: a fresh full turn on the timer, and the bots woken."""
+        state = self.state
+        if state is None or state.over:
+            return []
+        self._turn_key = (state.round, state.turn)
+        return [*self._arm(self._turn_key, now), *self._bot_effects()]
+
+    def take_over(self) -> Change:
+        """A cluster node adopts this room (restored from the store, its node gone): move
+        the stored version one past the one loaded, expecting that one, so that the node
+        that held the room before can no longer write to it; once committed every write is
+        fenced. The store refuses it (``version_conflict``) when that node wrote after the
+        room was loaded."""
+        loaded = self.version
+
+        def writes(version: int) -> list[Write]:
+            return [UpdateRoom(self.id, version, loaded)]
+
+        def apply() -> _Outcome[M]:
+            self.fenced = True
+            return _Outcome([])
+
+        return self._propose(writes, apply)

@@ -73,6 +73,12 @@ class ProtocolError(CastellError):
         self.re = re
 
 
+class RoomNotFound(CastellError):
+    """Raised when no room has the id or private code asked for."""
+
+    code = "room_not_found"
+
+
 class RoomMoved(CastellError):
     """Raised when the room asked for is served by another node of a cluster of servers.
 

@@ -21,8 +21,9 @@ from client.net import GameClient, ServerError, join_anywhere
 from server.app import CastellServer
 from server.cluster import ClusterConfig, ClusterNode
 from server.lobby import Lobby
-from server.room import Room
+from server.runner import perform
 from server.store import RoomRecord, SeatRecord, hash_token
+from server.store.errors import StoreError
 from server.store.postgres import PostgresStore
 from shared import engine
 from shared import messages as m
@@ -229,8 +230,8 @@ async def a_node(db: str, prefix: str, lease_ms: int = 60_000) -> ClusterNode:
 
 
 async def stop_node(node: ClusterNode) -> None:
-    for room in list(node.lobby.rooms.values()):
-        room.close()
+    for runner in list(node.lobby.rooms.values()):
+        runner.close()
     await node.close()
     await node.store.close()
 
@@ -250,7 +251,7 @@ async def test_two_nodes_racing_for_the_same_rooms_take_each_exactly_once(db, pr
             assert len(won) == 1, room_id
             assert await redis.get(nodes[0].keys.owner(room_id)) == won[0].node_id
             assert [room_id in node.lobby.rooms for node in nodes].count(True) == 1
-            assert won[0].lobby.rooms[room_id].version == 5  # moved one past the stored 4
+            assert won[0].lobby.rooms[room_id].room.version == 5  # moved one past the stored 4
     finally:
         for node in nodes:
             await stop_node(node)
@@ -260,17 +261,23 @@ async def test_a_node_that_lost_its_lease_can_no_longer_write(db, prefix):
     stale, fresh = await a_node(db, prefix), await a_node(db, prefix)
     try:
         await stored_playing_room(stale.store, "r-fenced")
-        room: Room = await stale.adopt("r-fenced")
-        assert room is not None and room.version == 5
+        runner = await stale.adopt("r-fenced")
+        assert runner is not None and runner.room.version == 5
         # The stale node freezes past its lease; the other node takes the room over.
         await stale.redis.delete(stale.keys.owner("r-fenced"))
         taken = await fresh.adopt("r-fenced")
-        assert taken is not None and taken.version == 6
+        assert taken is not None and taken.room.version == 6
         # Waking up, the stale node's write is refused by the database itself...
+        room = runner.room
         seat = room.state.turn
-        with pytest.raises(Exception) as refused:
-            await room.act(seat, EndTurn())
-        assert getattr(refused.value, "code", None) == "version_conflict"
+        room.seats[seat].member = "the player"  # as if the player still played there
+        change = room.act("the player", EndTurn(), 1, now=0.0)
+        with pytest.raises(StoreError) as refused:
+            for write in change.writes:
+                await perform(stale.store, write)
+        room.abort(change)
+        room.seats[seat].member = None
+        assert refused.value.code == "version_conflict"
         assert (await fresh.store.load("r-fenced")).room.version == 6
         # ... and its next renewal finds the lease gone: it stops serving the room.
         await stale.renew()

@@ -284,7 +284,7 @@ def check_unharmed(live: Live, played_before: int) -> None:
     finished = table.view["status"] == "finished"
     assert table.played > played_before or finished
     # the room's state is exactly the replay of its actions
-    room = live.server.lobby.rooms[table.room]
+    room = live.server.lobby.rooms[table.room].room
     state = engine.new_game([s.name for s in room.seats], room.variant, room.seed)
     for seat, action in room.log:
         state, _ = engine.apply(state, seat, action)

@@ -158,7 +158,7 @@ async def test_total_connections_are_capped_exactly_under_a_burst():
         # a closed connection frees its place
         await opened[0].close()
         for _ in range(50):
-            if len(srv.admitted) < 3:
+            if len(srv.admission.admitted) < 3:
                 break
             await asyncio.sleep(0.02)
         again = await _try_open(url)
@@ -177,7 +177,7 @@ async def test_connections_per_address_get_429():
         await asyncio.sleep(0.1)
         third = await _try_open(url)
         assert not isinstance(third, int)
-        assert srv.per_address["127.0.0.1"] == 2
+        assert srv.admission.per_address["127.0.0.1"] == 2
 
 
 async def test_trust_proxy_counts_the_forwarded_address():
@@ -189,7 +189,7 @@ async def test_trust_proxy_counts_the_forwarded_address():
         a = [await _try_open(url, **via("192.0.2.1")) for _ in range(3)]
         b = [await _try_open(url, **via("192.0.2.2")) for _ in range(2)]
         assert a[2] == 429 and not any(isinstance(x, int) for x in [*a[:2], *b])
-        assert srv.per_address == {"192.0.2.1": 2, "192.0.2.2": 2}
+        assert srv.admission.per_address == {"192.0.2.1": 2, "192.0.2.2": 2}
 
 
 async def test_rooms_per_connection_and_per_address():

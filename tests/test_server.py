@@ -82,7 +82,7 @@ async def test_whole_four_seat_game_with_a_spectator(server, connect):
     assert actions_seen, "the spectator saw the actions"
     assert [p["name"] for p in final.view["players"]] == ["P0", "P1", "P2", "P3"]
     # replaying, in shared, the actions the spectator was told of gives the same final view
-    room = server.lobby.rooms[room_id]
+    room = server.lobby.rooms[room_id].room
     state = engine.new_game(["P0", "P1", "P2", "P3"], "normal", room.seed)
     for seat, fields in actions_seen:
         state, _ = engine.apply(state, seat, action_from_fields(fields))
@@ -102,7 +102,7 @@ async def test_final_state_equals_replay_in_shared(server, connect):
         other = clients[1 - seat]
         if other.state.version < v:
             await other.wait_state(lambda p, v=v: p.version >= v)
-    room = server.lobby.rooms[room_id]
+    room = server.lobby.rooms[room_id].room
     replayed = engine.new_game([s.name for s in room.seats], room.variant, room.seed)
     for seat, action in room.log:
         replayed, _ = engine.apply(replayed, seat, action)

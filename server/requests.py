@@ -1,0 +1,283 @@
+"""Request handling: one frame in, exactly one reply out (docs/protocol.md, "Envelope").
+
+:class:`Requests` owns what happens between a frame and a room: decoding (with the frame
+limits), the connection's rate limit, the connection's protocol state (:class:`ConnState`,
+checked here and only here), the handler of each request type, and the error boundary.
+
+**The error boundary** (:func:`error_reply`): a refusal the protocol lists (a rule, a full
+room, a malformed field...) goes back to the sender with its code. Anything else — a store
+failure, a bug — is logged with its cause and answered ``internal_error`` with a sentence for
+a person: never a path, URL, store code or stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from server.connection import Connection, ConnState
+from server.limits import recent
+from server.room import BadToken
+from server.runner import RoomRunner
+from server.store.errors import StoreError
+from shared import messages as m
+from shared.codec import decode_request, encode
+from shared.errors import (
+    ERROR_CODES,
+    CastellError,
+    ProtocolError,
+    RoomMoved,
+    RoomNotFound,
+    RuleError,
+)
+from shared.messages import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from server.cluster import ClusterNode
+    from server.config import ServerConfig
+    from server.lobby import Lobby
+
+log = logging.getLogger("castell.server")
+
+SERVER_VERSION = "castell-server 0.1.0"
+
+#: The requests each protocol state refuses, with the refusal's code and sentence; a request
+#: not named for its state is dispatched. (A closing connection is answered nothing.)
+_REFUSED: dict[ConnState, dict[type, tuple[str, str]]] = {
+    ConnState.GREETING: {},  # everything but hello: see dispatch()
+    ConnState.LOBBY: {
+        kind: ("not_in_room", "you are not in a room")
+        for kind in (m.LeaveRoom, m.AddBot, m.StartGame, m.Chat, m.ActionRequest)
+    },
+    ConnState.SEATED: {
+        m.Hello: ("already_in_room", "you cannot change your name while in a room"),
+        m.CreateRoom: ("already_in_room", "leave your room before creating another"),
+        m.JoinRoom: ("already_in_room", "you are already in a room: leave it first"),
+    },
+}
+_REFUSED[ConnState.WATCHING] = {
+    **_REFUSED[ConnState.SEATED],
+    **{kind: ("not_a_player", "spectators cannot do that: only players can")
+       for kind in (m.AddBot, m.StartGame, m.ActionRequest)},
+}
+
+
+def error_reply(re: int | None, exc: BaseException, conn: Connection) -> m.Error:
+    """The ``error`` that answers request ``re`` which failed with ``exc`` (see the module
+    docstring); what is not the protocol's is logged here, with its cause."""
+    if isinstance(exc, CastellError) and not isinstance(exc, StoreError):
+        code = exc.wire_code if isinstance(exc, RuleError) else exc.code
+        if code in ERROR_CODES:
+            return m.Error.from_exception(re, exc)
+    log.error("%r: request %s failed: %s", conn, re, exc or type(exc).__name__, exc_info=exc)
+    return m.Error(re=re, code="internal_error",
+                   message="the server failed to handle that message", rule=None)
+
+
+class Requests:
+    """Answers the requests of every connection of one server."""
+
+    def __init__(self, config: ServerConfig, lobby: Lobby) -> None:
+        self.config = config
+        self.lobby = lobby
+        self.limits = config.frame_limits
+        self.cluster: ClusterNode | None = None
+        #: Recent failed seat-token attempts, by address (see _check_resume_rate).
+        self.failed_resumes: dict[str, list[float]] = {}
+        self._handlers: dict[type, Callable[[Connection, Any], Awaitable[None]]] = {
+            m.Hello: self.on_hello,
+            m.ListRooms: self.on_list_rooms,
+            m.CreateRoom: self.on_create_room,
+            m.JoinRoom: self.on_join_room,
+            m.LeaveRoom: self.on_leave_room,
+            m.AddBot: self.on_add_bot,
+            m.StartGame: self.on_start_game,
+            m.Chat: self.on_chat,
+            m.ActionRequest: self.on_action,
+        }
+
+    def use_cluster(self, node: ClusterNode) -> None:
+        """Rooms are found, created and listed across the cluster from now on."""
+        self.cluster = node
+
+    def sweep(self, now: float) -> None:
+        """Forget failed seat-token attempts older than the window."""
+        for address, stamps in list(self.failed_resumes.items()):
+            kept = recent(stamps, now, self.config.resume_window)
+            if kept:
+                self.failed_resumes[address] = kept
+            else:
+                del self.failed_resumes[address]
+
+    # -- one frame -------------------------------------------------------------------------
+
+    async def handle(self, conn: Connection, data: bytes | str) -> None:
+        """Answer one frame with exactly one reply.
+
+        Every frame costs a token of the bucket, a malformed one too: garbage is no cheaper
+        to send than a valid message, so it is no way around the rate limit.
+        """
+        re: int | None = None
+        try:
+            problem: ProtocolError | None = None
+            try:
+                if isinstance(data, str):
+                    raise ProtocolError("text frames are not understood: send binary "
+                                        "MessagePack frames")
+                msg = decode_request(data, limits=self.limits)
+            except ProtocolError as exc:
+                problem, re = exc, exc.re
+            else:
+                re = msg.id
+            self._spend(conn)
+            if problem is not None:
+                raise problem
+            if conn.state is ConnState.CLOSING:
+                return
+            self.dispatch(conn.state, msg)
+            await self._handlers[type(msg)](conn, msg)
+        except Exception as exc:
+            conn.send_bytes(encode(error_reply(re, exc, conn)))
+
+    @staticmethod
+    def dispatch(state: ConnState, msg: object) -> None:
+        """Refuse a request the connection's protocol state does not allow."""
+        if state is ConnState.GREETING and not isinstance(msg, m.Hello):
+            raise CastellError("say hello first", code="hello_first")
+        refusal = _REFUSED.get(state, {}).get(type(msg))
+        if refusal is not None:
+            code, message = refusal
+            raise CastellError(message, code=code)
+
+    def _spend(self, conn: Connection) -> None:
+        """Take one message from the connection's bucket, or refuse it (``rate_limited``);
+        too many refusals close the connection (1008)."""
+        if conn.bucket.take(time.monotonic()):
+            return
+        conn.strikes += 1
+        if conn.strikes > self.config.max_strikes:
+            log.warning("%r: closed for sending too many messages", conn)
+            conn.close(1008, "too many messages")
+        raise CastellError("slow down: too many messages", code="rate_limited")
+
+    def reply(self, conn: Connection, msg: Any) -> None:
+        conn.send_bytes(encode(msg))
+
+    @staticmethod
+    def _room_of(conn: Connection) -> RoomRunner:
+        assert conn.room is not None, "the protocol state says the connection is in a room"
+        return conn.room
+
+    # -- the requests ----------------------------------------------------------------------
+
+    async def on_hello(self, conn: Connection, msg: m.Hello) -> None:
+        conn.name = msg.name
+        conn.state = ConnState.LOBBY
+        log.info("%s is %r", conn.id, msg.name)
+        self.reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
+                                   protocol=PROTOCOL_VERSION))
+
+    async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
+        if self.cluster is not None:
+            rooms, nodes = await self.cluster.list_rooms(self.config.max_listed)
+            self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes))
+            return
+        # A reply must fit in a frame: at most max_listed rooms, those one can join first.
+        order = {"waiting": 0, "playing": 1, "finished": 2}
+        public = sorted((r.room for r in self.lobby.public()),
+                        key=lambda r: (order[r.status], -r.created_at))
+        rooms = tuple(
+            m.RoomSummary(room=r.id, name=r.name, seats=r.size, taken=r.taken,
+                          variant=r.variant, status=r.status, turn_seconds=r.turn_seconds)
+            for r in public[: self.config.max_listed]
+        )
+        self.reply(conn, m.Rooms(re=msg.id, rooms=rooms))
+
+    async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
+        if conn.rooms_created >= self.config.rooms_per_connection:
+            raise CastellError("you have created too many rooms", code="rate_limited")
+        if sum(r.room.host_address == conn.address
+               for r in self.lobby.rooms.values()) >= self.config.rooms_per_address:
+            raise CastellError("your address has too many rooms open", code="rate_limited")
+        create = self.cluster.create if self.cluster is not None else self.lobby.create
+        runner = await create(msg.name, msg.seats, msg.variant, msg.turn_seconds, msg.private)
+        runner.room.host_address = conn.address
+        conn.rooms_created += 1
+        await runner.join(conn, conn.name or "?", msg.id)
+        conn.enter(runner, seated=True)
+
+    async def on_join_room(self, conn: Connection, msg: m.JoinRoom) -> None:
+        if msg.token is not None:
+            self._check_resume_rate(conn)
+        try:
+            runner = await self._find_room(msg.room, by_id_private=msg.token is not None)
+        except RoomMoved:
+            raise
+        except CastellError:
+            if msg.token is not None:
+                self._resume_failed(conn)  # probing for rooms with tokens costs the same
+            raise
+        if msg.token is not None:
+            try:
+                seat = await runner.resume(conn, msg.token, msg.id)
+            except BadToken:
+                self._resume_failed(conn)
+                raise
+            log.info("%s took back seat %s of room %s", conn.id, seat, runner.id)
+            conn.enter(runner, seated=True)
+        elif msg.as_ == "spectator":
+            await runner.watch(conn, msg.id)
+            conn.enter(runner, seated=False)
+        else:
+            await runner.join(conn, conn.name or "?", msg.id)
+            conn.enter(runner, seated=True)
+
+    async def _find_room(self, key: str, *, by_id_private: bool) -> RoomRunner:
+        """The room ``key`` names: in this server's lobby, or else on a cluster node
+        (:class:`~shared.errors.RoomMoved` says which) or taken over by this one."""
+        if self.cluster is None:
+            return await self.lobby.find_or_load(key, by_id_private=by_id_private)
+        try:
+            return self.lobby.find(key, by_id_private=by_id_private)
+        except RoomNotFound:
+            pass
+        return await self.cluster.locate(key, by_id_private=by_id_private)
+
+    def _check_resume_rate(self, conn: Connection) -> None:
+        """Refuse a seat-token attempt once this connection, or its address, has failed
+        too often lately: tokens cannot be guessed at any useful speed."""
+        cfg = self.config
+        now = time.monotonic()
+        conn.failed_resumes = recent(conn.failed_resumes, now, cfg.resume_window)
+        by_address = recent(self.failed_resumes.get(conn.address, []), now, cfg.resume_window)
+        self.failed_resumes[conn.address] = by_address
+        if (len(conn.failed_resumes) >= cfg.resume_attempts
+                or len(by_address) >= cfg.resume_attempts_per_address):
+            raise CastellError("too many wrong seat tokens: wait a minute",
+                               code="rate_limited")
+
+    def _resume_failed(self, conn: Connection) -> None:
+        now = time.monotonic()
+        conn.failed_resumes.append(now)
+        self.failed_resumes.setdefault(conn.address, []).append(now)
+
+    async def on_leave_room(self, conn: Connection, msg: m.LeaveRoom) -> None:
+        runner = self._room_of(conn)
+        conn.leave_room()
+        await runner.leave(conn, dropped=False)
+        self.reply(conn, m.Ok(re=msg.id))
+
+    async def on_add_bot(self, conn: Connection, msg: m.AddBot) -> None:
+        await self._room_of(conn).add_bot(conn, msg.level, msg.id)
+
+    async def on_start_game(self, conn: Connection, msg: m.StartGame) -> None:
+        await self._room_of(conn).start(conn, msg.id)
+
+    async def on_chat(self, conn: Connection, msg: m.Chat) -> None:
+        self._room_of(conn).chat(conn, conn.name or "?", msg.text, msg.id)
+
+    async def on_action(self, conn: Connection, msg: m.ActionRequest) -> None:
+        await self._room_of(conn).act(conn, msg.action, msg.id)

@@ -1,0 +1,286 @@
+"""The asyncio side of one room: feeds the sans-I/O :class:`~server.room.Room` its inputs and
+performs the effects it returns.
+
+A :class:`RoomRunner` owns what the room itself may not: the room's lock, the store calls, the
+turn timer's task, the bots' task, and the connections the effects name. Every public
+coroutine takes the lock itself; none expects its caller to hold it, and none calls another
+while holding it (an asyncio lock is not reentrant). So inputs reach the room one at a time,
+and each change's writes are stored, in order, before the change is committed:
+acknowledged means durable.
+
+When the store fails, the change is dropped (the room stays as it was, nothing is faked): a
+request is answered ``internal_error`` and the cause goes to the log; a turn timer or a bot
+tries again after a growing backoff, so the room moves on by itself once the store is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from server import bots
+from server.room import (
+    AppendAction,
+    ArmTimer,
+    BotTurn,
+    CancelTimer,
+    Change,
+    Close,
+    Effect,
+    Finish,
+    PutSeat,
+    RemoveSeat,
+    Room,
+    Send,
+    TurnKey,
+    UpdateRoom,
+    WakeBot,
+    Write,
+)
+from shared.actions import Action, EndTurn
+from shared.errors import CastellError
+
+if TYPE_CHECKING:
+    from server.connection import Connection
+    from server.store.base import Store
+
+log = logging.getLogger("castell.room")
+
+
+class StoreUnavailable(CastellError):
+    """Raised to a request whose change the store refused: nothing was changed."""
+
+    code = "internal_error"
+
+
+async def perform(store: Store, write: Write) -> None:
+    """Carry out one of a change's store writes."""
+    match write:
+        case AppendAction(record, expect):
+            await store.append_action(record, expect_version=expect)
+        case UpdateRoom(room, version, expect, status, started_at):
+            await store.update_room(room, version=version, expect_version=expect,
+                                    status=status, started_at=started_at)
+        case PutSeat(record):
+            await store.put_seat(record)
+        case RemoveSeat(room, seat):
+            await store.remove_seat(room, seat)
+        case Finish(room, result, finished_at):
+            await store.finish(room, result, finished_at)
+
+
+class RoomRunner:
+    """One room, driven. See the module docstring."""
+
+    def __init__(self, room: Room[Connection], store: Store | None, *,
+                 clock: Callable[[], float] = time.time,
+                 on_change: Callable[[RoomRunner], None] | None = None,
+                 on_empty: Callable[[RoomRunner], None] | None = None) -> None:
+        self.room = room
+        self.store = store
+        self.clock = clock
+        #: Called after every stored change (a cluster node refreshes the room's summary).
+        self.on_change = on_change
+        #: Called when the last member left.
+        self.on_empty = on_empty
+        self._lock = asyncio.Lock()
+        self._timer: asyncio.Task[None] | None = None
+        self._bots: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def id(self) -> str:
+        return self.room.id
+
+    def __repr__(self) -> str:
+        return f"<RoomRunner {self.room.id} v{self.room.version} {self.room.status}>"
+
+    # -- requests (each answers its requester through the room's effects) ---------------------
+
+    async def join(self, conn: Connection, name: str, re: int | None) -> int:
+        """Seat ``conn`` in the lowest free seat; returns the seat."""
+        async with self._lock:
+            await self._request(self.room.take_seat(conn, name, re, now=self.clock()))
+            seat = self.room.seat_of(conn)
+            assert seat is not None
+            return seat
+
+    async def resume(self, conn: Connection, token: str, re: int | None) -> int:
+        """Give ``conn`` the seat whose token this is; returns the seat."""
+        async with self._lock:
+            await self._request(self.room.resume(conn, token, re))
+            seat = self.room.seat_of(conn)
+            assert seat is not None
+            return seat
+
+    async def watch(self, conn: Connection, re: int | None) -> None:
+        async with self._lock:
+            self._perform(self.room.watch(conn, re))
+
+    async def leave(self, conn: Connection, *, dropped: bool) -> None:
+        """``conn`` left the room, or its connection dropped; never refused."""
+        async with self._lock:
+            change = self.room.leave(conn, dropped=dropped)
+            if change is not None:
+                await self._store(change)
+        if self.on_empty is not None and not self.room.members():
+            self.on_empty(self)
+
+    async def add_bot(self, conn: Connection, level: str, re: int | None) -> None:
+        async with self._lock:
+            await self._request(self.room.add_bot(conn, level, re))
+
+    async def start(self, conn: Connection, re: int | None) -> None:
+        async with self._lock:
+            await self._request(self.room.start(conn, re, now=self.clock()))
+
+    async def act(self, conn: Connection, action: Action, re: int | None) -> None:
+        async with self._lock:
+            await self._request(self.room.act(conn, action, re, now=self.clock()))
+
+    def chat(self, conn: Connection, name: str, text: str, re: int | None) -> None:
+        """Chat changes nothing of the room: no lock, no write."""
+        self._perform(self.room.chat(conn, name, text, re))
+
+    # -- what the lobby and the cluster ask -------------------------------------------------
+
+    async def take_over(self) -> None:
+        """Fence out the room's previous holder (see :meth:`Room.take_over`); raises the
+        store's error (``version_conflict``) when that fails."""
+        async with self._lock:
+            change = self.room.take_over()
+            try:
+                if self.store is not None:
+                    for write in change.writes:
+                        await perform(self.store, write)
+            except BaseException:
+                self.room.abort(change)
+                raise
+            self._perform(self.room.commit(change, now=self.clock()))
+
+    async def evict(self, code: int, reason: str) -> None:
+        """Stop serving the room here: every member is closed with ``code``, nothing more is
+        written, timers and bots stop."""
+        async with self._lock:
+            self._perform(self.room.evict(code, reason))
+            self.close()
+
+    def resume_play(self) -> None:
+        """After a restore: the turn timer starts afresh and bots wake."""
+        self._perform(self.room.resume_play(now=self.clock()))
+
+    def close(self) -> None:
+        """Stop the timer and the bots (the room is let go of)."""
+        self._closed = True
+        self._cancel_timer()
+        if self._bots is not None and self._bots is not asyncio.current_task():
+            self._bots.cancel()
+
+    # -- the write path ---------------------------------------------------------------------
+
+    async def _request(self, change: Change) -> None:
+        if not await self._store(change):
+            raise StoreUnavailable("the game could not be saved just now, so nothing was "
+                                   "changed: try again in a moment")
+
+    async def _store(self, change: Change) -> bool:
+        """Store the change's writes, then commit it; or abort it when the store failed
+        (a forced change is committed all the same). Returns whether it was stored."""
+        try:
+            if self.store is not None:
+                for write in change.writes:
+                    await perform(self.store, write)
+        except Exception as exc:
+            if change.forced:
+                log.error("room %s: version %d could not be stored (%s); it stands in "
+                          "memory", self.room.id, change.version, exc, exc_info=exc)
+                self._perform(self.room.commit(change, now=self.clock(), stored=False))
+            else:
+                log.error("room %s: the store refused version %d, which was dropped: %s",
+                          self.room.id, change.version, exc, exc_info=exc)
+                self._perform(self.room.abort(change))
+            return False
+        except BaseException:  # cancelled mid-write: the room must not stay mid-change
+            self.room.abort(change)
+            raise
+        if self.room.failures:
+            log.info("room %s: the store works again", self.room.id)
+        self._perform(self.room.commit(change, now=self.clock()))
+        if self.on_change is not None:
+            self.on_change(self)
+        return True
+
+    def _perform(self, effects: list[Effect[Connection]]) -> None:
+        for effect in effects:
+            match effect:
+                case Send(to, data):
+                    for conn in to:
+                        conn.send_bytes(data)
+                case Close(conn, code, reason):
+                    conn.leave_room()
+                    conn.close(code, reason)
+                case ArmTimer(key, delay):
+                    self._arm_timer(key, delay)
+                case CancelTimer():
+                    self._cancel_timer()
+                case WakeBot(delay):
+                    self._wake_bots(delay)
+
+    # -- the turn timer and the bots ----------------------------------------------------------
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+        self._timer = None
+
+    def _arm_timer(self, key: TurnKey, delay: float) -> None:
+        self._cancel_timer()
+        if not self._closed:
+            self._timer = asyncio.get_running_loop().create_task(self._time(key, delay))
+
+    async def _time(self, key: TurnKey, delay: float) -> None:
+        await asyncio.sleep(delay)
+        async with self._lock:
+            if self._timer is asyncio.current_task():
+                self._timer = None
+            change = self.room.timer_fired(key, now=self.clock())
+            if change is not None:
+                await self._store(change)
+
+    def _wake_bots(self, delay: float) -> None:
+        if self._closed or (self._bots is not None and not self._bots.done()):
+            return  # the bots' task is playing already: it goes on by itself
+        self._bots = asyncio.get_running_loop().create_task(self._play_bots(delay))
+
+    async def _play_bots(self, delay: float) -> None:
+        """Play bot turns until a person is to act or the game is over."""
+        while True:
+            await asyncio.sleep(delay)
+            async with self._lock:
+                turn = self.room.bot_turn()
+                if turn is None:
+                    return
+                action = await self._choose(turn)
+                change = self.room.bot_chose(turn, action, now=self.clock())
+                stored = change is None or await self._store(change)
+            delay = self.room.bot_delay if stored else self.room.retry_delay
+
+    async def _choose(self, turn: BotTurn) -> Action:
+        """The bot's choice, off the event loop (a greedy bot may think for tens of
+        milliseconds; the lock keeps the room still meanwhile)."""
+        try:
+            return await asyncio.to_thread(bots.choose, turn.state, turn.seat, turn.level,
+                                           turn.rng)
+        except Exception:
+            log.exception("room %s: the bot in seat %d failed to choose; its turn is ended",
+                          self.room.id, turn.seat)
+            return EndTurn()
+
+    async def wait_idle(self) -> None:
+        """Wait until no input is being handled (tests, and a server that stops)."""
+        async with self._lock:
+            pass
+

@@ -1,0 +1,104 @@
+"""A room whose store fails, over the wire: the error boundary and the room's recovery.
+
+The fault is real: another program holds the SQLite file's write lock (``BEGIN EXCLUSIVE`` in
+a second connection), so the server's writes fail with "database is locked" after its busy
+timeout, exactly as they would when an administrator's tool or a backup holds the file. Only
+codes of the wire's list may reach a client, never the database's path; nothing is faked:
+the action that was not stored was not applied; once the lock is released the room goes on
+by itself (a bot retries) and the player's retry is accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from client.net import GameClient, ServerError
+from server.store.sqlite import SQLiteStore
+from shared import messages as m
+from shared.actions import EndTurn
+from shared.errors import ERROR_CODES
+from tests.hostile import serving
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Another program holds the database's write lock meanwhile."""
+    other = sqlite3.connect(path, isolation_level=None, timeout=5)
+    try:
+        other.execute("BEGIN EXCLUSIVE")
+        yield
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
+@contextlib.asynccontextmanager
+async def game_against_a_bot(tmp_path: Path) -> AsyncIterator[tuple[GameClient, int, Path]]:
+    """Anna against a bot on a server whose games are in an SQLite file; it is Anna's turn."""
+    path = tmp_path / "games.sqlite3"
+    store = SQLiteStore(str(path), busy_timeout=0.3)
+    async with serving(store, bot_delay=0.5) as (_server, url):
+        anna = await GameClient.connect(url)
+        try:
+            await anna.hello("Anna")
+            joined = await anna.request(m.CreateRoom, name="Fault", seats=2)
+            await anna.request(m.AddBot, level="random")
+            await anna.request(m.StartGame)
+            await anna.wait_state(lambda p: p.view["turn"] == joined.seat, timeout=30)
+            yield anna, joined.seat, path
+        finally:
+            await anna.close()
+
+
+async def test_a_players_action_the_store_refuses_is_internal_error_and_not_applied(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    async with game_against_a_bot(tmp_path) as (anna, seat, path):
+        version = anna.state.version
+        with locked(path):
+            with pytest.raises(ServerError) as refused:
+                await anna.act(EndTurn())
+            # only a code of the wire's list, and not a word of the database's whereabouts
+            assert refused.value.code == "internal_error" and refused.value.code in ERROR_CODES
+            assert str(path) not in refused.value.message
+            assert "games.sqlite3" not in refused.value.message
+            assert "locked" not in refused.value.message
+            assert "try again" in refused.value.message
+            await asyncio.sleep(0.2)
+            # nothing was applied: no push, the same version, still Anna's turn
+            assert not [p for p in anna.drain() if isinstance(p, m.StatePush)]
+            assert anna.state.version == version and anna.state.view["turn"] == seat
+        # the operator learns the cause
+        refusals = [r for r in caplog.records if "store refused" in r.getMessage()]
+        assert refusals and str(path) in refusals[0].getMessage()
+        assert refusals[0].exc_info is not None
+        # the store is back: the same action now goes through
+        assert await anna.act(EndTurn()) == version + 1
+
+
+async def test_a_bots_move_the_store_refuses_is_retried_until_the_store_is_back(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    async with game_against_a_bot(tmp_path) as (anna, seat, path):
+        while True:  # end Anna's turns until the bot's comes (a new round may be hers first)
+            version = await anna.act(EndTurn())
+            push = await anna.wait_state(lambda p, v=version: p.version >= v)
+            if push.view["turn"] != seat:
+                break
+        with locked(path):  # the bot waits 0.5 s before it plays: the lock comes first
+            await asyncio.sleep(2.5)
+            assert anna.state.version == version  # the bot could not move: nothing faked
+            refused = [r for r in caplog.records if "store refused" in r.getMessage()]
+            assert len(refused) >= 2, "the bot tries again while the store is down"
+        assert not [r for r in caplog.records if "illegal" in r.getMessage()]
+        # once the lock is gone the bot plays its turn by itself and it is Anna's again
+        back = await anna.wait_state(lambda p: p.view["turn"] == seat, timeout=40)
+        assert back.version > version
+        assert any(r.getMessage().endswith("the store works again") for r in caplog.records)

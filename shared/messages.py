@@ -25,32 +25,24 @@ from shared.wire import (
     ActionKind,
     BotLevel,
     ChatText,
-    Effect,
     Invalid,
     JoinAs,
-    Levels,
     MessageId,
     NodeUrl,
     NodeUrls,
     PlayerName,
-    RecruitSizes,
-    RegionId,
     RoomId,
     RoomName,
     RoomStatus,
     Seat,
     SeatCount,
     Seats,
-    Size,
-    TileId,
     Token,
-    TrainChoice,
     TurnSeconds,
     VariantName,
     Version,
     converter,
     field_error,
-    map_structure_hook,
 )
 
 #: The protocol version this module implements (``welcome.protocol``).
@@ -145,6 +137,14 @@ class ActionRequest:
     TYPE: ClassVar[str] = "action"
     id: MessageId
     action: Action
+
+    # Its own wire form, which the converter finds here (shared.wire, ``_has_own_form``).
+    @classmethod
+    def structure_wire(cls, value: Any) -> ActionRequest:
+        return _structure_action_request(value, cls)
+
+    def unstructure_wire(self) -> dict[str, Any]:
+        return _unstructure_action_request(self)
 
 
 # Server → client ------------------------------------------------------------------------------
@@ -301,31 +301,6 @@ SERVER_TYPES: Final[dict[str, type]] = {
 # The flat action request ----------------------------------------------------------------------
 
 
-#: The wire type of each field an action class may have (:mod:`shared.actions` declares them
-#: with plain types; the limits live here, with the rest of the schema).
-ACTION_FIELD_TYPES: Final[dict[str, Any]] = {
-    "region": RegionId,
-    "size": Size,
-    "tile": TileId,
-    "effect": Effect,
-    "choice": TrainChoice,
-    "sizes": RecruitSizes,
-    "levels": Levels,
-}
-
-
-def _action_hook(cls: type) -> Any:
-    return map_structure_hook(cls, converter, **{
-        a.name: ACTION_FIELD_TYPES[a.name] if a.default is attrs.NOTHING
-        else ACTION_FIELD_TYPES[a.name] | None
-        for a in attrs.fields(cls)
-    })
-
-
-for _cls in ACTION_TYPES.values():
-    converter.register_structure_hook(_cls, _action_hook(_cls))
-
-
 @attrs.frozen
 class _ActionEnvelope:
     # The fields of an action request that are not the action's own.
@@ -366,10 +341,6 @@ def _structure_action_request(payload: Any, _: Any) -> ActionRequest:
 
 def _unstructure_action_request(message: ActionRequest) -> dict[str, Any]:
     return {"id": message.id, **action_fields(message.action)}
-
-
-converter.register_structure_hook(ActionRequest, _structure_action_request)
-converter.register_unstructure_hook(ActionRequest, _unstructure_action_request)
 
 
 # Conversions ------------------------------------------------------------------------------------

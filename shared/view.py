@@ -20,12 +20,9 @@ import attrs
 
 from shared.board import (
     CASTELLER_COUNT,
-    MAX_RANK,
-    PRIZE_SUPPLY,
     PRIZES,
     REFILL_LEVEL,
     REGIONS,
-    ROUNDS,
     SKILLS,
     SPECIAL_TOKENS,
     TOWNS,
@@ -49,7 +46,6 @@ from shared.wire import (
     between,
     converter,
     field_error,
-    map_structure_hook,
     one_of,
 )
 
@@ -179,20 +175,6 @@ class View:
     players: tuple[PlayerView, ...]  # by seat
     scores: tuple[ScoreView, ...] | None  # None until the end
     winners: tuple[Seat, ...] | None  # None until the end
-
-
-# The state classes the view reuses are read as strictly as the rest.
-converter.register_structure_hook(Festival, map_structure_hook(
-    Festival, converter, round=Annotated[int, between(1, ROUNDS)], region=RegionId,
-    type=Annotated[str, one_of("I", "II")], size=Size,
-))
-converter.register_structure_hook(Row, map_structure_hook(Row, converter, tiles=tuple[TileId, ...]))
-converter.register_structure_hook(Skills, map_structure_hook(
-    Skills, converter, **{s.value: Annotated[int, between(0, MAX_RANK)] for s in SKILLS}
-))
-converter.register_structure_hook(Prizes, map_structure_hook(
-    Prizes, converter, **{p.value: Annotated[int, between(0, n)] for p, n in PRIZE_SUPPLY.items()}
-))
 
 
 # Building -------------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def test_the_limits_table_states_the_code_s_limits():
         "map": codec.MAX_MAP,
         "nesting of arrays and maps": codec.MAX_DEPTH,
         "`id`": wire.ID_LIMIT - 1,
-        "player name (`hello.name`)": wire.NAME_MAX,
+        "player name (`hello.name`)": wire.PLAYER_NAME_MAX,
         "room name": wire.ROOM_NAME_MAX,
         "chat text": wire.CHAT_MAX,
         "room id or private code": wire.ROOM_ID_MAX,

@@ -392,7 +392,7 @@ class CastellServer:
         conn.name = msg.name
         log.info("%s is %r", conn.id, msg.name)
         self.reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
-                                   protocol=1))
+                                   protocol=m.PROTOCOL_VERSION))
 
     async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
         if self.cluster is not None:

@@ -20,6 +20,7 @@ import attrs
 
 from shared.actions import ACTION_TYPES, EFFECT_FIELD, Action, Special, Train, action_fields
 from shared.errors import CastellError, ProtocolError, RoomMoved, RuleError
+from shared.view import RoomStatusName
 from shared.wire import (
     OMIT_NONE,
     ActionKind,
@@ -33,7 +34,6 @@ from shared.wire import (
     PlayerName,
     RoomId,
     RoomName,
-    RoomStatus,
     Seat,
     SeatCount,
     Seats,
@@ -170,7 +170,7 @@ class RoomSummary:
     seats: Seats
     taken: SeatCount
     variant: VariantName
-    status: RoomStatus
+    status: RoomStatusName
     turn_seconds: TurnSeconds | None
 
 

@@ -1,9 +1,10 @@
 """The public view of a room (``docs/protocol.md``, "The view"), and back.
 
-Owns what every connection in a room is shown: :func:`build_view` turns the room's public
-facts (:class:`RoomInfo`) and its game (:class:`~shared.state.GameState`, or None before the
-start) into the ``view`` map of a ``state`` push, key for key; :func:`parse_view` checks a
-received view and :func:`state_from_view` rebuilds from it a ``GameState`` good enough for
+Owns what every connection in a room is shown: :class:`RoomStatus`, a room's life;
+:func:`build_view` turns the room's public facts (:class:`RoomInfo`) and its game
+(:class:`~shared.state.GameState`, or None before the start) into the ``view`` map of a
+``state`` push, key for key; :func:`parse_view` checks a received view and
+:func:`state_from_view` rebuilds from it a ``GameState`` good enough for
 :func:`shared.engine.legal_actions`, so a client lists legal actions without re-implementing a
 rule.
 
@@ -14,6 +15,7 @@ a count, and :class:`RoomInfo` has no place for a seat token.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Annotated, Any
 
 import attrs
@@ -36,7 +38,6 @@ from shared.wire import (
     RegionId,
     RoomId,
     RoomName,
-    RoomStatus,
     Seat,
     Seats,
     Size,
@@ -50,6 +51,19 @@ from shared.wire import (
 )
 
 # What a room tells the view ------------------------------------------------------------------
+
+
+class RoomStatus(StrEnum):
+    """A room's life: seats being filled, a game under way, a game over. A ``StrEnum``, so a
+    status is its plain name on the wire."""
+
+    WAITING = "waiting"
+    PLAYING = "playing"
+    FINISHED = "finished"
+
+
+#: A room status as the wire carries it (``view.status``, ``rooms[].status``).
+RoomStatusName = Annotated[str, one_of(*RoomStatus)]
 
 
 @attrs.frozen
@@ -75,7 +89,7 @@ class RoomInfo:
     variant: str
     seats: int
     turn_seconds: int | None = None
-    status: str = "waiting"  # "waiting", "playing" or "finished"
+    status: str = RoomStatus.WAITING.value  # a RoomStatus
     deadline: float | None = None  # Unix time the current turn times out
     players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=tuple)
 
@@ -160,7 +174,7 @@ class View:
     variant: VariantName
     seats: Seats
     turn_seconds: TurnSeconds | None
-    status: RoomStatus
+    status: RoomStatusName
     round: int  # 0 before the start, then 1-10
     turn: Seat | None
     first: Seat | None

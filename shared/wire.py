@@ -150,7 +150,6 @@ NodeUrls = Annotated[tuple[NodeUrl, ...], length(0, NODES_MAX)]
 VariantName = Annotated[str, one_of(*Variant)]
 BotLevel = Annotated[str, one_of("random", "greedy")]
 JoinAs = Annotated[str, one_of("player", "spectator")]
-RoomStatus = Annotated[str, one_of("waiting", "playing", "finished")]
 RegionId = Annotated[str, one_of(*REGIONS)]
 TileId = Annotated[str, one_of(*TILES)]
 Effect = Annotated[str, one_of(*EFFECT_FIELD)]
@@ -177,6 +176,14 @@ def _strict(kind: type | tuple[type, ...], says: str) -> Callable[[Any, Any], An
         return value
 
     return hook
+
+
+def _string(value: Any, _: Any) -> str:
+    # Off the wire every string is a plain str; a StrEnum member handed over in the same
+    # process (a RoomStatus, a Variant) is read as its plain string.
+    if not isinstance(value, str):
+        raise Invalid("must be a string")
+    return str.__str__(value)
 
 
 def _number(value: Any, _: Any) -> float:
@@ -353,7 +360,7 @@ def make_converter() -> cattrs.Converter:
     """
     conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=True)
     conv.register_structure_hook(int, _strict(int, "must be an integer"))
-    conv.register_structure_hook(str, _strict(str, "must be a string"))
+    conv.register_structure_hook(str, _string)
     conv.register_structure_hook(bool, _strict(bool, "must be true or false"))
     conv.register_structure_hook(float, _number)
     conv.register_structure_hook_factory(cols.is_sequence, _sequence_factory)

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from server.store import STATUSES
+from shared import messages as m
 from shared.state import Festival, Prizes, Row, Skills
+from shared.view import RoomInfo, RoomStatus, RoomStatusName, build_view, parse_view
 from shared.wire import converter, field_error
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,3 +79,23 @@ def test_state_classes_are_read_with_their_limits():
         with pytest.raises(Exception) as info:
             converter.structure(value, cls)
         assert field_error(info.value).code == "invalid_field"
+
+
+def test_a_room_status_is_its_plain_name_on_the_wire():
+    assert [str(s) for s in RoomStatus] == ["waiting", "playing", "finished"] == list(STATUSES)
+    assert all(type(s) is str for s in STATUSES)
+    read = converter.structure(RoomStatus.PLAYING, RoomStatusName)
+    assert read == "playing" and type(read) is str
+    with pytest.raises(Exception) as info:
+        converter.structure("paused", RoomStatusName)
+    assert "waiting, playing, finished" in field_error(info.value).message
+    summary = m.RoomSummary("r1", "Sala", 3, 1, "normal", RoomStatus.FINISHED, None)
+    wire = m.to_wire(m.Rooms(1, (summary,)))
+    assert wire["rooms"][0]["status"] == "finished"
+    assert m.from_wire(wire).rooms[0].status == "finished"
+
+
+def test_a_view_built_with_a_status_member_reads_back():
+    room = RoomInfo("r1", "Sala", "normal", 2, status=RoomStatus.WAITING)
+    assert parse_view(build_view(room, None)).status == "waiting"
+    assert RoomInfo("r1", "Sala", "normal", 2).status == "waiting"

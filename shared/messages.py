@@ -14,6 +14,7 @@ Both directions have a ``chat`` message: :class:`Chat` (a request) and :class:`C
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar, Final, Literal
 
 import attrs
@@ -178,6 +179,14 @@ def _optional_tuple(value: Any) -> tuple | None:
     return None if value is None else tuple(value)
 
 
+def _summaries(value: Iterable[RoomSummary]) -> tuple[RoomSummary, ...]:
+    return tuple(value)
+
+
+def _events(value: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    return tuple(value)
+
+
 @attrs.frozen
 class Rooms:
     """Reply to :class:`ListRooms`: the public rooms.
@@ -188,7 +197,7 @@ class Rooms:
 
     TYPE: ClassVar[str] = "rooms"
     re: MessageId
-    rooms: tuple[RoomSummary, ...] = attrs.field(converter=tuple)
+    rooms: tuple[RoomSummary, ...] = attrs.field(converter=_summaries)
     nodes: NodeUrls | None = attrs.field(default=None, converter=_optional_tuple,
                                          metadata={OMIT_NONE: True})
 
@@ -265,7 +274,7 @@ class StatePush:
     room: RoomId
     version: Version
     view: dict[str, Any]
-    events: tuple[dict[str, Any], ...] = attrs.field(converter=tuple)
+    events: tuple[dict[str, Any], ...] = attrs.field(converter=_events)
 
 
 @attrs.frozen

@@ -14,7 +14,7 @@ a count, and :class:`RoomInfo` has no place for a seat token.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -76,6 +76,10 @@ class SeatInfo:
     connected: bool = True
 
 
+def _seat_infos(value: Iterable[SeatInfo]) -> tuple[SeatInfo, ...]:
+    return tuple(value)
+
+
 @attrs.frozen
 class RoomInfo:
     """The public facts of a room that the game state does not hold.
@@ -91,7 +95,7 @@ class RoomInfo:
     turn_seconds: int | None = None
     status: str = RoomStatus.WAITING.value  # a RoomStatus
     deadline: float | None = None  # Unix time the current turn times out
-    players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=tuple)
+    players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=_seat_infos)
 
 
 # The view, as typed classes -------------------------------------------------------------------
@@ -237,15 +241,19 @@ def _score(score: Score) -> ScoreView:
                      score.performances, score.total)
 
 
+def _view(room: RoomInfo, **game: Any) -> View:
+    # The room's own facts, and what its game (or the lack of one) shows.
+    return View(
+        room=room.room, name=room.name, variant=room.variant, seats=room.seats,
+        turn_seconds=room.turn_seconds, status=room.status, deadline=room.deadline, **game,
+    )
+
+
 def make_view(room: RoomInfo, state: GameState | None) -> View:
     """The view of ``room`` playing ``state`` (None before the start), as a :class:`View`."""
-    common = {
-        "room": room.room, "name": room.name, "variant": room.variant, "seats": room.seats,
-        "turn_seconds": room.turn_seconds, "status": room.status, "deadline": room.deadline,
-    }
     if state is None:
-        return View(
-            **common, round=0, turn=None, first=None, done=(), bag=CASTELLER_COUNT, wheel={},
+        return _view(
+            room, round=0, turn=None, first=None, done=(), bag=CASTELLER_COUNT, wheel={},
             regions={}, festivals=(), performances={}, prizes=Prizes(),
             players=tuple(_waiting_player(i) for i in sorted(room.players, key=lambda i: i.seat)),
             scores=None, winners=None,
@@ -255,8 +263,8 @@ def make_view(room: RoomInfo, state: GameState | None) -> View:
     for p in state.players:
         if p.region is not None:
             pawns[p.region].append(p.seat)
-    return View(
-        **common,
+    return _view(
+        room,
         round=state.round,
         turn=state.turn,
         first=state.first,

@@ -263,7 +263,7 @@ def map_structure_hook(
             rename=overrides[name].rename if name in overrides else None,
             struct_hook=_as_type(conv, t),
         )
-    inner = make_dict_structure_fn(
+    inner: Callable[[Any, Any], Any] = make_dict_structure_fn(
         cl, conv, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True, **overrides
     )
 

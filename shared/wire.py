@@ -7,7 +7,10 @@ Owns what every message and the public view share on the wire:
   :data:`RegionId`, each carrying the test a value must pass and the words for its failure;
 * :data:`converter` — a ``cattrs`` converter that structures untrusted wire data strictly
   (an int is an int and never a bool, a list is a list and never a string, unknown keys are
-  refused, ``as_`` travels as ``as``) and unstructures attrs classes back into plain maps;
+  refused, ``as_`` travels as ``as``) and unstructures attrs classes back into plain maps.
+  :func:`make_converter` registers every hook it has — the state classes a view shows and the
+  action classes with their limits (:data:`ACTION_FIELD_TYPES`) included — so what it accepts
+  never depends on which modules were imported;
 * :func:`field_error` — turning whatever the converter raised into one
   :class:`~shared.errors.ProtocolError` that names the field to blame.
 

@@ -99,7 +99,9 @@ class Table:
         seat = view["turn"]
         # Picked off the clock: only the way to the server and back is timed.
         fields = next_action(view, seat, self.rng)
-        action = m.from_wire({"type": "action", "id": 1, **fields}).action
+        request = m.from_wire({"type": "action", "id": 1, **fields}, sender="client")
+        assert isinstance(request, m.ActionRequest)
+        action = request.action
         start = time.perf_counter()
         version = await self.clients[seat].act(action)
         took = time.perf_counter() - start

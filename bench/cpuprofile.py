@@ -20,9 +20,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-#: Where a function's file lives → the area it is counted in.
+#: Where a function's file lives → the area it is counted in. Our folders are matched whole
+#: (``/shared/``), so a checkout in a folder such as ``castell-shared/`` is not taken for one.
 AREAS = (
-    ("shared/", "ours: shared/"), ("server/", "ours: server/"), ("bench/", "bench/"),
+    ("/shared/", "ours: shared/"), ("/server/", "ours: server/"), ("/bench/", "bench/"),
     ("websockets/", "websockets"), ("asyncio/", "asyncio"), ("cattrs/", "cattrs"),
     ("attr/", "attrs"), ("msgpack/", "msgpack"), ("sqlite", "sqlite3"),
 )

@@ -26,6 +26,7 @@ import argparse
 import os
 import statistics
 from collections.abc import Callable
+from typing import Any
 
 from bench.common import machine, table
 from bench.cpuprofile import summary
@@ -39,7 +40,7 @@ P99_CEILING_MS = 50.0
 SAT_TARGET = 0.5
 
 
-def pairs(rooms: int, repeat: int, **kwargs) -> dict[str, list[Result]]:
+def pairs(rooms: int, repeat: int, **kwargs: Any) -> dict[str, list[Result]]:
     """``repeat`` runs of each server, alternating (bare first, then castell first, ...)."""
     out: dict[str, list[Result]] = {"bare": [], "castell": []}
     for i in range(repeat):

@@ -10,8 +10,10 @@ import attrs
 
 from shared import codec
 
-#: The WebSocket subprotocol this server speaks (docs/protocol.md, "Transport").
-SUBPROTOCOL = "castell.v1"
+# The WebSocket subprotocol this server speaks (docs/protocol.md, "Transport"), defined once in
+# shared for both ends; re-exported here for the server's modules.
+from shared.messages import SUBPROTOCOL as SUBPROTOCOL
+
 DEFAULT_PORT = 8765
 
 

@@ -7,9 +7,15 @@ of ``region`` / ``size`` / ``tile``), as the wire does; the engine checks the co
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import attrs
+
+
+def _sizes(value: Iterable[int]) -> tuple[int, ...]:
+    # A typed converter: with a bare ``tuple`` the checker would not know the item type.
+    return tuple(value)
 
 
 def _levels(value: Any) -> tuple[tuple[int, ...], ...]:
@@ -29,7 +35,7 @@ class Recruit:
     """Take one or two castellers of the given sizes from your pawn's region."""
 
     KIND: ClassVar[str] = "recruit"
-    sizes: tuple[int, ...] = attrs.field(converter=tuple)
+    sizes: tuple[int, ...] = attrs.field(converter=_sizes)
 
 
 @attrs.frozen
@@ -82,7 +88,7 @@ class EndTurn:
 
 Action = Move | Recruit | Train | Special | Build | Dismantle | EndTurn
 
-ACTION_TYPES: dict[str, type] = {
+ACTION_TYPES: dict[str, type[Action]] = {
     cls.KIND: cls for cls in (Move, Recruit, Train, Special, Build, Dismantle, EndTurn)
 }
 

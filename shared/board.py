@@ -142,7 +142,7 @@ class Prize(StrEnum):
 
 PRIZES: Final = tuple(Prize)
 PRIZE_SUPPLY: Final = {Prize.TROPHY: 12, Prize.MEDAL: 14, Prize.RIBBON: 14}
-PRIZE_POINTS: Final = {Prize.TROPHY: 5, Prize.MEDAL: 3, Prize.RIBBON: 1}
+PRIZE_POINTS: Final[dict[str, int]] = {Prize.TROPHY: 5, Prize.MEDAL: 3, Prize.RIBBON: 1}
 #: Prize for each rank (1-based) by player count (§5.3); missing rank = no prize.
 PRIZE_BY_RANK: Final = {
     2: (Prize.TROPHY,),

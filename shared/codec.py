@@ -116,7 +116,7 @@ def _guard(value: Any, max_depth: int) -> None:
     # mostly scalars, and skipping them halves the time a client takes to check a push.
     if type(value) is not dict and type(value) is not list:
         return
-    stack = [(value, 1)]
+    stack: list[tuple[Any, int]] = [(value, 1)]
     pop, push = stack.pop, stack.append
     while stack:
         item, depth = pop()

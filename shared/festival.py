@@ -66,12 +66,15 @@ def resolve(state: GameState, index: int) -> tuple[GameState, FestivalResolved]:
 
     for seat in order:
         player = players[seat]
-        changes: dict[str, object] = {"best": max(player.best, scores[seat])}  # §5.2 never down
-        if prize_of[seat] is not None:
-            changes["prizes"] = (*player.prizes, Taken(prize_of[seat], festival.region))
+        player = attrs.evolve(player, best=max(player.best, scores[seat]))  # §5.2 never down
+        won = prize_of[seat]
+        if won is not None:
+            player = attrs.evolve(player, prizes=(*player.prizes, Taken(won, festival.region)))
         if seat == claimer:
-            changes["sizes"] = (*player.sizes, Taken(festival.size, festival.region))
-        players[seat] = attrs.evolve(player, **changes)
+            player = attrs.evolve(
+                player, sizes=(*player.sizes, Taken(festival.size, festival.region))
+            )
+        players[seat] = player
     festivals = list(state.festivals)
     festivals[index] = attrs.evolve(festival, done=True)
     state = attrs.evolve(

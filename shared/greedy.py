@@ -372,9 +372,11 @@ class _Turn:
         if self.can_recruit:
             best = 0.0
             for i in stops:
-                choice, worth = self.best_recruit(route[i])  # type: ignore[arg-type]
-                if choice and worth > best:
-                    recruit, best = (i, choice), worth
+                stop = route[i]
+                assert stop is not None  # stops are where the route has a region
+                sizes, worth = self.best_recruit(stop)
+                if sizes and worth > best:
+                    recruit, best = (i, sizes), worth
             value += best
 
         def team_at(i: int) -> Team:

@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 
-class _NoDebug(logging.LoggerAdapter):  # type: ignore[type-arg]
+class _NoDebug(logging.LoggerAdapter[logging.Logger]):
     """A logger adapter that reports DEBUG as disabled, whatever the logging setup says."""
 
     def isEnabledFor(self, level: int) -> bool:
@@ -23,6 +23,6 @@ class _NoDebug(logging.LoggerAdapter):  # type: ignore[type-arg]
         return msg, kwargs
 
 
-def frame_safe_logger(name: str) -> logging.LoggerAdapter:  # type: ignore[type-arg]
+def frame_safe_logger(name: str) -> logging.LoggerAdapter[logging.Logger]:
     """The logger ``name``, less its DEBUG records (which would hold frame contents)."""
     return _NoDebug(logging.getLogger(name), {})

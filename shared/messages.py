@@ -14,43 +14,36 @@ Both directions have a ``chat`` message: :class:`Chat` (a request) and :class:`C
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar, Final, Literal
 
 import attrs
 
 from shared.actions import ACTION_TYPES, EFFECT_FIELD, Action, Special, Train, action_fields
 from shared.errors import CastellError, ProtocolError, RoomMoved, RuleError
+from shared.view import RoomStatusName
 from shared.wire import (
     OMIT_NONE,
     ActionKind,
     BotLevel,
     ChatText,
-    Effect,
     Invalid,
     JoinAs,
-    Levels,
     MessageId,
     NodeUrl,
     NodeUrls,
     PlayerName,
-    RecruitSizes,
-    RegionId,
     RoomId,
     RoomName,
-    RoomStatus,
     Seat,
     SeatCount,
     Seats,
-    Size,
-    TileId,
     Token,
-    TrainChoice,
     TurnSeconds,
     VariantName,
     Version,
     converter,
     field_error,
-    map_structure_hook,
 )
 
 #: The protocol version this module implements (``welcome.protocol``).
@@ -146,6 +139,14 @@ class ActionRequest:
     id: MessageId
     action: Action
 
+    # Its own wire form, which the converter finds here (shared.wire, ``_has_own_form``).
+    @classmethod
+    def structure_wire(cls, value: Any) -> ActionRequest:
+        return _structure_action_request(value, cls)
+
+    def unstructure_wire(self) -> dict[str, Any]:
+        return _unstructure_action_request(self)
+
 
 # Server → client ------------------------------------------------------------------------------
 
@@ -170,12 +171,20 @@ class RoomSummary:
     seats: Seats
     taken: SeatCount
     variant: VariantName
-    status: RoomStatus
+    status: RoomStatusName
     turn_seconds: TurnSeconds | None
 
 
 def _optional_tuple(value: Any) -> tuple | None:
     return None if value is None else tuple(value)
+
+
+def _summaries(value: Iterable[RoomSummary]) -> tuple[RoomSummary, ...]:
+    return tuple(value)
+
+
+def _events(value: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    return tuple(value)
 
 
 @attrs.frozen
@@ -188,7 +197,7 @@ class Rooms:
 
     TYPE: ClassVar[str] = "rooms"
     re: MessageId
-    rooms: tuple[RoomSummary, ...] = attrs.field(converter=tuple)
+    rooms: tuple[RoomSummary, ...] = attrs.field(converter=_summaries)
     nodes: NodeUrls | None = attrs.field(default=None, converter=_optional_tuple,
                                          metadata={OMIT_NONE: True})
 
@@ -265,7 +274,7 @@ class StatePush:
     room: RoomId
     version: Version
     view: dict[str, Any]
-    events: tuple[dict[str, Any], ...] = attrs.field(converter=tuple)
+    events: tuple[dict[str, Any], ...] = attrs.field(converter=_events)
 
 
 @attrs.frozen
@@ -299,31 +308,6 @@ SERVER_TYPES: Final[dict[str, type]] = {
 
 
 # The flat action request ----------------------------------------------------------------------
-
-
-#: The wire type of each field an action class may have (:mod:`shared.actions` declares them
-#: with plain types; the limits live here, with the rest of the schema).
-ACTION_FIELD_TYPES: Final[dict[str, Any]] = {
-    "region": RegionId,
-    "size": Size,
-    "tile": TileId,
-    "effect": Effect,
-    "choice": TrainChoice,
-    "sizes": RecruitSizes,
-    "levels": Levels,
-}
-
-
-def _action_hook(cls: type) -> Any:
-    return map_structure_hook(cls, converter, **{
-        a.name: ACTION_FIELD_TYPES[a.name] if a.default is attrs.NOTHING
-        else ACTION_FIELD_TYPES[a.name] | None
-        for a in attrs.fields(cls)
-    })
-
-
-for _cls in ACTION_TYPES.values():
-    converter.register_structure_hook(_cls, _action_hook(_cls))
 
 
 @attrs.frozen
@@ -366,10 +350,6 @@ def _structure_action_request(payload: Any, _: Any) -> ActionRequest:
 
 def _unstructure_action_request(message: ActionRequest) -> dict[str, Any]:
     return {"id": message.id, **action_fields(message.action)}
-
-
-converter.register_structure_hook(ActionRequest, _structure_action_request)
-converter.register_unstructure_hook(ActionRequest, _unstructure_action_request)
 
 
 # Conversions ------------------------------------------------------------------------------------

@@ -12,12 +12,13 @@ from shared.board import (
     SIZE_TOKEN_REPEAT,
     TILES,
 )
-from shared.state import Player, Score
+from shared.state import Player, Score, Taken
 
 
 def regions_taken(player: Player) -> set[str]:
     """§9.2: the regions in which the player took a tile, a prize or a size token."""
-    return {taken.region for taken in (*player.tiles, *player.prizes, *player.sizes)}
+    took: tuple[Taken[str] | Taken[int], ...] = (*player.tiles, *player.prizes, *player.sizes)
+    return {taken.region for taken in took}
 
 
 def diversity_points(regions: int) -> int:

@@ -8,13 +8,16 @@ the state because refills draw from it, but it is secret: only its length is eve
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Generic, TypeVar
+
 import attrs
 
 from shared.board import REGION_INDEX, REGIONS, SKILLS, wheel_segments, wheel_tile_index
 
 
-def _sorted_desc(sizes: object) -> tuple[int, ...]:
-    return tuple(sorted(sizes, reverse=True))  # type: ignore[call-overload]
+def _sorted_desc(sizes: Iterable[int]) -> tuple[int, ...]:
+    return tuple(sorted(sizes, reverse=True))
 
 
 @attrs.frozen
@@ -37,11 +40,15 @@ class Skills:
         return attrs.evolve(self, **{skill: getattr(self, skill) + 1})
 
 
+#: What a :class:`Taken` holds: a tile id or a prize name (str), or a size (int).
+Item = TypeVar("Item", str, int)
+
+
 @attrs.frozen
-class Taken:
+class Taken(Generic[Item]):
     """One thing a player took, with the region it belongs to (§5, §6, §9)."""
 
-    item: str | int  # a tile id, a prize name or a size
+    item: Item
     region: str
 
 
@@ -57,9 +64,9 @@ class Player:
     skills: Skills = Skills()
     tokens: int = 7
     best: int = 0
-    tiles: tuple[Taken, ...] = ()
-    prizes: tuple[Taken, ...] = ()
-    sizes: tuple[Taken, ...] = ()
+    tiles: tuple[Taken[str], ...] = ()  # performance tile ids
+    prizes: tuple[Taken[str], ...] = ()  # prize names
+    sizes: tuple[Taken[int], ...] = ()  # size tokens
     taken_tokens: int = 0
 
 

@@ -143,10 +143,10 @@ def _title(skill: str) -> str:
 
 
 def _and(items: Sequence[object], word: str = "and") -> str:
-    items = [str(x) for x in items]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + f" {word} " + items[-1]
+    words = [str(x) for x in items]
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + f" {word} " + words[-1]
 
 
 def _levels_phrase(indices: Sequence[int]) -> str:

@@ -1,9 +1,10 @@
 """The public view of a room (``docs/protocol.md``, "The view"), and back.
 
-Owns what every connection in a room is shown: :func:`build_view` turns the room's public
-facts (:class:`RoomInfo`) and its game (:class:`~shared.state.GameState`, or None before the
-start) into the ``view`` map of a ``state`` push, key for key; :func:`parse_view` checks a
-received view and :func:`state_from_view` rebuilds from it a ``GameState`` good enough for
+Owns what every connection in a room is shown: :class:`RoomStatus`, a room's life;
+:func:`build_view` turns the room's public facts (:class:`RoomInfo`) and its game
+(:class:`~shared.state.GameState`, or None before the start) into the ``view`` map of a
+``state`` push, key for key; :func:`parse_view` checks a received view and
+:func:`state_from_view` rebuilds from it a ``GameState`` good enough for
 :func:`shared.engine.legal_actions`, so a client lists legal actions without re-implementing a
 rule.
 
@@ -13,19 +14,17 @@ a count, and :class:`RoomInfo` has no place for a seat token.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Annotated, Any
 
 import attrs
 
 from shared.board import (
     CASTELLER_COUNT,
-    MAX_RANK,
-    PRIZE_SUPPLY,
     PRIZES,
     REFILL_LEVEL,
     REGIONS,
-    ROUNDS,
     SKILLS,
     SPECIAL_TOKENS,
     TOWNS,
@@ -39,7 +38,6 @@ from shared.wire import (
     RegionId,
     RoomId,
     RoomName,
-    RoomStatus,
     Seat,
     Seats,
     Size,
@@ -49,11 +47,23 @@ from shared.wire import (
     between,
     converter,
     field_error,
-    map_structure_hook,
     one_of,
 )
 
 # What a room tells the view ------------------------------------------------------------------
+
+
+class RoomStatus(StrEnum):
+    """A room's life: seats being filled, a game under way, a game over. A ``StrEnum``, so a
+    status is its plain name on the wire."""
+
+    WAITING = "waiting"
+    PLAYING = "playing"
+    FINISHED = "finished"
+
+
+#: A room status as the wire carries it (``view.status``, ``rooms[].status``).
+RoomStatusName = Annotated[str, one_of(*RoomStatus)]
 
 
 @attrs.frozen
@@ -64,6 +74,10 @@ class SeatInfo:
     name: str
     bot: bool = False
     connected: bool = True
+
+
+def _seat_infos(value: Iterable[SeatInfo]) -> tuple[SeatInfo, ...]:
+    return tuple(value)
 
 
 @attrs.frozen
@@ -79,9 +93,9 @@ class RoomInfo:
     variant: str
     seats: int
     turn_seconds: int | None = None
-    status: str = "waiting"  # "waiting", "playing" or "finished"
+    status: str = RoomStatus.WAITING.value  # a RoomStatus
     deadline: float | None = None  # Unix time the current turn times out
-    players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=tuple)
+    players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=_seat_infos)
 
 
 # The view, as typed classes -------------------------------------------------------------------
@@ -164,7 +178,7 @@ class View:
     variant: VariantName
     seats: Seats
     turn_seconds: TurnSeconds | None
-    status: RoomStatus
+    status: RoomStatusName
     round: int  # 0 before the start, then 1-10
     turn: Seat | None
     first: Seat | None
@@ -179,20 +193,6 @@ class View:
     players: tuple[PlayerView, ...]  # by seat
     scores: tuple[ScoreView, ...] | None  # None until the end
     winners: tuple[Seat, ...] | None  # None until the end
-
-
-# The state classes the view reuses are read as strictly as the rest.
-converter.register_structure_hook(Festival, map_structure_hook(
-    Festival, converter, round=Annotated[int, between(1, ROUNDS)], region=RegionId,
-    type=Annotated[str, one_of("I", "II")], size=Size,
-))
-converter.register_structure_hook(Row, map_structure_hook(Row, converter, tiles=tuple[TileId, ...]))
-converter.register_structure_hook(Skills, map_structure_hook(
-    Skills, converter, **{s.value: Annotated[int, between(0, MAX_RANK)] for s in SKILLS}
-))
-converter.register_structure_hook(Prizes, map_structure_hook(
-    Prizes, converter, **{p.value: Annotated[int, between(0, n)] for p, n in PRIZE_SUPPLY.items()}
-))
 
 
 # Building -------------------------------------------------------------------------------------
@@ -241,15 +241,19 @@ def _score(score: Score) -> ScoreView:
                      score.performances, score.total)
 
 
+def _view(room: RoomInfo, **game: Any) -> View:
+    # The room's own facts, and what its game (or the lack of one) shows.
+    return View(
+        room=room.room, name=room.name, variant=room.variant, seats=room.seats,
+        turn_seconds=room.turn_seconds, status=room.status, deadline=room.deadline, **game,
+    )
+
+
 def make_view(room: RoomInfo, state: GameState | None) -> View:
     """The view of ``room`` playing ``state`` (None before the start), as a :class:`View`."""
-    common = {
-        "room": room.room, "name": room.name, "variant": room.variant, "seats": room.seats,
-        "turn_seconds": room.turn_seconds, "status": room.status, "deadline": room.deadline,
-    }
     if state is None:
-        return View(
-            **common, round=0, turn=None, first=None, done=(), bag=CASTELLER_COUNT, wheel={},
+        return _view(
+            room, round=0, turn=None, first=None, done=(), bag=CASTELLER_COUNT, wheel={},
             regions={}, festivals=(), performances={}, prizes=Prizes(),
             players=tuple(_waiting_player(i) for i in sorted(room.players, key=lambda i: i.seat)),
             scores=None, winners=None,
@@ -259,8 +263,8 @@ def make_view(room: RoomInfo, state: GameState | None) -> View:
     for p in state.players:
         if p.region is not None:
             pawns[p.region].append(p.seat)
-    return View(
-        **common,
+    return _view(
+        room,
         round=state.round,
         turn=state.turn,
         first=state.first,

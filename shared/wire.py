@@ -7,7 +7,10 @@ Owns what every message and the public view share on the wire:
   :data:`RegionId`, each carrying the test a value must pass and the words for its failure;
 * :data:`converter` — a ``cattrs`` converter that structures untrusted wire data strictly
   (an int is an int and never a bool, a list is a list and never a string, unknown keys are
-  refused, ``as_`` travels as ``as``) and unstructures attrs classes back into plain maps;
+  refused, ``as_`` travels as ``as``) and unstructures attrs classes back into plain maps.
+  :func:`make_converter` registers every hook it has — the state classes a view shows and the
+  action classes with their limits (:data:`ACTION_FIELD_TYPES`) included — so what it accepts
+  never depends on which modules were imported;
 * :func:`field_error` — turning whatever the converter raised into one
   :class:`~shared.errors.ProtocolError` that names the field to blame.
 
@@ -32,9 +35,19 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from shared.actions import ACTION_TYPES, EFFECT_FIELD
-from shared.board import MAX_SEATS, MIN_SEATS, REGIONS, TILES, Variant
+from shared.board import (
+    MAX_RANK,
+    MAX_SEATS,
+    MIN_SEATS,
+    PRIZE_SUPPLY,
+    REGIONS,
+    ROUNDS,
+    SKILLS,
+    TILES,
+    Variant,
+)
 from shared.errors import ProtocolError
-from shared.state import Score
+from shared.state import Festival, Prizes, Row, Score, Skills
 
 # Printable text ---------------------------------------------------------------------------
 
@@ -106,7 +119,7 @@ def length(lo: int, hi: int) -> Check:
 # The limits of docs/protocol.md, named once.
 ID_LIMIT: Final = 2**31  # message ids: 0 <= id < 2^31
 VERSION_LIMIT: Final = 2**63  # room versions
-NAME_MAX: Final = 24
+PLAYER_NAME_MAX: Final = 24
 ROOM_NAME_MAX: Final = 40
 CHAT_MAX: Final = 200
 ROOM_ID_MAX: Final = 64  # room ids and private-room codes
@@ -130,7 +143,7 @@ Seats = Annotated[int, between(MIN_SEATS, MAX_SEATS)]
 SeatCount = Annotated[int, between(0, MAX_SEATS)]
 Size = Annotated[int, between(1, 10)]
 TurnSeconds = Annotated[int, between(TURN_SECONDS_MIN, TURN_SECONDS_MAX)]
-PlayerName = Annotated[str, text(1, NAME_MAX)]
+PlayerName = Annotated[str, text(1, PLAYER_NAME_MAX)]
 RoomName = Annotated[str, text(1, ROOM_NAME_MAX)]
 ChatText = Annotated[str, text(1, CHAT_MAX)]
 RoomId = Annotated[str, text(1, ROOM_ID_MAX)]
@@ -140,7 +153,6 @@ NodeUrls = Annotated[tuple[NodeUrl, ...], length(0, NODES_MAX)]
 VariantName = Annotated[str, one_of(*Variant)]
 BotLevel = Annotated[str, one_of("random", "greedy")]
 JoinAs = Annotated[str, one_of("player", "spectator")]
-RoomStatus = Annotated[str, one_of("waiting", "playing", "finished")]
 RegionId = Annotated[str, one_of(*REGIONS)]
 TileId = Annotated[str, one_of(*TILES)]
 Effect = Annotated[str, one_of(*EFFECT_FIELD)]
@@ -167,6 +179,14 @@ def _strict(kind: type | tuple[type, ...], says: str) -> Callable[[Any, Any], An
         return value
 
     return hook
+
+
+def _string(value: Any, _: Any) -> str:
+    # Off the wire every string is a plain str; a StrEnum member handed over in the same
+    # process (a RoomStatus, a Variant) is read as its plain string.
+    if not isinstance(value, str):
+        raise Invalid("must be a string")
+    return str.__str__(value)
 
 
 def _number(value: Any, _: Any) -> float:
@@ -246,7 +266,7 @@ def map_structure_hook(
             rename=overrides[name].rename if name in overrides else None,
             struct_hook=_as_type(conv, t),
         )
-    inner = make_dict_structure_fn(
+    inner: Callable[[Any, Any], Any] = make_dict_structure_fn(
         cl, conv, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True, **overrides
     )
 
@@ -282,19 +302,82 @@ def _unstructure_score(score: Score) -> dict[str, int]:
     }
 
 
+def _has_own_form(t: Any) -> bool:
+    """True for a class whose wire map is not its fields one for one (an action request
+    carries its action flat beside its ``id``): it says itself how to read and write that map,
+    with a classmethod ``structure_wire(value)`` and a method ``unstructure_wire()``. The
+    converter finds them on the class, so no other module registers a hook for it."""
+    return isinstance(t, type) and callable(getattr(t, "structure_wire", None))
+
+
+def _own_structure_factory(t: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    return lambda value, _: t.structure_wire(value)
+
+
+def _own_unstructure_factory(t: Any, conv: cattrs.Converter) -> Callable[[Any], Any]:
+    return lambda message: message.unstructure_wire()
+
+
+#: The wire type of each field an action class may have (:mod:`shared.actions` declares them
+#: with plain types; the limits live here, with the rest of the schema).
+ACTION_FIELD_TYPES: Final[dict[str, Any]] = {
+    "region": RegionId,
+    "size": Size,
+    "tile": TileId,
+    "effect": Effect,
+    "choice": TrainChoice,
+    "sizes": RecruitSizes,
+    "levels": Levels,
+}
+
+
+def _action_hook(cls: type, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    return map_structure_hook(cls, conv, **{
+        a.name: ACTION_FIELD_TYPES[a.name] if a.default is attrs.NOTHING
+        else ACTION_FIELD_TYPES[a.name] | None
+        for a in attrs.fields(cls)
+    })
+
+
+def _register_state_hooks(conv: cattrs.Converter) -> None:
+    # The state classes a view shows are read with the limits of the rules.
+    conv.register_structure_hook(Festival, map_structure_hook(
+        Festival, conv, round=Annotated[int, between(1, ROUNDS)], region=RegionId,
+        type=Annotated[str, one_of("I", "II")], size=Size,
+    ))
+    conv.register_structure_hook(Row, map_structure_hook(Row, conv, tiles=tuple[TileId, ...]))
+    conv.register_structure_hook(Skills, map_structure_hook(
+        Skills, conv, **{s.value: Annotated[int, between(0, MAX_RANK)] for s in SKILLS}
+    ))
+    conv.register_structure_hook(Prizes, map_structure_hook(
+        Prizes, conv, **{p.value: Annotated[int, between(0, n)] for p, n in PRIZE_SUPPLY.items()}
+    ))
+
+
 def make_converter() -> cattrs.Converter:
-    """A fresh strict converter (see the module docstring)."""
+    """A fresh strict converter (see the module docstring), complete when it is returned.
+
+    Every hook is registered here: the generic rules, the state classes a view shows, the
+    action classes and the classes of their own wire form (see ``_has_own_form``). What it accepts
+    therefore never depends on which modules were imported before.
+    """
     conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=True)
     conv.register_structure_hook(int, _strict(int, "must be an integer"))
-    conv.register_structure_hook(str, _strict(str, "must be a string"))
+    conv.register_structure_hook(str, _string)
     conv.register_structure_hook(bool, _strict(bool, "must be true or false"))
     conv.register_structure_hook(float, _number)
     conv.register_structure_hook_factory(cols.is_sequence, _sequence_factory)
     conv.register_structure_hook_factory(cols.is_mapping, _mapping_factory)
     conv.register_structure_hook_factory(attrs.has, _attrs_structure_factory)
     conv.register_structure_hook_factory(_is_checked, _checked_factory)
+    # Registered after attrs.has, so consulted before it.
+    conv.register_structure_hook_factory(_has_own_form, _own_structure_factory)
     conv.register_unstructure_hook_factory(attrs.has, _attrs_unstructure_factory)
+    conv.register_unstructure_hook_factory(_has_own_form, _own_unstructure_factory)
     conv.register_unstructure_hook(Score, _unstructure_score)
+    _register_state_hooks(conv)
+    for cls in ACTION_TYPES.values():
+        conv.register_structure_hook(cls, _action_hook(cls, conv))
     return conv
 
 

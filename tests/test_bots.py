@@ -26,7 +26,7 @@ from shared.events import FestivalResolved
 from shared.festival import takes_part
 from shared.state import Festival, GameState, Skills
 from shared.tower import check_tower
-from shared.wire import NAME_MAX, printable
+from shared.wire import PLAYER_NAME_MAX, printable
 
 #: The most actions a greedy turn can take (see shared.greedy): move, recruit, train,
 #: special, two builds for performances, the festival build, end_turn.
@@ -218,7 +218,7 @@ def test_the_server_seats_the_shared_levels():
     assert next(names) == "Pau·greedy"
     many = list(itertools.islice(server_bots.bot_names("random"), 40))
     assert len(set(many)) == 40  # a free name always exists
-    assert all(printable(n) and len(n) <= NAME_MAX for n in many)  # valid on the wire
+    assert all(printable(n) and len(n) <= PLAYER_NAME_MAX for n in many)  # valid on the wire
 
 
 async def test_greedy_bots_play_a_whole_game_in_a_real_room(connect):

@@ -14,7 +14,7 @@ from shared import codec, events, wire
 from shared import messages as m
 from shared.actions import ACTION_TYPES
 from shared.errors import ERROR_CODES
-from shared.view import PlayerView, View, parse_view
+from shared.view import PlayerView, RoomStatus, View, parse_view
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text("utf-8")
 
@@ -121,7 +121,7 @@ def test_the_limits_table_states_the_code_s_limits():
         "map": codec.MAX_MAP,
         "nesting of arrays and maps": codec.MAX_DEPTH,
         "`id`": wire.ID_LIMIT - 1,
-        "player name (`hello.name`)": wire.NAME_MAX,
+        "player name (`hello.name`)": wire.PLAYER_NAME_MAX,
         "room name": wire.ROOM_NAME_MAX,
         "chat text": wire.CHAT_MAX,
         "room id or private code": wire.ROOM_ID_MAX,
@@ -134,6 +134,13 @@ def test_the_limits_table_states_the_code_s_limits():
     for label, number in expected.items():
         assert label in limits, label
         assert re.search(rf"\b{number}\b", limits[label]), (label, limits[label])
+
+
+def test_every_status_row_lists_the_room_statuses():
+    rows = re.findall(r"^\| `status` \|.*$", DOC, re.M)
+    assert len(rows) == 2  # rooms[] and the view
+    for row in rows:
+        assert re.findall(r'"([a-z]+)"', row) == [s.value for s in RoomStatus]
 
 
 def _examples() -> list:

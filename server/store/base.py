@@ -19,15 +19,17 @@ import abc
 import hashlib
 import hmac
 from collections.abc import Iterable
-from typing import Any, Self
+from typing import Any, Final, Self
 
 import attrs
 import msgpack
 
 from server.store.errors import StoreError
+from shared.view import RoomStatus
 
-#: A room's life: seats being filled, a game under way, a game over.
-STATUSES = ("waiting", "playing", "finished")
+#: A room's life (:class:`~shared.view.RoomStatus`): seats being filled, a game under way, a
+#: game over — as the plain strings stored.
+STATUSES: Final = tuple(status.value for status in RoomStatus)
 
 #: Seeds are stored as signed 64-bit integers (SQLite INTEGER, PostgreSQL bigint); the server
 #: draws them with ``secrets.randbits(63)``.

@@ -29,9 +29,8 @@ from server.store.base import (
 from shared import engine
 from shared import events as ev
 from shared.actions import Action, EndTurn
-from shared.codec import decode_request, encode, encode_state
+from shared.codec import encode_state, pack_action, unpack_action
 from shared.errors import CastellError
-from shared.messages import ActionRequest
 from shared.state import GameState
 from shared.view import RoomInfo, SeatInfo, build_view
 
@@ -43,16 +42,13 @@ log = logging.getLogger("castell.room")
 
 
 def encode_action(action: Action) -> bytes:
-    """An action as stored: the wire encoding of its ``action`` request (id 0)."""
-    return encode(ActionRequest(id=0, action=action))
+    """An action as stored (:func:`shared.codec.pack_action`)."""
+    return pack_action(action)
 
 
 def decode_action(data: bytes) -> Action:
-    """The inverse of :func:`encode_action`, validated like anything off the wire."""
-    msg = decode_request(data)
-    if not isinstance(msg, ActionRequest):
-        raise ValueError("a stored action is not an action request")
-    return msg.action
+    """The inverse of :func:`encode_action` (:func:`shared.codec.unpack_action`)."""
+    return unpack_action(data)
 
 
 def game_result(state: GameState) -> dict[str, Any]:

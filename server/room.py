@@ -43,9 +43,8 @@ from shared import engine
 from shared import events as ev
 from shared import messages as m
 from shared.actions import Action, EndTurn
-from shared.codec import decode_request, encode, encode_state
+from shared.codec import encode, encode_state, pack_action, unpack_action
 from shared.errors import CastellError, RuleError
-from shared.messages import ActionRequest
 from shared.state import GameState
 from shared.view import RoomInfo, SeatInfo, build_view
 
@@ -60,19 +59,6 @@ TurnKey = tuple[int, int | None]
 #: Seconds before the first retry of a change the store refused; doubled each time after.
 RETRY_FIRST = 0.5
 RETRY_MAX = 30.0
-
-
-def encode_action(action: Action) -> bytes:
-    """An action as stored: the wire encoding of its ``action`` request (id 0)."""
-    return encode(ActionRequest(id=0, action=action))
-
-
-def decode_action(data: bytes) -> Action:
-    """The inverse of :func:`encode_action`, validated like anything off the wire."""
-    msg = decode_request(data)
-    if not isinstance(msg, ActionRequest):
-        raise ValueError("a stored action is not an action request")
-    return msg.action
 
 
 def game_result(state: GameState) -> dict[str, Any]:
@@ -311,7 +297,7 @@ class Room(Generic[M]):
             names = [s.name for s in room.seats if s is not None]
             state = engine.new_game(names, r.variant, r.seed)
             for a in record.actions:
-                action = decode_action(a.action)
+                action = unpack_action(a.action)
                 state, _ = engine.apply(state, a.seat, action)
                 room.log.append((a.seat, action))
             room.state = state
@@ -683,7 +669,7 @@ class Room(Generic[M]):
         def writes(version: int) -> list[Write]:
             # Acknowledged means durable (docs/protocol.md): stored first, then changed.
             out: list[Write] = [AppendAction(ActionRecord(
-                self.id, len(self.log), seat, encode_action(action), now, version,
+                self.id, len(self.log), seat, pack_action(action), now, version,
             ), self._fence())]
             if new.over:
                 out.append(Finish(self.id, game_result(new), now))

@@ -4,7 +4,8 @@ Owns the binary side of ``docs/protocol.md``: :func:`encode` turns a message int
 one frame; :func:`decode`, :func:`decode_request` and :func:`decode_server` turn a frame back
 into a checked message. Whatever arrives, decoding either returns a message or raises one
 :class:`~shared.errors.ProtocolError` — never anything else — so a server can always answer.
-Also :func:`event_to_wire` (engine events as wire maps) and :func:`encode_state`.
+Also :func:`event_to_wire` (engine events as wire maps) and :func:`encode_state`, and the
+stored form of one action: :func:`pack_action` and :func:`unpack_action`.
 
 Limits, checked before any field is looked at (a breach is ``bad_message``):
 
@@ -25,12 +26,14 @@ from typing import Any, Final
 import attrs
 import msgpack
 
+from shared.actions import Action, action_fields
 from shared.errors import ProtocolError
 from shared.messages import (
     Message,
     Request,
     ServerMessage,
     StatePush,
+    action_from_fields,
     from_wire,
     to_wire,
 )
@@ -184,3 +187,20 @@ def encode_state(room: str, version: int, view: dict[str, Any], events: Iterable
         )
     except TypeError:  # something msgpack cannot pack as it is: let the converter do it
         return encode(StatePush(room, version, view, wire))
+
+
+def pack_action(action: Action) -> bytes:
+    """The bytes an action is stored as: the MessagePack map of its wire fields,
+    :func:`~shared.actions.action_fields` (``{"kind": "move", "region": "ebr"}``) — no
+    ``type``, no ``id``: a stored action is not a request."""
+    return msgpack.packb(action_fields(action), use_bin_type=True)
+
+
+def unpack_action(data: Any) -> Action:
+    """The action :func:`pack_action` stored as ``data``, checked as the wire checks one
+    (:func:`~shared.messages.action_from_fields`) within the frame limits.
+
+    Raises :class:`ProtocolError` for anything else: ``bad_message`` when ``data`` is not one
+    MessagePack value, ``invalid_field`` (naming the field) when it is not a valid action.
+    """
+    return action_from_fields(unpack(data))

@@ -14,7 +14,7 @@ Both directions have a ``chat`` message: :class:`Chat` (a request) and :class:`C
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final, Literal
 
 import attrs
@@ -311,9 +311,14 @@ SERVER_TYPES: Final[dict[str, type]] = {
 
 
 @attrs.frozen
-class _ActionEnvelope:
-    # The fields of an action request that are not the action's own.
+class _ActionId:
+    # The field of an action request that is not the action's own.
     id: MessageId
+
+
+@attrs.frozen
+class _ActionKind:
+    # The field of an action's map that picks its class.
     kind: ActionKind
 
 
@@ -336,15 +341,34 @@ def _check_effect(action: Action) -> None:
             )
 
 
+def action_from_fields(fields: Mapping[str, Any]) -> Action:
+    """The action whose fields are ``fields`` (``kind`` and the rest, as
+    :func:`~shared.actions.action_fields` gives them), checked exactly as the wire checks the
+    action of an ``action`` request: the same strict converter, the same limits.
+
+    Raises :class:`ProtocolError` (``invalid_field``, ``field`` naming the culprit: ``kind``,
+    ``sizes[1]``, an unknown key, ...) for anything that is not one valid action; ``re`` is
+    None. The ``action`` request's own structuring goes through here, so the wire, the store
+    and the game record read an action one way.
+    """
+    if not isinstance(fields, Mapping):
+        raise ProtocolError("an action must be a map of fields", code="invalid_field")
+    try:
+        head = {k: v for k, v in fields.items() if k == "kind"}
+        rest = {k: v for k, v in fields.items() if k != "kind"}
+        kind = converter.structure(head, _ActionKind).kind
+        action: Action = converter.structure(rest, ACTION_TYPES[kind])
+    except Exception as exc:  # every converter failure is the data's fault
+        raise field_error(exc) from None
+    _check_effect(action)
+    return action
+
+
 def _structure_action_request(payload: Any, _: Any) -> ActionRequest:
     if type(payload) is not dict:
         raise Invalid("must be a map")
-    envelope = converter.structure(
-        {k: v for k, v in payload.items() if k in ("id", "kind")}, _ActionEnvelope
-    )
-    fields = {k: v for k, v in payload.items() if k not in ("id", "kind")}
-    action = converter.structure(fields, ACTION_TYPES[envelope.kind])
-    _check_effect(action)
+    envelope = converter.structure({k: v for k, v in payload.items() if k == "id"}, _ActionId)
+    action = action_from_fields({k: v for k, v in payload.items() if k != "id"})
     return ActionRequest(envelope.id, action)
 
 

@@ -12,14 +12,12 @@ import json
 from typing import Any
 
 import attrs
-import msgpack
 
 from shared import engine
 from shared.actions import Action, action_fields
-from shared.codec import decode_request
-from shared.errors import CastellError
+from shared.errors import CastellError, ProtocolError
 from shared.events import Event
-from shared.messages import ActionRequest
+from shared.messages import action_from_fields
 from shared.state import GameState
 
 FORMAT = "castell-game"
@@ -96,17 +94,10 @@ class GameRecordFile:
                 ),
                 result=data.get("result"),
             )
+        except ProtocolError as exc:  # an action the wire would refuse
+            raise RecordError(f"a damaged game record: an action is not valid: {exc}") from exc
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordError(f"a damaged game record: {exc!r}") from exc
-
-
-def action_from_fields(fields: dict[str, Any]) -> Action:
-    """An action from its wire fields, validated exactly as if it came off the wire."""
-    if not isinstance(fields, dict):
-        raise RecordError("an action must be a map of fields")
-    msg = decode_request(msgpack.packb({"type": "action", "id": 0, **fields}))
-    assert isinstance(msg, ActionRequest)
-    return msg.action
 
 
 def replay(record: GameRecordFile) -> list[tuple[GameState, list[Event]]]:

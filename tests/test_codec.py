@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from shared import codec, events
 from shared import messages as m
-from shared.actions import Build, Recruit
+from shared.actions import Build, EndTurn, Move, Recruit, action_fields
 from shared.engine import apply, legal_actions, new_game
 from shared.errors import ProtocolError
 from shared.state import Score
 from shared.view import RoomInfo, SeatInfo, build_view
-from tests.wire_strategies import messages, msgpack_values, requests, server_messages
+from tests.wire_strategies import actions, messages, msgpack_values, requests, server_messages
 
 
 def _pack(value) -> bytes:
@@ -267,3 +267,47 @@ def test_the_frame_check_finds_the_same_first_breach_as_a_walk_over_every_value(
     # The check skips scalars for speed; what it refuses, and for which reason first, is the
     # same as when every value was visited.
     assert _verdict(codec._guard, value, depth) == _verdict(_guard_every_value, value, depth)
+
+
+# The stored form of an action ------------------------------------------------------------------
+
+
+@settings(max_examples=80)
+@given(actions)
+def test_a_stored_action_is_the_msgpack_map_of_its_fields_and_comes_back(action):
+    data = codec.pack_action(action)
+    assert msgpack.unpackb(data, raw=False) == action_fields(action)
+    assert codec.unpack_action(data) == action
+
+
+def test_a_stored_action_holds_neither_type_nor_id():
+    assert codec.pack_action(Move("ebr")) == _pack({"kind": "move", "region": "ebr"})
+    assert codec.pack_action(EndTurn()) == _pack({"kind": "end_turn"})
+
+
+@pytest.mark.parametrize(("data", "code", "field"), [
+    (b"", "bad_message", None),
+    (b"\xc1", "bad_message", None),
+    (_pack({"kind": "end_turn"}) + b"\x00", "bad_message", None),
+    (_pack(["end_turn"]), "invalid_field", None),
+    (_pack({"kind": "fly"}), "invalid_field", "kind"),
+    (_pack({"kind": "recruit", "sizes": [3, 11]}), "invalid_field", "sizes[1]"),
+    # the request frame an action was once stored as is not an action
+    (codec.encode(m.ActionRequest(0, EndTurn())), "invalid_field", "id"),
+], ids=["empty", "not_msgpack", "trailing", "a_list", "unknown_kind", "out_of_range",
+        "a_request_frame"])
+def test_malformed_stored_bytes_are_a_protocol_error(data, code, field):
+    with pytest.raises(ProtocolError) as refused:
+        codec.unpack_action(data)
+    assert (refused.value.code, refused.value.field) == (code, field)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=64) | msgpack_values.map(_pack))
+def test_any_stored_bytes_are_an_action_or_a_protocol_error(data):
+    try:
+        action = codec.unpack_action(data)
+    except ProtocolError as exc:
+        assert exc.code in {"bad_message", "invalid_field"}
+    else:
+        assert codec.unpack_action(codec.pack_action(action)) == action

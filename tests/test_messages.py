@@ -6,10 +6,20 @@ import pytest
 from hypothesis import given, settings
 
 from shared import messages as m
-from shared.actions import Build, Move, Special, Train
+from shared.actions import (
+    ACTION_TYPES,
+    Build,
+    Dismantle,
+    EndTurn,
+    Move,
+    Recruit,
+    Special,
+    Train,
+    action_fields,
+)
 from shared.errors import CastellError, GameOver, NotYourTurn, ProtocolError, RuleError
 from shared.wire import printable
-from tests.wire_strategies import messages
+from tests.wire_strategies import actions, messages
 
 PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",
@@ -89,7 +99,7 @@ CREATE = {"type": "create_room", "id": 7, "name": "Sala", "seats": 3}
 ACT = {"type": "action", "id": 7}
 
 
-@pytest.mark.parametrize(("payload", "field"), [
+BROKEN = [
     # types: a bool is not an int, a float is not an int, a string is not a list
     ({**CREATE, "seats": True}, "seats"),
     ({**CREATE, "seats": 3.0}, "seats"),
@@ -147,7 +157,10 @@ ACT = {"type": "action", "id": 7}
     ({**ACT, "kind": "special", "region": "alt"}, "effect"),
     ({**ACT, "kind": "train", "choice": "all", "effect": "perform"}, "tile"),
     ({**ACT, "kind": "train", "choice": "all", "size": 4}, "size"),
-])
+]
+
+
+@pytest.mark.parametrize(("payload", "field"), BROKEN)
 def test_each_broken_rule_is_an_invalid_field_naming_the_field(payload, field):
     assert _refusal(payload) == ("invalid_field", field, 7)
 
@@ -223,3 +236,66 @@ def test_decoded_actions_are_the_engine_s_action_types():
                            "effect": "move", "region": "cen"})
     assert request.action == Train("region", effect="move", region="cen")
     assert m.from_wire({**ACT, "kind": "move", "region": "ebr"}).action == Move("ebr")
+
+
+# An action's fields, apart from any request -------------------------------------------------
+
+ONE_OF_EACH_KIND = [
+    Move("ebr"), Recruit((3, 5)), Train("region"), Train("all", effect="recruit", size=4),
+    Special("perform", tile="lp01"), Build(((5, 5), (3,))), Dismantle(), EndTurn(),
+]
+
+
+def test_one_of_each_kind_covers_every_kind():
+    assert {a.KIND for a in ONE_OF_EACH_KIND} == set(ACTION_TYPES)
+
+
+@pytest.mark.parametrize("action", ONE_OF_EACH_KIND, ids=lambda a: a.KIND)
+def test_every_kind_of_action_round_trips_through_its_fields(action):
+    assert m.action_from_fields(action_fields(action)) == action
+
+
+@settings(max_examples=80)
+@given(actions)
+def test_an_action_from_its_fields_is_the_action_of_its_request(action):
+    fields = action_fields(action)
+    request = m.from_wire({"type": "action", "id": 3, **fields})
+    assert m.action_from_fields(fields) == request.action == action
+
+
+BROKEN_ACTIONS = [
+    pytest.param({k: v for k, v in payload.items() if k not in ("type", "id")}, field,
+                 id=f"{payload.get('kind')}-{field}")
+    for payload, field in BROKEN if payload["type"] == "action"
+]
+
+
+@pytest.mark.parametrize(("fields", "field"), BROKEN_ACTIONS)
+def test_bad_fields_are_refused_naming_the_field_as_the_wire_does(fields, field):
+    with pytest.raises(ProtocolError) as refused:
+        m.action_from_fields(fields)
+    assert (refused.value.code, refused.value.field, refused.value.re) == \
+        ("invalid_field", field, None)
+    with pytest.raises(ProtocolError) as on_the_wire:
+        m.from_wire({**ACT, **fields})
+    assert str(refused.value) == str(on_the_wire.value)
+
+
+@pytest.mark.parametrize(("fields", "field"), [
+    ({"kind": "end_turn", "type": "action"}, "type"),
+    ({"kind": "end_turn", "id": 0}, "id"),
+    ({}, "kind"),
+    ({"kind": 3}, "kind"),
+])
+def test_an_action_is_its_fields_alone(fields, field):
+    # A stored or recorded action is not a request: a request's own keys are unknown fields.
+    with pytest.raises(ProtocolError) as refused:
+        m.action_from_fields(fields)
+    assert (refused.value.code, refused.value.field) == ("invalid_field", field)
+
+
+@pytest.mark.parametrize("fields", [None, [["kind", "move"]], "end_turn", 7])
+def test_fields_that_are_not_a_map_are_refused(fields):
+    with pytest.raises(ProtocolError) as refused:
+        m.action_from_fields(fields)
+    assert refused.value.code == "invalid_field"

@@ -14,7 +14,7 @@ from client.net import GameClient, ServerError
 from shared import engine
 from shared import messages as m
 from shared.actions import EndTurn, Move
-from shared.record import action_from_fields
+from shared.messages import action_from_fields
 from shared.view import build_view, state_from_view
 from tests.conftest import with_config
 

@@ -6,7 +6,7 @@ durable. They are frozen attrs classes:
 
 * :class:`RoomRecord` — a room's settings, seed, status and version;
 * :class:`SeatRecord` — who sits where; a seat token only as its hash (:func:`hash_token`);
-* :class:`ActionRecord` — one applied action, its fields as opaque msgpack bytes;
+* :class:`ActionRecord` — one applied action, stored as the bytes of its fields;
 * :class:`GameRecord` — all of one room's records, as :meth:`Store.load` returns them.
 
 :class:`Store` is the abstract interface, every method a coroutine. A write is durable when its
@@ -89,9 +89,13 @@ class SeatRecord:
 class ActionRecord:
     """One action applied in a room, in order: ``seq`` increases with every action.
 
-    ``action`` is the msgpack encoding of the action's wire fields (``kind`` and the rest), kept
-    as opaque bytes; ``version`` is the room's version after the action; ``at`` when it was
-    applied (Unix seconds).
+    ``action`` is the action as :func:`shared.codec.pack_action` gives it: the MessagePack map
+    of its wire fields, ``kind`` and the rest (``{"kind": "move", "region": "ebr"}``), without
+    the ``type`` and ``id`` of the request that carried it; :func:`shared.codec.unpack_action`
+    reads it back. The store keeps these bytes opaque: it neither reads nor checks them (until
+    schema 2 they were the whole request frame; migration 2 rewrote them, see
+    :mod:`server.store.migrations`). ``version`` is the room's version after the action;
+    ``at`` when it was applied (Unix seconds).
     """
 
     room: str

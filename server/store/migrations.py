@@ -9,16 +9,74 @@ file (or an empty PostgreSQL schema). A database is only ever changed by appendi
 here, never by editing one that has shipped: a database written by an older Castell is brought
 up to date at open, in the same transaction that checks it, and one written by a newer Castell
 is refused untouched.
+
+A step of a migration is an SQL statement, or a :class:`Rewrite` of one column's values that
+SQL cannot express (each backend runs it row by row). The versions:
+
+1. rooms, their seats, their actions in order, and the results of finished games; an action
+   stored as the whole ``action`` request frame that carried it (``type``, ``id`` 0, ``kind``
+   and the action's fields);
+2. an action stored as its fields only (:func:`shared.codec.pack_action`): every stored action
+   rewritten by :func:`action_fields_from_frame`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import msgpack
+
+
+@attrs.frozen
+class Rewrite:
+    """A migration step: every value of ``table.column`` becomes ``change(value)``.
+
+    Rows are visited in the order of ``key`` (the table's primary key), a batch at a time.
+    When ``change`` returns None it cannot read the value: the value is left as it was and the
+    backend logs the row's key.
+    """
+
+    table: str
+    key: tuple[str, ...]
+    column: str
+    change: Callable[[bytes], bytes | None]
+
+
+#: A step of a migration: an SQL statement, or a :class:`Rewrite`.
+Step = str | Rewrite
+
+
+def action_fields_from_frame(frame: bytes) -> bytes | None:
+    """One stored action from schema 1's form to schema 2's, or None when ``frame`` is not a
+    schema-1 action.
+
+    Schema 1 stored the MessagePack ``action`` request that carried the action
+    (``{"type": "action", "id": 0, "kind": ..., ...fields}``); schema 2 stores the map of the
+    action's fields alone, in the same order (``{"kind": ..., ...fields}``: the bytes
+    :func:`shared.codec.pack_action` gives). The fields are moved as they are, not checked:
+    reading them is the job of :func:`shared.codec.unpack_action`, after the migration as
+    before it.
+    """
+    try:
+        value = msgpack.unpackb(frame, raw=False)
+    except Exception:  # msgpack's own errors, whatever the bytes provoke in it
+        return None
+    if type(value) is not dict or value.get("type") != "action":
+        return None
+    fields = {k: v for k, v in value.items() if k not in ("type", "id")}
+    return msgpack.packb(fields, use_bin_type=True)
+
+
+#: Migration 2's step, the same for both backends.
+_ACTIONS_AS_FIELDS = Rewrite("actions", ("room", "seq"), "action", action_fields_from_frame)
 
 #: ``PRAGMA application_id`` of a Castell database ("CSTL"): tells our file from another
 #: program's SQLite file even when that one happens to have a ``schema_version`` table.
 APPLICATION_ID = 0x4353544C
 
-#: ``MIGRATIONS[n - 1]`` holds the statements of migration n, run in order.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+#: ``MIGRATIONS[n - 1]`` holds the steps of migration n, run in order.
+MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 1: rooms, their seats, their actions in order, and the results of finished games.
     (
         f"PRAGMA application_id = {APPLICATION_ID}",
@@ -63,15 +121,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             result BLOB NOT NULL
         ) WITHOUT ROWID""",
     ),
+    # 2: an action stored as its fields, not as the request frame that carried it.
+    (_ACTIONS_AS_FIELDS,),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
 #: tables from another program's that happen to have one (PostgreSQL has no application_id).
 APPLICATION = "castell"
 
-#: ``POSTGRES_MIGRATIONS[n - 1]`` holds the PostgreSQL statements of migration n. They run with
+#: ``POSTGRES_MIGRATIONS[n - 1]`` holds the PostgreSQL steps of migration n. They run with
 #: ``search_path`` set to the store's schema, so the tables are created there.
-POSTGRES_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 1: rooms, their seats, their actions in order, and the results of finished games.
     (
         "CREATE TABLE schema_version (application TEXT NOT NULL, version INTEGER NOT NULL)",
@@ -115,6 +175,8 @@ POSTGRES_MIGRATIONS: tuple[tuple[str, ...], ...] = (
             result BYTEA NOT NULL
         )""",
     ),
+    # 2: an action stored as its fields, not as the request frame that carried it.
+    (_ACTIONS_AS_FIELDS,),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -61,12 +62,15 @@ from server.store.migrations import (
     LATEST,
     POSTGRES_MIGRATIONS,
     POSTGRES_TABLES,
+    Rewrite,
 )
 
 if TYPE_CHECKING:
     import asyncpg
 
 T = TypeVar("T")
+
+log = logging.getLogger("castell.store")
 
 DEFAULT_SCHEMA = "castell"
 
@@ -280,13 +284,48 @@ class PostgresStore(Store):
                 f"{self.path} (schema {self.schema})", current, LATEST, self.path
             )
         for version in range(current + 1, LATEST + 1):
-            for statement in POSTGRES_MIGRATIONS[version - 1]:
-                await conn.execute(statement)
+            for step in POSTGRES_MIGRATIONS[version - 1]:
+                if isinstance(step, Rewrite):
+                    await self._rewrite(conn, step)
+                else:
+                    await conn.execute(step)
             await conn.execute(
                 "UPDATE schema_version SET version = $1 WHERE application = $2",
                 version,
                 APPLICATION,
             )
+
+    async def _rewrite(self, conn: asyncpg.Connection, step: Rewrite, batch: int = 500) -> None:
+        """Run a :class:`Rewrite` step, ``batch`` rows at a time in key order."""
+        key = ", ".join(step.key)
+        width = len(step.key)
+        after = f"({key}) > ({_marks(width)})"
+        last: tuple = ()
+        while True:
+            rows = await conn.fetch(
+                f"SELECT {key}, {step.column} FROM {step.table}"
+                f"{' WHERE ' + after if last else ''} ORDER BY {key} LIMIT ${len(last) + 1}",
+                *last, batch,
+            )
+            changed = []
+            for row in rows:
+                row_key, value = tuple(row[:width]), row[width]
+                new = step.change(value)
+                if new is None:
+                    log.warning("%s (schema %s): %s %s has a %s that cannot be read; it is "
+                                "left as it was", self.path, self.schema, step.table, row_key,
+                                step.column)
+                elif new != value:
+                    changed.append((new, *row_key))
+            if changed:
+                await conn.executemany(
+                    f"UPDATE {step.table} SET {step.column} = $1 WHERE "
+                    + " AND ".join(f"{name} = ${n}" for n, name in enumerate(step.key, start=2)),
+                    changed,
+                )
+            if len(rows) < batch:
+                return
+            last = tuple(rows[-1][:width])
 
     def _not_ours(self, why: str) -> None:
         raise StoreError(

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import functools
+import logging
 import os
 import sqlite3
 from collections.abc import Callable
@@ -54,7 +55,9 @@ from server.store.base import (
     version_conflict,
 )
 from server.store.errors import StoreError
-from server.store.migrations import APPLICATION_ID, LATEST, MIGRATIONS
+from server.store.migrations import APPLICATION_ID, LATEST, MIGRATIONS, Rewrite
+
+log = logging.getLogger("castell.store")
 
 MEMORY = ":memory:"
 SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
@@ -282,9 +285,41 @@ class SQLiteStore(Store):
         if current > LATEST:
             raise schema_too_new(self.path, current, LATEST, self.path)
         for version in range(current + 1, LATEST + 1):
-            for statement in MIGRATIONS[version - 1]:
-                conn.execute(statement)
+            for step in MIGRATIONS[version - 1]:
+                if isinstance(step, Rewrite):
+                    self._rewrite(conn, step)
+                else:
+                    conn.execute(step)
             conn.execute("UPDATE schema_version SET version = ?", (version,))
+
+    def _rewrite(self, conn: sqlite3.Connection, step: Rewrite, batch: int = 500) -> None:
+        """Run a :class:`Rewrite` step, ``batch`` rows at a time in key order."""
+        key = ", ".join(step.key)
+        after = f"({key}) > ({', '.join('?' * len(step.key))})"
+        last: tuple = ()
+        while True:
+            rows = conn.execute(
+                f"SELECT {key}, {step.column} FROM {step.table}"
+                f"{' WHERE ' + after if last else ''} ORDER BY {key} LIMIT ?",
+                (*last, batch),
+            ).fetchall()
+            changed = []
+            for row in rows:
+                *row_key, value = row
+                new = step.change(value)
+                if new is None:
+                    log.warning("%s: %s %s has a %s that cannot be read; it is left as it was",
+                                self.path, step.table, tuple(row_key), step.column)
+                elif new != value:
+                    changed.append((new, *row_key))
+            conn.executemany(
+                f"UPDATE {step.table} SET {step.column} = ? WHERE "
+                + " AND ".join(f"{name} = ?" for name in step.key),
+                changed,
+            )
+            if len(rows) < batch:
+                return
+            last = tuple(rows[-1][:-1])
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None

@@ -1,0 +1,316 @@
+"""A database written by schema 1 (each action stored as the request frame that carried it) is
+upgraded in place when a server opens it: every action rewritten as its fields alone, the games
+replaying to the states they had, new actions appended after (server/store/migrations.py).
+
+Each backend gets a schema-1 database built the way the Castell of schema 1 built it: the
+statements of migration 1, then rows whose actions are ``encode(ActionRequest(0, action))``,
+the bytes that Castell stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import attrs
+import msgpack
+import pytest
+
+from server.export import record_file
+from server.room import Room, game_result
+from server.runner import perform
+from server.store import (
+    ActionRecord,
+    GameRecord,
+    RoomRecord,
+    SeatRecord,
+    SQLiteStore,
+    Store,
+    StoreError,
+    hash_token,
+)
+from server.store.base import pack_result
+from server.store.migrations import (
+    LATEST,
+    MIGRATIONS,
+    POSTGRES_MIGRATIONS,
+    action_fields_from_frame,
+)
+from server.store.postgres import PostgresStore
+from shared import bots, engine
+from shared.actions import Action
+from shared.codec import encode, pack_action, unpack_action
+from shared.errors import ProtocolError
+from shared.messages import ActionRequest
+from shared.state import GameState
+from tests.services import POSTGRES_URL, fresh_schema
+
+NAMES = ("Anna", "Biel", "Carme")
+
+
+def frame_v1(action: Action) -> bytes:
+    """An action as schema 1 stored it: the bytes of its ``action`` request, id 0."""
+    return encode(ActionRequest(id=0, action=action))
+
+
+@attrs.frozen
+class Game:
+    """A game as a schema-1 database holds it, and the state its actions lead to."""
+
+    record: GameRecord
+    actions: tuple[Action, ...]
+    state: GameState
+
+
+def a_game(room: str, seed: int, *, moves: int | None = None) -> Game:
+    """A game of random bots in ``room``: played to the end, or for ``moves`` actions."""
+    rng = random.Random(seed)
+    state = engine.new_game(list(NAMES), "normal", seed)
+    played: list[tuple[int, Action]] = []
+    while not state.over and (moves is None or len(played) < moves):
+        seat = state.turn
+        action = bots.choose(state, seat, "random", rng)
+        state, _ = engine.apply(state, seat, action)
+        played.append((seat, action))
+    first = 5  # the versions the seats and the start took
+    record = GameRecord(
+        RoomRecord(room, f"Festa {room}", len(NAMES), "normal", None, False, None, seed=seed,
+                   status="finished" if state.over else "playing",
+                   version=first + len(played), created_at=1_700_000_000.0 + seed,
+                   started_at=1_700_000_010.0,
+                   finished_at=1_700_009_000.0 if state.over else None),
+        tuple(SeatRecord(room, seat, name, token_hash=hash_token(f"t-{room}-{seat}"))
+              for seat, name in enumerate(NAMES)),
+        tuple(ActionRecord(room, seq, seat, frame_v1(action), 1_700_000_020.0 + seq,
+                           first + seq + 1)
+              for seq, (seat, action) in enumerate(played)),
+        game_result(state) if state.over else None,
+    )
+    return Game(record, tuple(action for _, action in played), state)
+
+
+def columns(cls: type) -> list[str]:
+    return [f.name for f in attrs.fields(cls)]
+
+
+def rows(record: GameRecord) -> list[tuple[str, list[str], list[tuple]]]:
+    """The rows of one game, by table, in the order they are inserted."""
+    out = [("rooms", columns(RoomRecord), [attrs.astuple(record.room, recurse=False)]),
+           ("seats", columns(SeatRecord), [attrs.astuple(s, recurse=False) for s in record.seats]),
+           ("actions", columns(ActionRecord),
+            [attrs.astuple(a, recurse=False) for a in record.actions])]
+    if record.result is not None:
+        out.append(("results", ["room", "result"],
+                    [(record.room.room, pack_result(record.result, record.room.room))]))
+    return out
+
+
+# Schema-1 databases, one way per backend -------------------------------------------------
+
+
+@attrs.frozen
+class Schema1:
+    """How a test builds, opens and peeks at one backend's schema-1 database."""
+
+    write: Callable[[list[GameRecord]], Awaitable[None]]
+    open: Callable[[], Store]
+    raw_actions: Callable[[], Awaitable[dict[tuple[str, int], bytes]]]
+    version: Callable[[], Awaitable[int]]
+
+
+@contextlib.asynccontextmanager
+async def sqlite_schema1(tmp_path: Path) -> AsyncIterator[Schema1]:
+    path = tmp_path / "castell.sqlite3"
+
+    async def write(games: list[GameRecord]) -> None:
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("BEGIN")
+            for statement in MIGRATIONS[0]:
+                conn.execute(statement)
+            conn.execute("UPDATE schema_version SET version = 1")
+            for game in games:
+                for table, names, values in rows(game):
+                    conn.executemany(
+                        f"INSERT INTO {table} ({', '.join(names)}) "
+                        f"VALUES ({', '.join('?' * len(names))})", values)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def read(query: str) -> list[tuple]:
+        conn = sqlite3.connect(path)
+        try:
+            return conn.execute(query).fetchall()
+        finally:
+            conn.close()
+
+    async def raw_actions() -> dict[tuple[str, int], bytes]:
+        return {(room, seq): data
+                for room, seq, data in read("SELECT room, seq, action FROM actions")}
+
+    async def version() -> int:
+        return read("SELECT version FROM schema_version")[0][0]
+
+    yield Schema1(write, lambda: SQLiteStore(path), raw_actions, version)
+
+
+@contextlib.asynccontextmanager
+async def postgres_schema1(tmp_path: Path) -> AsyncIterator[Schema1]:
+    import asyncpg
+
+    async with fresh_schema() as url:
+        schema = PostgresStore(url).schema
+
+        @contextlib.asynccontextmanager
+        async def connection() -> AsyncIterator[asyncpg.Connection]:
+            conn = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+            try:
+                yield conn
+            finally:
+                await conn.close()
+
+        async def write(games: list[GameRecord]) -> None:
+            async with connection() as conn, conn.transaction():
+                await conn.execute(f'CREATE SCHEMA "{schema}"')
+                for statement in POSTGRES_MIGRATIONS[0]:
+                    await conn.execute(statement)
+                await conn.execute("UPDATE schema_version SET version = 1")
+                for game in games:
+                    for table, names, values in rows(game):
+                        marks = ", ".join(f"${n}" for n in range(1, len(names) + 1))
+                        await conn.executemany(
+                            f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", values)
+
+        async def raw_actions() -> dict[tuple[str, int], bytes]:
+            async with connection() as conn:
+                found = await conn.fetch("SELECT room, seq, action FROM actions")
+            return {(room, seq): data for room, seq, data in found}
+
+        async def version() -> int:
+            async with connection() as conn:
+                return await conn.fetchval("SELECT version FROM schema_version")
+
+        yield Schema1(write, lambda: PostgresStore(url, pool_size=2), raw_actions, version)
+
+
+@pytest.fixture(params=[pytest.param(sqlite_schema1, id="sqlite"),
+                        pytest.param(postgres_schema1, id="postgresql")])
+async def schema1(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Schema1]:
+    async with request.param(tmp_path) as made:
+        yield made
+
+
+# The upgrade -------------------------------------------------------------------------------
+
+
+def test_the_migration_moves_a_request_frames_fields_as_pack_action_would_store_them():
+    game = a_game("g", 11)
+    for stored, action in zip(game.record.actions, game.actions, strict=True):
+        assert action_fields_from_frame(stored.action) == pack_action(action)
+    for unreadable in (b"", b"\xc1", frame_v1(game.actions[0])[:-1],
+                       pack_action(game.actions[0]), encode(ActionRequest(0, game.actions[0]))
+                       + b"\x00", msgpack.packb({"type": "hello", "id": 0, "name": "Anna"})):
+        assert action_fields_from_frame(unreadable) is None
+
+
+async def test_a_schema_1_database_is_upgraded_and_its_games_replay(schema1: Schema1):
+    # Three finished games and one under way: more actions than one batch of the rewrite.
+    games = [a_game("done-a", 3), a_game("done-b", 4), a_game("done-c", 5),
+             a_game("playing", 6, moves=120)]
+    assert sum(len(g.actions) for g in games) > 500
+    await schema1.write([g.record for g in games])
+    assert await schema1.version() == 1
+
+    async with schema1.open() as store:
+        assert await schema1.version() == LATEST == 2
+        stored = await schema1.raw_actions()
+        for game in games:
+            loaded = await store.load(game.record.room.room)
+            assert loaded is not None
+            assert attrs.evolve(loaded, actions=()) == attrs.evolve(game.record, actions=())
+            assert [a.action for a in loaded.actions] == [pack_action(a) for a in game.actions]
+            assert [attrs.evolve(a, action=b"") for a in loaded.actions] == \
+                [attrs.evolve(a, action=b"") for a in game.record.actions]
+            assert stored == stored | {(a.room, a.seq): a.action for a in loaded.actions}
+            room = Room.from_record(loaded, now=0.0)
+            assert room.state == game.state
+            assert room.log == [(a.seat, action)
+                                for a, action in zip(game.record.actions, game.actions,
+                                                     strict=True)]
+            assert record_file(loaded).actions[-1].action == game.actions[-1]
+
+        # The game under way goes on: its next actions are stored after the old ones.
+        playing = games[-1]
+        room: Room[str] = Room.from_record(await store.load("playing"), now=0.0)
+        for taken in room.seats:
+            taken.member = f"player {taken.index}"
+        rng = random.Random(1)
+        added = []
+        for _ in range(3):
+            seat = room.state.turn
+            action = bots.choose(room.state, seat, "random", rng)
+            change = room.act(f"player {seat}", action, None, now=0.0)
+            for write in change.writes:
+                await perform(store, write)
+            room.commit(change, now=0.0)
+            added.append(action)
+        reloaded = await store.load("playing")
+        assert [a.seq for a in reloaded.actions] == list(range(len(playing.actions) + 3))
+        assert [unpack_action(a.action) for a in reloaded.actions] == \
+            [*playing.actions, *added]
+        assert reloaded.room.version == room.version == playing.record.room.version + 3
+        assert Room.from_record(reloaded, now=0.0).state == room.state
+
+    # Opened again, the upgraded database is left as it is.
+    before = await schema1.raw_actions()
+    async with schema1.open() as store:
+        assert await schema1.version() == LATEST
+        assert (await store.load("done-a")).actions == \
+            tuple(attrs.evolve(a, action=pack_action(action))
+                  for a, action in zip(games[0].record.actions, games[0].actions, strict=True))
+    assert await schema1.raw_actions() == before
+
+
+async def test_an_unreadable_stored_action_is_kept_and_reported_not_a_crash(
+        schema1: Schema1, caplog: pytest.LogCaptureFixture):
+    good, bad = a_game("good", 8, moves=40), a_game("bad", 9, moves=40)
+    damaged = list(bad.record.actions)
+    damaged[7] = attrs.evolve(damaged[7], action=b"\xc1 not msgpack")
+    await schema1.write([good.record, attrs.evolve(bad.record, actions=tuple(damaged))])
+
+    with caplog.at_level(logging.WARNING, logger="castell.store"):
+        async with schema1.open() as store:
+            assert await schema1.version() == LATEST
+            assert Room.from_record(await store.load("good"), now=0.0).state == \
+                good.state
+            loaded = await store.load("bad")
+            # Left byte for byte as it was; every other action of the room is rewritten.
+            assert loaded.actions[7].action == b"\xc1 not msgpack"
+            assert loaded.actions[8].action == pack_action(bad.actions[8])
+            with pytest.raises(ProtocolError):  # the lobby logs it and leaves the room stored
+                Room.from_record(loaded, now=0.0)
+            with pytest.raises(StoreError) as refused:
+                record_file(loaded)
+    assert refused.value.code == "corrupt_database"
+    assert str(refused.value).startswith("room bad: stored action 7 cannot be read")
+    warned = [r.getMessage() for r in caplog.records if r.name == "castell.store"]
+    assert len(warned) == 1 and "('bad', 7)" in warned[0] and "cannot be read" in warned[0]
+
+
+async def test_a_read_only_open_refuses_a_schema_1_file_untouched(tmp_path: Path):
+    async with sqlite_schema1(tmp_path) as schema1:
+        await schema1.write([a_game("g", 2, moves=30).record])
+        path = tmp_path / "castell.sqlite3"
+        before = path.read_bytes()
+        reader = SQLiteStore(path, read_only=True)
+        with pytest.raises(StoreError) as refused:
+            await reader.open()
+        await reader.close()
+        assert refused.value.code == "schema_too_old"
+        assert "has an older schema (1)" in str(refused.value)
+        assert path.read_bytes() == before and await schema1.version() == 1

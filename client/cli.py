@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from client.address import DEFAULT_URL, AddressError, server_url
+from shared.wire import NAME_MAX
 
 if TYPE_CHECKING:  # imported lazily at run time: `castell --help` stays instant
     from prompt_toolkit.history import History
@@ -27,8 +28,6 @@ if TYPE_CHECKING:  # imported lazily at run time: `castell --help` stays instant
     from client.session import Session
 
 Startup = Callable[["Controller"], Awaitable[None]]
-
-NAME_MAX = 24  # docs/protocol.md, hello.name
 
 
 def default_name() -> str:

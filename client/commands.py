@@ -30,6 +30,7 @@ from shared.actions import (
 )
 from shared.board import REGION_NAMES, REGIONS, SIZES, TILES
 from shared.errors import CastellError
+from shared.wire import CHAT_MAX
 
 
 class CommandError(CastellError):
@@ -79,8 +80,6 @@ class Quit:
 
 ClientCommand = Chat | Hint | Help | Rules | Leave | Quit
 Command = Action | ClientCommand
-
-CHAT_MAX: Final = 200  # protocol limit on a chat line's length
 
 
 # Help texts ----------------------------------------------------------------------------

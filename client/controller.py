@@ -28,6 +28,7 @@ from shared.actions import Action
 from shared.engine import legal_actions
 from shared.errors import CastellError
 from shared.view import state_from_view
+from shared.wire import ROOM_NAME_MAX
 
 EVENTS_KEPT = 16
 CHATS_KEPT = 6
@@ -319,7 +320,7 @@ class Controller:
 
     async def _create(self, cmd: lb.CreateRoom) -> None:
         if cmd.name is None:  # guided: one question per setting, Enter keeps the default
-            default = f"{self.session.name}'s table"[:lb.NAME_MAX]
+            default = f"{self.session.name}'s table"[:ROOM_NAME_MAX]
             name = await self._ask(f"room name [{default}]: ",
                                    lambda a: lb.room_name(a) if a.strip() else default)
             seats = await self._ask("seats, 2 to 4 [4]: ",

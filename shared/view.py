@@ -14,6 +14,7 @@ a count, and :class:`RoomInfo` has no place for a seat token.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Annotated, Any
 
 import attrs
@@ -39,7 +40,6 @@ from shared.wire import (
     RegionId,
     RoomId,
     RoomName,
-    RoomStatus,
     Seat,
     Seats,
     Size,
@@ -52,6 +52,7 @@ from shared.wire import (
     map_structure_hook,
     one_of,
 )
+from shared.wire import RoomStatus as StatusName
 
 # What a room tells the view ------------------------------------------------------------------
 
@@ -64,6 +65,14 @@ class SeatInfo:
     name: str
     bot: bool = False
     connected: bool = True
+
+
+class RoomStatus(StrEnum):
+    """Where a room is in its life; the values are the wire's ``status`` strings."""
+
+    WAITING = "waiting"
+    PLAYING = "playing"
+    FINISHED = "finished"
 
 
 @attrs.frozen
@@ -164,7 +173,7 @@ class View:
     variant: VariantName
     seats: Seats
     turn_seconds: TurnSeconds | None
-    status: RoomStatus
+    status: StatusName
     round: int  # 0 before the start, then 1-10
     turn: Seat | None
     first: Seat | None

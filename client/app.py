@@ -55,8 +55,10 @@ from client import lobby as lb
 from client.completion import CommandCompleter
 from client.controller import Controller
 from client.render import render
+from client.session import RoomState
 from shared import messages as m
 from shared.errors import CastellError
+from shared.view import RoomStatus
 
 STYLE = Style.from_dict({
     "status.error": "bold fg:ansired",
@@ -184,11 +186,10 @@ class TerminalScreen:
             self._asking = None
             self.refresh()
 
-    def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None:
+    def state_changed(self, push: RoomState, my_turn_began: bool) -> None:
         if any(event.get("kind") == "game_over" for event in push.events):
             self.board_top = 0  # the score table comes first: show it
-        view = push.view
-        stage = (push.room, view.get("status"))
+        stage = (push.room, push.view.status)
         if my_turn_began or stage != self._stage_seen:
             # The player's turn begins (or the game starts or ends): last turn's refusals
             # and news are stale ("it is Anna's turn, not yours" while it is now theirs).
@@ -259,7 +260,7 @@ class TerminalScreen:
             seconds += 1
             view = self.controller.view
             if self.controller.connection is not None or (
-                    view is not None and view.get("deadline") is not None):
+                    view is not None and view.deadline is not None):
                 self.refresh()
             # not while a line is being typed: `join 2` must mean the room it meant
             if (seconds % self.lobby_refresh == 0 and self.controller.mode == "lobby"
@@ -407,14 +408,14 @@ class TerminalScreen:
                         "`chat` · `help` · `leave`",
                 "game": "Tab completes · `hint` · `help` · `rules` · `chat` · `leave` · `quit`"
                 }[mode]
-        view = self.controller.view or {}
-        if mode == "game" and view.get("status") == "finished":
+        view = self.controller.view
+        if mode == "game" and view is not None and view.status == RoomStatus.FINISHED:
             return "status.hint", ("The game is over. `leave` for the lobby, `quit` to close "
                                    "Castell.")
         if mode == "game" and self.controller.me is None:
             return "status.hint", ("You are watching. `chat` · `rules` · `leave` for the lobby "
                                    "· `quit`")
-        if mode == "game" and view.get("turn") == self.controller.me:
+        if mode == "game" and view is not None and view.turn == self.controller.me:
             return "status.info", ("Your turn: type a command (Tab completes), `hint` "
                                    "suggests, `end` ends your turn")
         return "status.hint", hint
@@ -437,7 +438,7 @@ class TerminalScreen:
         width, rows = self._size()
         height = max(1, rows - 1 - self._status_height() - self._notes_height())
         view = self.controller.view
-        clock = int(time.time()) if view is not None and view.get("deadline") else 0
+        clock = int(time.time()) if view is not None and view.deadline else 0
         key = (self._dirty, width, height, clock)
         if key != self._board_key:
             self._board_key = key

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from client.address import DEFAULT_URL, AddressError, server_url
+from shared.wire import PLAYER_NAME_MAX
 
 if TYPE_CHECKING:  # imported lazily at run time: `castell --help` stays instant
     from prompt_toolkit.history import History
@@ -28,8 +29,6 @@ if TYPE_CHECKING:  # imported lazily at run time: `castell --help` stays instant
 
 Startup = Callable[["Controller"], Awaitable[None]]
 
-NAME_MAX = 24  # docs/protocol.md, hello.name
-
 
 def default_name() -> str:
     """The OS user name, as a player name (1–24 printable characters)."""
@@ -37,14 +36,14 @@ def default_name() -> str:
         name = getpass.getuser()
     except Exception:  # no user name in this environment
         name = ""
-    name = "".join(ch for ch in name if ch.isprintable()).strip()[:NAME_MAX]
+    name = "".join(ch for ch in name if ch.isprintable()).strip()[:PLAYER_NAME_MAX]
     return name or "player"
 
 
 def player_name(text: str) -> str:
     name = " ".join(text.split())
-    if not name or len(name) > NAME_MAX or not name.isprintable():
-        raise argparse.ArgumentTypeError(f"a name is 1 to {NAME_MAX} printable characters")
+    if not name or len(name) > PLAYER_NAME_MAX or not name.isprintable():
+        raise argparse.ArgumentTypeError(f"a name is 1 to {PLAYER_NAME_MAX} printable characters")
     return name
 
 

@@ -30,6 +30,7 @@ from shared.actions import (
 )
 from shared.board import REGION_NAMES, REGIONS, SIZES, TILES
 from shared.errors import CastellError
+from shared.wire import CHAT_MAX
 
 
 class CommandError(CastellError):
@@ -79,8 +80,6 @@ class Quit:
 
 ClientCommand = Chat | Hint | Help | Rules | Leave | Quit
 Command = Action | ClientCommand
-
-CHAT_MAX: Final = 200  # protocol limit on a chat line's length
 
 
 # Help texts ----------------------------------------------------------------------------
@@ -323,7 +322,7 @@ def parse(line: str) -> Command:
         sizes = " ".join(args).replace(",", " ").split()
         if not 1 <= len(sizes) <= 2:
             raise CommandError("recruit takes one or two sizes, e.g. `recruit 7 5`")
-        return Recruit(tuple(parse_size(s) for s in sizes))
+        return Recruit(tuple(parse_size(s) for s in sizes))  # type: ignore[misc]  # converter=tuple
     if name == "train":
         usage = ("train takes `region` or `all`, and for a special tile an effect: "
                  "e.g. `train region`, `train all move tar`, `train region recruit 6`")

@@ -22,12 +22,13 @@ from client.hints import hint_lines
 from client.net import ServerError
 from client.rulebook import rules_page
 from client.sanitize import safe
-from client.session import Session
+from client.session import RoomState, Session
 from shared import messages as m
 from shared.actions import Action
 from shared.engine import legal_actions
 from shared.errors import CastellError
-from shared.view import state_from_view
+from shared.view import RoomStatus, View, state_from_view
+from shared.wire import ROOM_NAME_MAX
 
 EVENTS_KEPT = 16
 CHATS_KEPT = 6
@@ -46,7 +47,7 @@ class Screen(Protocol):
         """Ask a question; the answer typed, or None when the player cancels."""
     def show_lobby(self) -> None:
         """The room list changed, or the player is back in the lobby."""
-    def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None: ...
+    def state_changed(self, push: RoomState, my_turn_began: bool) -> None: ...
     def chat(self, push: m.ChatPush) -> None: ...
     def refresh(self) -> None: ...
     def exit(self) -> None: ...
@@ -69,7 +70,7 @@ class Controller:
     # -- what the screens draw -------------------------------------------------------------
 
     @property
-    def view(self) -> dict[str, Any] | None:
+    def view(self) -> View | None:
         state = self.session.state
         return state.view if state is not None else None
 
@@ -83,7 +84,7 @@ class Controller:
         if self.session.room is None:
             return "lobby"
         view = self.view
-        if view is None or view.get("status") == "waiting":
+        if view is None or view.status == RoomStatus.WAITING:
             return "room"
         return "game"
 
@@ -91,8 +92,8 @@ class Controller:
         """The player's legal actions now (empty when it is not their turn)."""
         push = self.session.state
         me = self.me
-        if push is None or me is None or push.view.get("status") != "playing" \
-                or push.view.get("turn") != me:
+        if push is None or me is None or push.view.status != RoomStatus.PLAYING \
+                or push.view.turn != me:
             return []
         key = (push.version, me)
         if self._legal is None or self._legal[:2] != key:
@@ -104,10 +105,9 @@ class Controller:
         return self._legal[2]
 
     def team(self) -> list[int]:
-        view = self.view or {}
-        for p in view.get("players") or ():
-            if p.get("seat") == self.me:
-                return list(p.get("team") or ())
+        for p in self.view.players if self.view is not None else ():
+            if p.seat == self.me:
+                return list(p.team)
         return []
 
     def lobby_lines(self) -> list[str]:
@@ -129,20 +129,22 @@ class Controller:
 
     def room_lines(self) -> list[str]:
         """What a waiting room adds to its view: its settings, how friends join, what to type."""
-        view = self.view or {}
+        view = self.view
+        if view is None:
+            return []
         session = self.session
         # A private room is joined by its code: its creator was given it, a friend typed it.
         key = session.join_key
         code = session.code or (key.upper() if key and key != session.room else None)
-        timer = view.get("turn_seconds")
-        lines = [f"{view.get('seats', '?')} seats · {safe(view.get('variant', 'normal'))} game"
+        timer = view.turn_seconds
+        lines = [f"{view.seats} seats · {view.variant} game"
                  f" · {f'{timer} s per turn' if timer else 'no turn timer'}"
                  f"{' · private' if code else ''}"]
         if code:
             lines.append(f"Private room: friends join with `join {code}`")
         else:
             lines.append(f"Friends join with `join {session.room}` (or pick it from `list`)")
-        free = int(view.get("seats", 0)) - len(view.get("players") or ())
+        free = view.seats - len(view.players)
         start = ("then `start`" if session.created
                  else "then the room's creator types `start`")
         if self.me is None:
@@ -158,7 +160,7 @@ class Controller:
 
     # -- from the session --------------------------------------------------------------------
 
-    def on_state(self, push: m.StatePush) -> None:
+    def on_state(self, push: RoomState) -> None:
         view = push.view
         before = self._my_turn_key
         self.events.extend(push.events)
@@ -169,9 +171,9 @@ class Controller:
 
     _my_turn_key: tuple[int, int] | None = None
 
-    def _turn_key(self, view: dict[str, Any]) -> tuple[int, int] | None:
-        if view.get("status") == "playing" and self.me is not None and view.get("turn") == self.me:
-            return (int(view.get("round") or 0), self.me)
+    def _turn_key(self, view: View) -> tuple[int, int] | None:
+        if view.status == RoomStatus.PLAYING and self.me is not None and view.turn == self.me:
+            return (view.round, self.me)
         return None
 
     def on_chat(self, push: m.ChatPush) -> None:
@@ -319,7 +321,7 @@ class Controller:
 
     async def _create(self, cmd: lb.CreateRoom) -> None:
         if cmd.name is None:  # guided: one question per setting, Enter keeps the default
-            default = f"{self.session.name}'s table"[:lb.NAME_MAX]
+            default = f"{self.session.name}'s table"[:ROOM_NAME_MAX]
             name = await self._ask(f"room name [{default}]: ",
                                    lambda a: lb.room_name(a) if a.strip() else default)
             seats = await self._ask("seats, 2 to 4 [4]: ",
@@ -340,8 +342,8 @@ class Controller:
     async def _room(self, line: str) -> None:
         cmd = lb.parse_room(line)
         if isinstance(cmd, lb.AddBots):
-            view = self.view or {}
-            free = int(view.get("seats", 0)) - len(view.get("players") or ())
+            view = self.view
+            free = view.seats - len(view.players) if view is not None else 0
             count = free if cmd.count is None else cmd.count
             if free <= 0:
                 raise c.CommandError("every seat is taken: `start` begins the game")
@@ -372,7 +374,7 @@ class Controller:
         if isinstance(cmd, c.Chat):
             await self.session.request(m.Chat, text=cmd.text)
         elif isinstance(cmd, c.Hint):
-            self.screen.show(hint_lines(self.view or {}, self.me))
+            self.screen.show(hint_lines(self.view, self.me))
         elif isinstance(cmd, c.Help):
             self.screen.show(c.help_text(cmd.command).splitlines())
         elif isinstance(cmd, c.Rules):
@@ -387,8 +389,8 @@ class Controller:
     async def act(self, action: Action) -> None:
         if self.me is None:
             raise c.CommandError("you are watching: only players act (`leave` for the lobby)")
-        view = self.view or {}
-        if view.get("status") == "finished":
+        view = self.view
+        if view is not None and view.status == RoomStatus.FINISHED:
             raise c.CommandError("the game is over: `leave` for the lobby, `quit` to leave")
         await self.session.act(action)
 

@@ -1,8 +1,9 @@
 """The view and its events in words: the text shared by the boxed screen and ``--plain``.
 
-Every function takes parts of a protocol view (``docs/protocol.md``, "The view") and returns
-plain strings, or :class:`Part` lists when a piece of text belongs to a seat (so the boxed
-renderer can colour it). Strings that come from the server go through
+Every function takes parts of a protocol view (``docs/protocol.md``, "The view"), as the
+typed :class:`shared.view.View` the session parsed it into, and returns plain strings, or
+:class:`Part` lists when a piece of text belongs to a seat (so the boxed renderer can colour
+it). Events stay the wire maps they came as. Strings that come from the server go through
 :func:`client.sanitize.safe` here, once, so neither renderer prints them raw.
 """
 
@@ -16,9 +17,10 @@ from client.sanitize import safe
 from shared.board import ADJACENT, REGION_NAMES, REGIONS, ROUNDS, SKILLS, TILES
 from shared.errors import CastellError
 from shared.scoring import score_player
-from shared.view import state_from_view
+from shared.state import Festival, Prizes, Skills
+from shared.view import PlayerView, RoomStatus, TakenView, View, state_from_view
 
-View = Mapping[str, Any]
+#: An event of a ``state`` push (or a chat line among them), as the wire map it came as.
 Event = Mapping[str, Any]
 
 #: The once-per-turn actions of §4, in the order the header lists them.
@@ -42,18 +44,18 @@ def plain(parts: Sequence[Part]) -> str:
 # Players -------------------------------------------------------------------------------
 
 
-def player_map(view: View, seat: int | None) -> Mapping[str, Any] | None:
-    """The player map of ``seat``, or None (an empty seat, or no seat)."""
-    for p in view.get("players") or ():
-        if p.get("seat") == seat:
+def player_at(view: View, seat: int | None) -> PlayerView | None:
+    """The player at ``seat``, or None (an empty seat, or no seat)."""
+    for p in view.players:
+        if p.seat == seat:
             return p
     return None
 
 
 def seat_name(view: View, seat: int | None) -> str:
     """The player's name at ``seat``, made safe; ``seat N`` for an unknown seat."""
-    p = player_map(view, seat)
-    name = safe(p.get("name", "")) if p else ""
+    p = player_at(view, seat)
+    name = safe(p.name) if p else ""
     return name or f"seat {seat}"
 
 
@@ -101,58 +103,56 @@ def tower_lines(levels: Sequence[Sequence[int]], width: int | None = None) -> li
     return [r.center(width).rstrip() for r in rows]
 
 
-def skills_text(skills: Mapping[str, int], sep: str = " · ") -> str:
+def skills_text(skills: Skills, sep: str = " · ") -> str:
     """The skills a player has ranks in: ``bal 1 · str 2``, or ``no skills``."""
-    ranks = [f"{SKILL_ABBREV[s]} {skills.get(s, 0)}" for s in SKILLS if skills.get(s, 0)]
+    ranks = [f"{SKILL_ABBREV[s]} {skills.rank(s)}" for s in SKILLS if skills.rank(s)]
     return sep.join(ranks) if ranks else "no skills"
 
 
-def taken_text(taken: Mapping[str, Any]) -> str:
+def taken_text(taken: TakenView) -> str:
     """What a player took, grouped by region (§9 diversity): ``gir lp04 · tar trophy size 6``.
 
     Taken special action tokens (not tied to a region) come last.
     """
     items: dict[str, list[str]] = {}
-    for t in taken.get("tiles") or ():
-        items.setdefault(t.get("region"), []).append(safe(t.get("tile")))
-    for t in taken.get("prizes") or ():
-        items.setdefault(t.get("region"), []).append(safe(t.get("prize")))
-    for t in taken.get("sizes") or ():
-        items.setdefault(t.get("region"), []).append(f"size {safe(t.get('size'))}")
-    order = [r for r in REGIONS if r in items] + [r for r in items if r not in REGIONS]
-    groups = [f"{region_label(r)} {' '.join(items[r])}" for r in order]
-    tokens = taken.get("tokens") or 0
+    for tile in taken.tiles:
+        items.setdefault(tile.region, []).append(safe(tile.tile))
+    for prize in taken.prizes:
+        items.setdefault(prize.region, []).append(safe(prize.prize))
+    for size in taken.sizes:
+        items.setdefault(size.region, []).append(f"size {size.size}")
+    groups = [f"{region_label(r)} {' '.join(items[r])}" for r in REGIONS if r in items]
+    tokens = taken.tokens
     if tokens:
         groups.append(f"{tokens} token{'s' if tokens != 1 else ''}")
     return " · ".join(groups) if groups else "nothing yet"
 
 
-def player_title(view: View, p: Mapping[str, Any], me: int | None) -> str:
+def player_title(view: View, p: PlayerView, me: int | None) -> str:
     """``▶ Anna (you)``: the name with its markers (turn, you, bot, offline)."""
-    seat = p.get("seat")
+    seat = p.seat
     marks = []
     if seat == me:
         marks.append("(you)")
-    if p.get("bot"):
+    if p.bot:
         marks.append("(bot)")
-    if not p.get("connected", True):
+    if not p.connected:
         marks.append("(offline)")
-    prefix = "▶ " if seat == view.get("turn") and view.get("status") == "playing" else ""
+    prefix = "▶ " if seat == view.turn and view.status == RoomStatus.PLAYING else ""
     return prefix + " ".join([seat_name(view, seat), *marks])
 
 
-def player_summary(p: Mapping[str, Any], score: int | None = None) -> str:
+def player_summary(p: PlayerView, score: int | None = None) -> str:
     """``at gir · best 8 · score 23`` (``no pawn yet`` before the first move); ``score`` is
     the player's score so far (:func:`scores_so_far`)."""
-    where = f"at {region_label(p.get('region'))}" if p.get("region") else "no pawn yet"
-    return f"{where} · best {p.get('best', 0)}" + (f" · score {score}" if score is not None
-                                                    else "")
+    where = f"at {region_label(p.region)}" if p.region else "no pawn yet"
+    return f"{where} · best {p.best}" + (f" · score {score}" if score is not None else "")
 
 
 def scores_so_far(view: View) -> dict[int, int]:
     """Each seat's total as §9 would count it now: what the players have taken so far,
     counted by the rules engine's own scoring (none before the start)."""
-    if view.get("status") == "waiting":
+    if view.status == RoomStatus.WAITING:
         return {}
     try:
         state = state_from_view(view)
@@ -161,12 +161,12 @@ def scores_so_far(view: View) -> dict[int, int]:
     return {p.seat: score_player(p).total for p in state.players}
 
 
-def tokens_and_skills(p: Mapping[str, Any]) -> str:
+def tokens_and_skills(p: PlayerView) -> str:
     """``5 tokens · bal 1 · str 1``: special action tokens left and skill ranks."""
-    tokens = p.get("tokens", 0)
-    skills = p.get("skills") or {}
-    head = f"{tokens} token{'s' if tokens != 1 else ''}"
-    return head if not any(skills.values()) else f"{head} · {skills_text(skills, ' ')}"
+    head = f"{p.tokens} token{'s' if p.tokens != 1 else ''}"
+    if not any(p.skills.rank(s) for s in SKILLS):
+        return head
+    return f"{head} · {skills_text(p.skills, ' ')}"
 
 
 # The turn ------------------------------------------------------------------------------
@@ -186,22 +186,21 @@ def countdown(deadline: float | None, now: float | None) -> str | None:
 
 
 def status_text(view: View) -> str:
-    status = view.get("status")
-    if status == "waiting":
-        taken, seats = len(view.get("players") or ()), view.get("seats", "?")
+    if view.status == RoomStatus.WAITING:
+        taken, seats = len(view.players), view.seats
         if taken == seats:
             return f"every seat taken {taken}/{seats}, waiting for the start"
         return f"waiting for players {taken}/{seats}"
-    if status == "finished":
-        winners = view.get("winners") or ()
+    if view.status == RoomStatus.FINISHED:
+        winners = view.winners or ()
         return f"game over: {plain(winners_text(view, winners))}" if winners else "game over"
-    return f"round {view.get('round', 0)}/{ROUNDS}"
+    return f"round {view.round}/{ROUNDS}"
 
 
 def turn_text(view: View, me: int | None) -> Part | None:
     """Whose turn it is, from ``me``'s point of view."""
-    turn = view.get("turn")
-    if turn is None or view.get("status") != "playing":
+    turn = view.turn
+    if turn is None or view.status != RoomStatus.PLAYING:
         return None
     if turn == me:
         return Part("your turn", turn)
@@ -217,10 +216,9 @@ def tile_name(tile: str | None) -> str:
 
 def wheel_all_text(view: View) -> str:
     """What the `all` segment trains this round; the advanced game has no such segment."""
-    wheel = view.get("wheel") or {}
-    if "all" in wheel:
-        return f"all regions: {tile_name(wheel['all'])}"
-    if view.get("variant") == "advanced":
+    if "all" in view.wheel:
+        return f"all regions: {tile_name(view.wheel['all'])}"
+    if view.variant == "advanced":
         return "advanced: no `all` tile"
     return "all regions: —"
 
@@ -238,19 +236,18 @@ def performance_label(tile_id: str, compact: bool = False) -> str:
     return f"{tile.id} {tile.points}lv {skills} ({tile.points})"
 
 
-def next_festival_round(festivals: Sequence[Mapping[str, Any]]) -> int | None:
+def next_festival_round(festivals: Sequence[Festival]) -> int | None:
     """The round of the earliest festival not yet held (§5), or None."""
-    rounds = [f.get("round", 0) for f in festivals if not f.get("done")]
+    rounds = [f.round for f in festivals if not f.done]
     return min(rounds) if rounds else None
 
 
-def festival_window(festivals: Sequence[Mapping[str, Any]], rows: int
-                    ) -> tuple[list[Mapping[str, Any]], int]:
+def festival_window(festivals: Sequence[Festival], rows: int) -> tuple[list[Festival], int]:
     """The festivals to list in ``rows`` lines and how many later ones are left out.
 
     The list starts at the last festival held (for context), then the coming ones.
     """
-    pending = [i for i, f in enumerate(festivals) if not f.get("done")]
+    pending = [i for i, f in enumerate(festivals) if not f.done]
     start = max(0, pending[0] - 1) if pending else max(0, len(festivals) - rows)
     shown = list(festivals[start:start + rows])
     hidden = len(festivals) - start - len(shown)
@@ -260,9 +257,9 @@ def festival_window(festivals: Sequence[Mapping[str, Any]], rows: int
     return shown, hidden
 
 
-def prizes_text(prizes: Mapping[str, int]) -> str:
+def prizes_text(prizes: Prizes) -> str:
     """The prize supply left: ``trophy 11 medal 14 ribbon 14``."""
-    return " ".join(f"{p} {prizes.get(p, 0)}" for p in ("trophy", "medal", "ribbon"))
+    return " ".join(f"{p} {prizes.left(p)}" for p in ("trophy", "medal", "ribbon"))
 
 
 # Events --------------------------------------------------------------------------------
@@ -293,8 +290,8 @@ def regions_at(events: Sequence[Event], view: View) -> list[str | None]:
         if earlier:
             where = earlier[-1]
         elif not later and _moved_to(event) is None:
-            p = player_map(view, seat)
-            where = p.get("region") if p else None
+            p = player_at(view, seat)
+            where = p.region if p else None
         out.append(where)
     return out
 
@@ -347,9 +344,8 @@ def action_words(action: Mapping[str, Any], where: str | None,
         return f"spent a token to {_effect_words(action)}"
     if kind == "build":
         levels = action.get("levels") or ()
-        return f"built {len(levels)} level{'s' if len(levels) != 1 else ''}: " + tower_text(
-            [[safe(s) for s in level] for level in levels]  # type: ignore[misc]
-        )
+        return f"built {len(levels)} level{'s' if len(levels) != 1 else ''}: " + " / ".join(
+            " ".join(safe(s) for s in level) for level in levels)
     if kind == "dismantle":
         return "dismantled the tower"
     if kind == "end_turn":
@@ -431,10 +427,11 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
     return [Part(f"({safe(kind)})")]
 
 
-def chat_parts(view: View, message: Mapping[str, Any]) -> list[Part]:
-    """A chat push as ``Anna: hello``; a spectator's name is shown without a seat colour."""
+def chat_parts(view: View | None, message: Mapping[str, Any]) -> list[Part]:
+    """A chat push as ``Anna: hello``; a spectator's name is shown without a seat colour.
+    ``view`` (None before the room's first view) names a seat whose message has no name."""
     seat = message.get("seat")
-    name = safe(message.get("name", "")) or seat_name(view, seat)
+    name = safe(message.get("name", "")) or (seat_name(view, seat) if view else f"seat {seat}")
     return [Part(name, seat), Part(": " + safe(message.get("text", "")))]
 
 
@@ -443,24 +440,20 @@ def chat_parts(view: View, message: Mapping[str, Any]) -> list[Part]:
 
 def score_rows(view: View) -> list[tuple[int, list[str], bool]]:
     """Final scores by seat: (seat, cells: categories of §9 then total, is a winner)."""
-    winners = set(view.get("winners") or ())
-    rows = []
-    for s in view.get("scores") or ():
-        cells = [str(safe(s.get(c, 0))) for c in (*SCORE_CATEGORIES, "total")]
-        rows.append((s.get("seat"), cells, s.get("seat") in winners))
-    return rows
+    winners = set(view.winners or ())
+    return [(s.seat, [str(getattr(s, c)) for c in (*SCORE_CATEGORIES, "total")], s.seat in winners)
+            for s in view.scores or ()]
 
 
 def tie_note(view: View) -> str | None:
     """Why a player with the winners' total did not win (§9: the better best tower)."""
-    winners = set(view.get("winners") or ())
-    scores = view.get("scores") or ()
-    top = {s.get("total") for s in scores if s.get("seat") in winners}
-    beaten = [s.get("seat") for s in scores
-              if s.get("seat") not in winners and s.get("total") in top]
+    winners = set(view.winners or ())
+    scores = view.scores or ()
+    top = {s.total for s in scores if s.seat in winners}
+    beaten = [s.seat for s in scores if s.seat not in winners and s.total in top]
     if not beaten:
         return None
-    return (f"a tie on {safe(next(iter(top)))} points goes to the better best tower "
+    return (f"a tie on {next(iter(top))} points goes to the better best tower "
             f"(§9): {', '.join(seat_name(view, s) for s in beaten)} had a lower one")
 
 

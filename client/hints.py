@@ -9,9 +9,6 @@ client never re-implements a rule.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from client.commands import action_to_command
 from client.completion import hint_lines as action_lines
 from shared.actions import Action, Build, Move, Special, Train
@@ -21,7 +18,7 @@ from shared.errors import CastellError
 from shared.solver import FestivalGoal, TileGoal, best_tower
 from shared.state import GameState, Player
 from shared.tower import enters_festival, festival_score
-from shared.view import state_from_view
+from shared.view import RoomStatus, View, state_from_view
 
 
 def _build(levels: tuple[tuple[int, ...], ...]) -> str:
@@ -34,8 +31,9 @@ def _moves_to(legal: list[Action]) -> dict[str, str]:
     for action in legal:
         moves = isinstance(action, Move) or (
             isinstance(action, Special | Train) and action.effect == "move")
-        if moves and action.region is not None and action.region not in out:  # type: ignore[union-attr]
-            out[action.region] = action_to_command(action)  # type: ignore[union-attr]
+        region = action.region if isinstance(action, Move | Special | Train) else None
+        if moves and region is not None and region not in out:
+            out[region] = action_to_command(action)
     return out
 
 
@@ -57,7 +55,7 @@ def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> li
     coming = [f for f in state.festivals if f.round == state.round and not f.done]
     if not coming:
         later = [f for f in state.festivals if not f.done]
-        lines = []
+        lines: list[str] = []
         for f in (f for f in later if f.round == later[0].round):
             head = ("no festival this round; the next is in round" if not lines
                     else "and in round")
@@ -119,19 +117,20 @@ def _tile_lines(state: GameState, seat: int, player: Player) -> list[str]:
     return lines
 
 
-def hint_lines(view: Mapping[str, Any], seat: int | None) -> list[str]:
+def hint_lines(view: View | None, seat: int | None) -> list[str]:
     """What ``hint`` shows to ``seat`` looking at ``view``."""
     if seat is None:
         return ["spectators get no hints: join a game to play"]
-    if view.get("status") != "playing":
-        return ["hints come once the game has started" if view.get("status") == "waiting"
-                else "the game is over"]
+    if view is None or view.status == RoomStatus.WAITING:
+        return ["hints come once the game has started"]
+    if view.status != RoomStatus.PLAYING:
+        return ["the game is over"]
     state = state_from_view(view)
     player = state.players[seat]
     legal = legal_actions(state, seat)
     lines: list[str] = []
     if legal:
-        wheel = view.get("wheel") or {}
+        wheel = view.wheel
         tiles = {"region": wheel.get(player.region or ""), "all": wheel.get("all")}
         lines.append("you can:")
         lines.extend("  " + line for line in action_lines(

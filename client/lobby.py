@@ -12,12 +12,11 @@ from typing import Final
 
 import attrs
 
-from client.commands import CHAT_MAX, Chat, CommandError, Help, Quit, did_you_mean
+from client.commands import Chat, CommandError, Help, Quit, did_you_mean
+from shared.wire import CHAT_MAX, ROOM_NAME_MAX, TURN_SECONDS_MAX, TURN_SECONDS_MIN
 
 VARIANTS: Final = ("normal", "advanced")
 BOT_LEVELS: Final = ("greedy", "random")
-TIMER_RANGE: Final = (10, 3600)  # docs/protocol.md, create_room.turn_seconds
-NAME_MAX: Final = 40
 
 
 @attrs.frozen
@@ -148,7 +147,7 @@ def parse_timer(text: str) -> int | None:
         seconds = int(t.rstrip("ms")) * scale
     except ValueError:
         seconds = -1
-    lo, hi = TIMER_RANGE
+    lo, hi = TURN_SECONDS_MIN, TURN_SECONDS_MAX
     if not lo <= seconds <= hi:
         raise CommandError(f"`{text}`: a turn timer is {lo} to {hi} seconds (or `none`)")
     return seconds
@@ -177,8 +176,8 @@ def room_name(text: str) -> str:
     name = " ".join(text.split())
     if not name:
         raise CommandError("a room needs a name")
-    if len(name) > NAME_MAX:
-        raise CommandError(f"a room name holds at most {NAME_MAX} characters")
+    if len(name) > ROOM_NAME_MAX:
+        raise CommandError(f"a room name holds at most {ROOM_NAME_MAX} characters")
     return name
 
 

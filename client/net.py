@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
+from websockets.typing import Subprotocol
 
 from client.sanitize import safe
 from shared import messages as m
@@ -35,7 +36,6 @@ from shared.codec import decode_server, encode, unpack
 from shared.errors import CastellError, ProtocolError
 from shared.logs import frame_safe_logger
 
-SUBPROTOCOL = "castell.v1"
 #: The largest frame the client accepts from a server.
 MAX_SIZE = 4 * 1024 * 1024
 
@@ -74,7 +74,7 @@ class GameClient:
                       open_timeout: float = 10.0, **kwargs: Any) -> GameClient:
         # Frames carry the seat token: never log their contents, even at DEBUG.
         kwargs.setdefault("logger", frame_safe_logger("castell.client.ws"))
-        ws = await connect(url, subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
+        ws = await connect(url, subprotocols=[Subprotocol(m.SUBPROTOCOL)],
                            ssl=ssl_context, open_timeout=open_timeout,
                            compression=None, max_size=MAX_SIZE, **kwargs)
         return cls(ws)

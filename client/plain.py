@@ -19,7 +19,9 @@ from typing import IO
 
 from client.controller import Controller
 from client.render import chat_text, event_lines, render_plain
+from client.session import RoomState
 from shared import messages as m
+from shared.view import RoomStatus
 
 PLAIN_HELP = ("look       print the whole board again",
               "wait       wait until it is your turn (or the game starts or ends)")
@@ -73,7 +75,7 @@ class PlainScreen:
         if view is not None:
             self.say(*render_plain(view, self.controller.me, now=time.time()))
 
-    def state_changed(self, push: m.StatePush, my_turn_began: bool) -> None:
+    def state_changed(self, push: RoomState, my_turn_began: bool) -> None:
         view = push.view
         me = self.controller.me
         first = push.room != self._room
@@ -84,7 +86,7 @@ class PlainScreen:
                 self.say(*self.controller.room_lines())
         else:
             self.say(*event_lines(view, push.events))
-        if view.get("status") == "finished" and any(
+        if view.status == RoomStatus.FINISHED and any(
                 e.get("kind") == "game_over" for e in push.events):
             self.board()
             self.say("The game is over. `leave` for the lobby, `quit` to close Castell.")
@@ -93,13 +95,12 @@ class PlainScreen:
             self.say("Your turn. `hint` lists what you can do.")
         elif my_turn_began:
             self.say("Your turn. `hint` lists what you can do.")
-        elif not first and view.get("turn") == me and view.get("status") == "playing":
+        elif not first and view.turn == me and view.status == RoomStatus.PLAYING:
             self.say(render_plain(view, me, now=time.time())[0])
         self._changed.set()
 
     def chat(self, push: m.ChatPush) -> None:
-        view = self.controller.view or {}
-        self.say(chat_text(view, {"seat": push.seat, "name": push.name,
+        self.say(chat_text(self.controller.view, {"seat": push.seat, "name": push.name,
                                   "text": push.text}).plain)
 
     def refresh(self) -> None:
@@ -129,12 +130,11 @@ class PlainScreen:
             view = self.controller.view
             if view is None:
                 return self.controller.mode == "lobby"
-            status = view.get("status")
-            if status == "finished":
+            if view.status == RoomStatus.FINISHED:
                 return True
-            if status == "waiting":
+            if view.status == RoomStatus.WAITING:
                 return False
-            return view.get("turn") == self.controller.me or self.controller.me is None
+            return view.turn == self.controller.me or self.controller.me is None
         while not ready() and not self._exiting:
             self._changed.clear()
             await self._changed.wait()

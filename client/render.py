@@ -1,6 +1,7 @@
 """Drawing a protocol view on the terminal with rich, and as plain lines for ``--plain``.
 
-:func:`render` turns a view (``docs/protocol.md``, "The view"), the seat of the player looking
+:func:`render` turns a view (``docs/protocol.md``, "The view", as a typed
+:class:`shared.view.View`), the seat of the player looking
 at it (or None for a spectator), recent events and the current time into one rich renderable:
 header, the score table once the game is over, Regions, Festivals, Local performances, one
 panel per player (the player's own first; a waiting room lists its seats instead) and recent
@@ -30,9 +31,11 @@ from rich.table import Table
 from rich.text import Text
 
 from client import describe as d
-from client.describe import Part, View
+from client.describe import Part
 from client.sanitize import safe
 from shared.board import REGIONS, ROUNDS
+from shared.state import Row
+from shared.view import PlayerView, RegionView, RoomStatus, View
 
 __all__ = ["SEAT_STYLES", "event_lines", "print_view", "render", "render_plain", "safe",
            "seat_style"]
@@ -58,7 +61,7 @@ def _clip(text: str, cells: int) -> str:
 
 def seat_style(seat: int | None) -> str:
     """The style of a seat's colour ("" for no seat)."""
-    if seat is None or not isinstance(seat, int):
+    if seat is None:
         return ""
     return SEAT_STYLES[seat % len(SEAT_STYLES)]
 
@@ -93,25 +96,25 @@ def _header_line(view: View, me: int | None, now: float | None, width: int, watc
     text = Text()
     if width >= SIDE_BY_SIDE and brand:
         text.append("CASTELL · ", style="bold")
-    text.append(_clip(safe(view.get("name", "")), HEADER_NAME // 2 if compact else HEADER_NAME),
+    text.append(_clip(safe(view.name), HEADER_NAME // 2 if compact else HEADER_NAME),
                 style="bold")
     status = d.status_text(view)
-    if compact and view.get("status") == "playing":
-        status = f"R{view.get('round', 0)}/{ROUNDS}"
-    elif compact and view.get("status") == "finished":
+    if compact and view.status == RoomStatus.PLAYING:
+        status = f"R{view.round}/{ROUNDS}"
+    elif compact and view.status == RoomStatus.FINISHED:
         status = "game over"  # the score table right below names the winners
     text.append(f" · {status}")
     turn = d.turn_text(view, me)
     if turn is not None:
         text.append(" · ")
         text.append(turn.text, style=f"bold {seat_style(turn.seat)}")
-        done = view.get("done") or ()
+        done = view.done
         # compact: a tick on what is done, the rest bare (a "·" would read as a separator)
         text.append(": " + (" ".join(f"{a}✓" if a in done else a for a in d.TURN_ACTIONS)
                             if compact else "  ".join(d.turn_marks(done))))
-    left = d.countdown(view.get("deadline"), now)
-    if left is not None:
-        urgent = view["deadline"] - now < 16  # type: ignore[operator]
+    left = d.countdown(view.deadline, now)
+    if view.deadline is not None and now is not None and left is not None:
+        urgent = view.deadline - now < 16
         text.append(f"{' ' if compact else '   '}time {left}",
                     style="bold reverse" if urgent else "bold")
     if me is None and watching:
@@ -136,17 +139,16 @@ def _pawns(view: View, seats: Sequence[int]) -> Text:
 def _festival_cell(view: View, region: str) -> Text:
     """The next festival still to come in ``region`` (``▶`` when it is the next of all), and
     the round of a later one: ``▶R4 size 3 +R8``."""
-    festivals = view.get("festivals") or []
+    festivals = view.festivals
     nxt = d.next_festival_round(festivals)
-    coming = [f for f in festivals if not f.get("done") and f.get("region") == region]
+    coming = [f for f in festivals if not f.done and f.region == region]
     text = Text(no_wrap=True, overflow="ellipsis")
     if coming:
         f = coming[0]
-        is_next = f.get("round") == nxt
-        text.append(f"{'▶' if is_next else ''}R{safe(f.get('round'))} size {safe(f.get('size'))}",
+        is_next = f.round == nxt
+        text.append(f"{'▶' if is_next else ''}R{f.round} size {f.size}",
                     style="bold" if is_next else "")
-        text.append("".join(f" +R{safe(later.get('round'))}" for later in coming[1:]),
-                    style="dim")
+        text.append("".join(f" +R{later.round}" for later in coming[1:]), style="dim")
     return text
 
 
@@ -155,8 +157,8 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
     has no room for the Festivals panel beside it) and the prizes left under them."""
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, expand=True,
                   header_style="bold")
-    regions = view.get("regions") or {}
-    castellers = [" ".join(str(safe(s)) for s in (regions.get(r) or {}).get("castellers") or ())
+    regions = view.regions
+    castellers = [" ".join(map(str, regions[r].castellers)) if r in regions else ""
                   for r in REGIONS]
     # On a very narrow screen the neighbours and festivals give way, never a region's id
     # or its castellers.
@@ -164,15 +166,15 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
     table.add_column("castellers", no_wrap=True,
                      min_width=max(len("castellers"), *(len(c) for c in castellers)))
     # Every pawn keeps a place, even in a crowded region: the other columns give way first.
-    pawns = [_pawns(view, (regions.get(r) or {}).get("pawns") or ()) for r in REGIONS]
+    pawns = [_pawns(view, regions[r].pawns if r in regions else ()) for r in REGIONS]
     table.add_column("pawns", no_wrap=True, overflow="ellipsis", ratio=1,
                      min_width=max(5, *(p.cell_len for p in pawns)))
     table.add_column("trains", no_wrap=True)
     table.add_column("next to", no_wrap=True, overflow="ellipsis")
     if festivals:
         table.add_column("festivals", no_wrap=True, overflow="ellipsis")
-    wheel = view.get("wheel") or {}
-    mine = (d.player_map(view, me) or {}).get("region")
+    wheel = view.wheel
+    mine = _region_of(view, me)
     for r, here, pawn_names in zip(REGIONS, castellers, pawns, strict=True):
         table.add_row(
             r,
@@ -183,17 +185,23 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
             *([_festival_cell(view, r)] if festivals else []),
             style="bold" if r == mine else "",  # the player's own region stands out
         )
-    foot = f"{d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))}"
+    foot = f"{d.wheel_all_text(view)} · bag {view.bag}"
     if festivals:
-        foot += f" · prizes: {d.prizes_text(view.get('prizes') or {})}"
+        foot += f" · prizes: {d.prizes_text(view.prizes)}"
     return Panel(table, title="Regions", title_align="left", subtitle=Text(foot),
                  subtitle_align="left", box=box.ROUNDED)
 
 
+def _region_of(view: View, seat: int | None) -> str | None:
+    """Where the pawn of ``seat`` stands (None: no pawn, or no seat)."""
+    p = d.player_at(view, seat)
+    return p.region if p is not None else None
+
+
 def _festivals_panel(view: View, me: int | None) -> Panel:
-    festivals = view.get("festivals") or []
+    festivals = view.festivals
     nxt = d.next_festival_round(festivals)
-    mine = (d.player_map(view, me) or {}).get("region")
+    mine = _region_of(view, me)
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, show_header=False,
                   expand=True)
     table.add_column(no_wrap=True)  # round
@@ -204,20 +212,19 @@ def _festivals_panel(view: View, me: int | None) -> Panel:
     table.add_column(no_wrap=True)  # you
     shown, hidden = d.festival_window(festivals, FESTIVAL_ROWS)
     for f in shown:
-        is_next = not f.get("done") and f.get("round") == nxt
-        mark = "✓" if f.get("done") else ("▶" if is_next else " ")
-        style = "dim" if f.get("done") else ("bold" if is_next else "")
+        is_next = not f.done and f.round == nxt
+        mark = "✓" if f.done else ("▶" if is_next else " ")
+        style = "dim" if f.done else ("bold" if is_next else "")
         table.add_row(
-            f"R{safe(f.get('round'))}", mark, safe(f.get("town", "")),
-            d.region_label(f.get("region")), f"size {safe(f.get('size'))}",
-            "← you" if is_next and mine and f.get("region") == mine else "",
+            f"R{f.round}", mark, safe(f.town), d.region_label(f.region), f"size {f.size}",
+            "← you" if is_next and mine and f.region == mine else "",
             style=style,
         )
     if hidden:
         table.add_row("", "…", f"{hidden} more", "", "", "", style="dim")
     if not festivals:
         table.add_row("", "", "no calendar yet", "", "", "")
-    body = Group(table, Text("left: " + d.prizes_text(view.get("prizes") or {})))
+    body = Group(table, Text("left: " + d.prizes_text(view.prizes)))
     # §5.1: who takes part; said where the sizes are, for the players who did not read it
     return Panel(body, title="Festivals", title_align="left", box=box.ROUNDED,
                  subtitle=Text("enter: pawn there, 4+ levels, size", style="dim"),
@@ -230,36 +237,35 @@ def _performances_panel(view: View, compact: bool) -> Panel:
     table.add_column(no_wrap=True)
     table.add_column(ratio=1)
     table.add_column(no_wrap=True, justify="right")
-    rows = view.get("performances") or {}
-    if not any(row.get("tiles") or row.get("tokens") for row in rows.values()):
+    rows = view.performances
+    if not any(row.tiles or row.tokens for row in rows.values()):
         return Panel(Text("every tile has been completed", style="dim"),
                      title="Local performances", title_align="left", box=box.ROUNDED)
     for r in REGIONS:
-        row = rows.get(r) or {}
-        tiles = [d.performance_label(t, compact) for t in row.get("tiles") or ()]
-        tokens = row.get("tokens") or 0
-        table.add_row(r, "   ".join(tiles) or "—", f"tokens {tokens}" if tokens else "")
+        row = rows.get(r, Row())
+        tiles = [d.performance_label(t, compact) for t in row.tiles]
+        table.add_row(r, "   ".join(tiles) or "—", f"tokens {row.tokens}" if row.tokens else "")
     return Panel(table, title="Local performances", title_align="left", box=box.ROUNDED)
 
 
 # Players ---------------------------------------------------------------------------------
 
 
-def _player_panel(view: View, p: Mapping[str, Any], me: int | None, inner: int,
+def _player_panel(view: View, p: PlayerView, me: int | None, inner: int,
                   height: int | None = None, score: int | None = None) -> Panel:
-    seat = p.get("seat")
-    current = seat == view.get("turn") and view.get("status") == "playing"
+    seat = p.seat
+    current = seat == view.turn and view.status == RoomStatus.PLAYING
     lines: list[RenderableType] = [
         Text(d.player_summary(p, score)),
-        Text("team " + (d.team_text(p.get("team") or ()) or "—")),
+        Text("team " + (d.team_text(p.team) or "—")),
         Text(d.tokens_and_skills(p)),
     ]
-    tower = p.get("tower") or []
+    tower = p.tower
     if tower:
         lines.append(Text("\n".join(d.tower_lines(tower, inner)), justify="center", style="bold"))
     else:
         lines.append(Text("no tower", style="dim"))
-    lines.append(Text("took " + d.taken_text(p.get("taken") or {})))
+    lines.append(Text("took " + d.taken_text(p.taken)))
     title = Text(d.player_title(view, p, me), style=f"bold {seat_style(seat)}")
     return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED,
                  border_style=f"bold {seat_style(seat)}" if current else "dim", height=height)
@@ -267,9 +273,9 @@ def _player_panel(view: View, p: Mapping[str, Any], me: int | None, inner: int,
 
 def _seats_panel(view: View, me: int | None) -> Panel:
     """A room waiting for its game: who sits in which seat, and the seats still free."""
-    taken = {p.get("seat"): p for p in view.get("players") or ()}
+    taken = {p.seat: p for p in view.players}
     lines = []
-    for seat in range(int(view.get("seats") or 0)):
+    for seat in range(view.seats):
         p = taken.get(seat)
         line = Text(f"seat {seat}  ")
         if p is None:
@@ -281,14 +287,14 @@ def _seats_panel(view: View, me: int | None) -> Panel:
 
 
 def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
-    players = list(view.get("players") or ())
+    players = list(view.players)
     if not players:
         return []
-    if view.get("status") == "waiting":
+    if view.status == RoomStatus.WAITING:
         return [_seats_panel(view, me)]
     scores = d.scores_so_far(view)
     # The player's own panel first, the others in turn order after it (clockwise, §3).
-    seats = [p.get("seat") for p in players]
+    seats = [p.seat for p in players]
     if me in seats:
         at = seats.index(me)
         players = players[at:] + players[:at]
@@ -306,9 +312,9 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
         # The panels of a row share the height of the tallest (a tower makes one taller).
         console = Console(width=width // per_row, file=io.StringIO(), color_system=None)
         height = max(len(console.render_lines(
-            _player_panel(view, p, me, inner, score=scores.get(p.get("seat"))), pad=False))
+            _player_panel(view, p, me, inner, score=scores.get(p.seat)), pad=False))
             for p in chunk)
-        panels = [_player_panel(view, p, me, inner, height, scores.get(p.get("seat")))
+        panels = [_player_panel(view, p, me, inner, height, scores.get(p.seat))
                   for p in chunk]
         grid.add_row(*panels, *[""] * (per_row - len(chunk)))
         rows.append(grid)
@@ -385,10 +391,10 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
     table first. ``watching`` is what the header calls a spectator's view.
     """
     parts: list[RenderableType] = [_header(view, me, now, width, watching)]
-    if view.get("scores"):
+    if view.scores:
         parts.append(_scores_panel(view, width))
     board: list[RenderableType] = []
-    if view.get("status") != "waiting" or view.get("regions"):
+    if view.status != RoomStatus.WAITING or view.regions:
         if width >= SIDE_BY_SIDE:
             top = Table.grid(expand=True)
             top.add_column(ratio=60)
@@ -420,7 +426,7 @@ def print_view(console: Console, view: View, me: int | None = None,
                          max_event_lines=max_event_lines))
 
 
-def chat_text(view: View, message: Mapping[str, Any]) -> Text:
+def chat_text(view: View | None, message: Mapping[str, Any]) -> Text:
     """A ``chat`` push as one line, the speaker in their seat colour."""
     return _text(d.chat_parts(view, message))
 
@@ -429,50 +435,49 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
                  now: float | None = None) -> list[str]:
     """The facts of the view and the events as plain text lines (``--plain`` mode)."""
     lines = []
-    head = f"Castell · {safe(view.get('name', ''))} · {d.status_text(view)}"
+    head = f"Castell · {safe(view.name)} · {d.status_text(view)}"
     turn = d.turn_text(view, me)
     if turn is not None:
-        done = [a for a in d.TURN_ACTIONS if a in (view.get("done") or ())]
+        done = [a for a in d.TURN_ACTIONS if a in view.done]
         left = [a for a in d.TURN_ACTIONS if a not in done]
         head += (f" · {turn.text} · done: {' '.join(done) or 'nothing'}"
                  f" · left: {' '.join(left) or 'nothing'}")
-    clock = d.countdown(view.get("deadline"), now)
+    clock = d.countdown(view.deadline, now)
     if clock is not None:
         head += f" · time {clock}"
     if me is None:
         head += " · spectating"
     lines.append(head)
-    regions = view.get("regions") or {}
-    wheel = view.get("wheel") or {}
+    regions = view.regions
     for r in REGIONS if regions else ():
-        info = regions.get(r) or {}
-        castellers = " ".join(str(safe(s)) for s in info.get("castellers") or ()) or "none"
-        pawns = ", ".join(d.seat_name(view, s) for s in info.get("pawns") or ()) or "no pawns"
+        info = regions.get(r, RegionView((), ()))
+        castellers = " ".join(map(str, info.castellers)) or "none"
+        pawns = ", ".join(d.seat_name(view, s) for s in info.pawns) or "no pawns"
         lines.append(f"region {r} ({d.region_name(r)}): castellers {castellers} · {pawns} · "
-                     f"trains {d.tile_name(wheel.get(r))} · next to {' '.join(d.neighbours(r))}")
+                     f"trains {d.tile_name(view.wheel.get(r))} · "
+                     f"next to {' '.join(d.neighbours(r))}")
     if regions:
-        lines.append(f"wheel: {d.wheel_all_text(view)} · bag {safe(view.get('bag', 0))}")
-    festivals = view.get("festivals") or []
-    nxt = d.next_festival_round(festivals)
-    for f in festivals:
-        state = "done" if f.get("done") else ("next" if f.get("round") == nxt else "later")
-        lines.append(f"festival R{safe(f.get('round'))} {safe(f.get('town', ''))} "
-                     f"({d.region_label(f.get('region'))}) size {safe(f.get('size'))}: {state}")
-    lines.append("prizes left: " + d.prizes_text(view.get("prizes") or {}))
-    rows = view.get("performances") or {}
+        lines.append(f"wheel: {d.wheel_all_text(view)} · bag {view.bag}")
+    nxt = d.next_festival_round(view.festivals)
+    for f in view.festivals:
+        state = "done" if f.done else ("next" if f.round == nxt else "later")
+        lines.append(f"festival R{f.round} {safe(f.town)} ({d.region_label(f.region)}) "
+                     f"size {f.size}: {state}")
+    lines.append("prizes left: " + d.prizes_text(view.prizes))
+    rows = view.performances
     for r in REGIONS if rows else ():
-        row = rows.get(r) or {}
-        tiles = ", ".join(d.performance_label(t) for t in row.get("tiles") or ()) or "none"
-        lines.append(f"performances {r}: {tiles} · tokens {row.get('tokens') or 0}")
+        row = rows.get(r, Row())
+        tiles = ", ".join(d.performance_label(t) for t in row.tiles) or "none"
+        lines.append(f"performances {r}: {tiles} · tokens {row.tokens}")
     scores = d.scores_so_far(view)
-    for p in view.get("players") or ():
-        tower = d.tower_text(p.get("tower") or ()) or "none"
+    for p in view.players:
+        tower = d.tower_text(p.tower) or "none"
         lines.append(
-            f"player {d.player_title(view, p, me).removeprefix('▶ ')} (seat {p.get('seat')}): "
-            f"{d.player_summary(p, scores.get(p.get('seat')))} · "
-            f"team {d.team_text(p.get('team') or ()) or 'none'} · "
+            f"player {d.player_title(view, p, me).removeprefix('▶ ')} (seat {p.seat}): "
+            f"{d.player_summary(p, scores.get(p.seat))} · "
+            f"team {d.team_text(p.team) or 'none'} · "
             f"tower {tower} · {d.tokens_and_skills(p)} · "
-            f"took {d.taken_text(p.get('taken') or {})}"
+            f"took {d.taken_text(p.taken)}"
         )
     for seat, cells, won in d.score_rows(view):
         named = ", ".join(f"{c} {v}" for c, v in zip((*d.SCORE_CATEGORIES, "total"), cells,

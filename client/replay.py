@@ -19,7 +19,7 @@ from client.render import event_lines, render, render_plain
 from shared.codec import event_to_wire
 from shared.record import GameRecordFile, replay
 from shared.state import GameState
-from shared.view import RoomInfo, SeatInfo, build_view
+from shared.view import RoomInfo, RoomStatus, SeatInfo, View, make_view
 
 
 @attrs.frozen
@@ -27,7 +27,7 @@ class Step:
     """One step of a replay: the view after it and the events it caused."""
 
     index: int
-    view: dict[str, Any]
+    view: View
     events: tuple[dict[str, Any], ...]
     seat: int | None  # who acted (None for the setup)
 
@@ -37,11 +37,12 @@ def steps_of(record: GameRecordFile) -> list[Step]:
     seats = tuple(SeatInfo(i, name, bot=bot)
                   for i, (name, bot) in enumerate(zip(record.seats, record.bots, strict=True)))
 
-    def view(state: GameState) -> dict[str, Any]:
+    def view(state: GameState) -> View:
         room = RoomInfo(record.room, record.name, record.variant, len(record.seats),
                         turn_seconds=record.turn_seconds,
-                        status="finished" if state.over else "playing", players=seats)
-        return build_view(room, state)
+                        status=RoomStatus.FINISHED if state.over else RoomStatus.PLAYING,
+                        players=seats)  # type: ignore[arg-type]  # attrs converter=tuple
+        return make_view(room, state)
 
     out = []
     for i, (state, events) in enumerate(replay(record)):

@@ -7,23 +7,31 @@ connection drops it tries again with a growing pause (0.5 s doubling to 10 s, ea
 announced), says hello again and takes its seat back with the token — the server keeps a
 started game's seat for its player (docs/rules.md §10). It stops trying only when told to,
 or when the server gave the seat to a newer connection (close code 4001).
+
+A ``state`` push is read once here into a :class:`RoomState`, its view a typed
+:class:`shared.view.View`; a push whose view breaks the protocol is dropped, like any other
+frame that does (:mod:`client.net`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+import attrs
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI, WebSocketException
 
 from client.net import GameClient, ServerError, join_anywhere
+from client.sanitize import safe
 from client.seats import HeldSeat, SeatStore
 from shared import messages as m
 from shared.actions import Action
-from shared.errors import CastellError
+from shared.errors import CastellError, ProtocolError
+from shared.view import RoomStatus, View, parse_view
 
 FIRST_RETRY = 0.5
 MAX_RETRY = 10.0
@@ -31,6 +39,24 @@ MAX_RETRY = 10.0
 SEAT_TAKEN = 4001
 #: Answers to a rejoin that mean the seat is gone for good.
 SEAT_GONE = ("bad_token", "room_not_found")
+
+log = logging.getLogger("castell.client")
+
+
+@attrs.frozen
+class RoomState:
+    """A ``state`` push as the client keeps it: the room's view, parsed once, at ``version``,
+    and the events since the previous push (wire maps, shown as they come)."""
+
+    room: str
+    version: int
+    view: View
+    events: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def of(cls, push: m.StatePush) -> RoomState:
+        """``push`` with its view checked; raises :class:`ProtocolError` for a malformed one."""
+        return cls(push.room, push.version, parse_view(push.view), push.events)
 
 
 class NotConnected(CastellError):
@@ -42,7 +68,7 @@ class NotConnected(CastellError):
 class Listener(Protocol):
     """What a session tells its screen."""
 
-    def on_state(self, push: m.StatePush) -> None: ...
+    def on_state(self, push: RoomState) -> None: ...
     def on_chat(self, push: m.ChatPush) -> None: ...
     def on_connection(self, status: str | None) -> None:
         """A connection problem in words (None: connected again)."""
@@ -76,7 +102,7 @@ def describe_failure(url: str, exc: BaseException) -> str:
 class _Quiet:
     """The listener of a session nobody watches yet."""
 
-    def on_state(self, push: m.StatePush) -> None:
+    def on_state(self, push: RoomState) -> None:
         pass
 
     def on_chat(self, push: m.ChatPush) -> None:
@@ -116,7 +142,7 @@ class Session:
         self.code: str | None = None  # a private room's join code, for its creator
         self.created = False  # whether this session created the room it is in
         self.room_name: str | None = None
-        self.state: m.StatePush | None = None
+        self.state: RoomState | None = None
         self.stopped = False
         self.seat_lost = False
         self.on_reconnected: Callable[[], Awaitable[None]] | None = None
@@ -258,14 +284,18 @@ class Session:
             if self.state is not None and self.state.room == push.room and \
                     push.version < self.state.version:
                 return
-            self.state = push
-            view = push.view
-            self.room_name = view.get("name") or self.room_name
-            if view.get("status") == "finished":
+            try:
+                state = RoomState.of(push)
+            except ProtocolError as exc:
+                log.info("dropped a frame from the server: %s", safe(exc.message))
+                return
+            self.state = state
+            self.room_name = state.view.name
+            if state.view.status == RoomStatus.FINISHED:
                 self._forget()
             elif self.token is not None and self.room is not None:
                 self._remember()
-            self.listener.on_state(push)
+            self.listener.on_state(state)
             self._new_state.set()
         elif isinstance(push, m.ChatPush) and (self.room is None or push.room == self.room):
             self.listener.on_chat(push)
@@ -290,7 +320,7 @@ class Session:
             raise NotConnected("the connection dropped before the server answered; "
                                "reconnecting…") from None
 
-    async def _state_where(self, predicate: Callable[[m.StatePush], bool],
+    async def _state_where(self, predicate: Callable[[RoomState], bool],
                            timeout: float = 5.0) -> None:
         """Wait (a while) for a state push that satisfies ``predicate``."""
         with contextlib.suppress(TimeoutError):
@@ -309,9 +339,9 @@ class Session:
 
     async def add_bot(self, level: str) -> None:
         """Seat a bot, and wait for the push that shows it."""
-        before = len(self.state.view.get("players") or ()) if self.state else 0
+        before = len(self.state.view.players) if self.state else 0
         await self.request(m.AddBot, level=level)
-        await self._state_where(lambda s: len(s.view.get("players") or ()) > before)
+        await self._state_where(lambda s: len(s.view.players) > before)
 
     async def list_rooms(self) -> tuple[m.RoomSummary, ...]:
         reply = await self.request(m.ListRooms)
@@ -367,7 +397,7 @@ class Session:
 
     async def leave(self) -> None:
         """Back to the lobby. Before the start the seat is given up (and forgotten)."""
-        started = self.state is not None and self.state.view.get("status") != "waiting"
+        started = self.state is not None and self.state.view.status != RoomStatus.WAITING
         with contextlib.suppress(NotConnected, ServerError):
             await self.request(m.LeaveRoom)
         if not started:

@@ -2,13 +2,18 @@
 
 Each function returns a fresh dict shaped exactly like the ``view`` of a ``state`` push:
 a 2-seat game in round 4, a 4-seat game in round 5, a finished 3-seat game, a room still
-waiting for players, and helpers to build events as the server sends them.
+waiting for players, and helpers to build events as the server sends them. The client keeps
+a view parsed once into a :class:`shared.view.View`: :func:`typed` does that to a sample.
 """
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+import attrs
+
+from shared.view import View, parse_view
 
 NOW = 1_700_000_000.0
 
@@ -255,13 +260,27 @@ def waiting() -> dict[str, Any]:
     }
 
 
+def typed(view: dict[str, Any]) -> View:
+    """``view`` as the client keeps it: parsed, as the session parses a pushed view."""
+    return parse_view(view)
+
+
 def with_names(view: dict[str, Any], names: dict[int, str]) -> dict[str, Any]:
-    """A copy of ``view`` with some players renamed (e.g. to names with escape sequences)."""
+    """A copy of ``view`` with some players renamed."""
     out = copy.deepcopy(view)
     for p in out["players"]:
         if p["seat"] in names:
             p["name"] = names[p["seat"]]
     return out
+
+
+def renamed(view: View, names: dict[int, str]) -> View:
+    """``view`` with some players renamed, the wire's checks bypassed: names with escape
+    sequences, which no parsed view holds, for testing that the renderers still make every
+    string from the server safe."""
+    players = tuple(attrs.evolve(p, name=names[p.seat]) if p.seat in names else p
+                    for p in view.players)
+    return attrs.evolve(view, players=players)
 
 
 # Events, as the server sends them in a `state` push ---------------------------------------

@@ -64,7 +64,7 @@ def test_a_whole_game_renders_and_completes_from_its_views(seats, seed):
         events = [*events, *(event_to_wire(e) for e in new)][-12:]
         if step % 15 or state.over:
             continue
-        view = build_view(room, state)
+        view = parse_view(build_view(room, state))  # as a state push reaches the client
         me = step % seats
         # the completer, fed as the client will feed it, offers what the engine allows
         completer = CommandCompleter(lambda v=view, m=me: legal_actions(state_from_view(v), m))
@@ -83,7 +83,7 @@ def test_a_whole_game_renders_and_completes_from_its_views(seats, seed):
         assert render_plain(view, me, events)
     assert state.over
 
-    final = build_view(_room(seats, "finished"), state)
+    final = parse_view(build_view(_room(seats, "finished"), state))
     text = _screen(final, 0, events, 100)
     assert "Final score" in text and "★ winner" in text
     assert "Game over:" in text
@@ -94,6 +94,6 @@ def test_a_whole_game_renders_and_completes_from_its_views(seats, seed):
 
 
 def test_a_waiting_room_view_renders():
-    view = build_view(_room(3, "waiting"), None)
+    view = parse_view(build_view(_room(3, "waiting"), None))
     text = _screen(view, None, [], 80)
     assert "every seat taken 3/3, waiting for the start" in text and "Anna" in text

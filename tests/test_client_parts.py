@@ -29,7 +29,7 @@ from shared.actions import Build, Special, Train
 from shared.engine import apply, legal_actions, new_game
 from shared.solver import TallestGoal, best_tower
 from shared.tower import festival_score
-from shared.view import RoomInfo, SeatInfo, build_view
+from shared.view import RoomInfo, SeatInfo, make_view
 
 # Addresses -------------------------------------------------------------------------------
 
@@ -186,7 +186,7 @@ def test_every_command_a_hint_gives_is_accepted_by_the_engine(seed, rounds):
     room = RoomInfo("r1", "T", "normal", 3, status="playing",
                     players=[SeatInfo(i, n) for i, n in enumerate(NAMES)])
     seat = state.turn
-    lines = hint_lines(build_view(room, state), seat)
+    lines = hint_lines(make_view(room, state), seat)
     assert lines[0] == "you can:"
     checked = 0
     for line in lines:
@@ -207,7 +207,7 @@ def test_every_command_a_hint_gives_is_accepted_by_the_engine(seed, rounds):
             apply(built, seat, perform)
     # the other players are told it is not their turn
     other = (seat + 1) % 3
-    assert "turn" in hint_lines(build_view(room, state), other)[0]
+    assert "turn" in hint_lines(make_view(room, state), other)[0]
     assert checked >= 1
 
 
@@ -215,7 +215,7 @@ def test_a_round_without_a_festival_hints_at_the_next_and_what_it_takes():
     state = new_game(NAMES, seed=4)
     room = RoomInfo("r1", "T", "normal", 3, status="playing",
                     players=[SeatInfo(i, n) for i, n in enumerate(NAMES)])
-    lines = hint_lines(build_view(room, state), state.turn)
+    lines = hint_lines(make_view(room, state), state.turn)
     first = next(f for f in state.festivals if not f.done)
     i = lines.index(f"no festival this round; the next is in round {first.round}: {first.town} "
                     f"({first.region}), size {first.size}")

@@ -15,7 +15,7 @@ from prompt_toolkit.output import DummyOutput
 
 from client.app import STATUS_LINES, TerminalScreen
 from client.controller import Controller
-from client.session import Session
+from client.session import RoomState, Session
 from shared import messages as m
 
 
@@ -41,7 +41,7 @@ def push(screen: TerminalScreen, view: dict, version: int, seat: int | None = 0)
     """Hand ``view`` to the screen as the session does with a state push."""
     session = screen.controller.session
     session.room, session.seat = view["room"], seat
-    state = m.StatePush(room=view["room"], version=version, view=view, events=())
+    state = RoomState.of(m.StatePush(room=view["room"], version=version, view=view, events=()))
     session.state = state
     screen.controller.on_state(state)
 

@@ -53,10 +53,10 @@ async def test_lobby_lines_create_fill_and_start_a_game(server, url, tmp_path):
         await ctrl.handle("start")  # refused: seats are free
         assert "error: every seat must be taken" in out.getvalue()
         await ctrl.handle("fill random")
-        await _until(lambda: len((ctrl.view or {}).get("players") or ()) == 3)
+        await _until(lambda: ctrl.view is not None and len(ctrl.view.players) == 3)
         await ctrl.handle("start")
         await _until(lambda: ctrl.mode == "game")
-        assert ctrl.view["turn_seconds"] == 90 and ctrl.view["seats"] == 3
+        assert ctrl.view.turn_seconds == 90 and ctrl.view.seats == 3
         await ctrl.handle("move nowhere")
         assert "error: no region called `nowhere`" in out.getvalue()
 
@@ -67,7 +67,7 @@ async def test_a_dropped_connection_comes_back_to_its_seat(server, url, tmp_path
         await ctrl.handle("create Friday night seats=2")
         await ctrl.handle("bot")
         await ctrl.handle("start")
-        await _until(lambda: ctrl.mode == "game" and ctrl.view["turn"] == 0)
+        await _until(lambda: ctrl.mode == "game" and ctrl.view.turn == 0)
         room, token = session.room, session.token
         assert token is not None
         store = session.seats
@@ -82,10 +82,10 @@ async def test_a_dropped_connection_comes_back_to_its_seat(server, url, tmp_path
             conn.close(1011, "test: dropped")
         await _until(lambda: session.client is not None and session.client is not first
                      and ctrl.connection is None and session.state is not None
-                     and session.state.view["players"][0]["connected"])
+                     and session.state.view.players[0].connected)
         assert session.room == room and session.seat == 0 and session.token == token
         await ctrl.handle("move alt")
-        assert session.state.view["players"][0]["region"] == "alt"
+        assert session.state.view.players[0].region == "alt"
         assert "error" not in out.getvalue()
 
 
@@ -129,11 +129,11 @@ async def test_a_finished_game_shows_the_scores_and_forgets_its_token(server, ur
         await ctrl.handle("start")
         assert session.seats is not None and len(session.seats.held(url)) == 1
         for _ in range(12):  # one `end` per round: the bot (no delay) plays the rest
-            await _until(lambda: ctrl.view["status"] == "finished" or ctrl.view["turn"] == 0)
-            if ctrl.view["status"] == "finished":
+            await _until(lambda: ctrl.view.status == "finished" or ctrl.view.turn == 0)
+            if ctrl.view.status == "finished":
                 break
             await ctrl.handle("end")
-        await _until(lambda: ctrl.view["status"] == "finished")
+        await _until(lambda: ctrl.view.status == "finished")
         text = out.getvalue()
         assert "The game is over." in text
         assert "Game over: " in text
@@ -186,7 +186,7 @@ async def test_a_waiting_room_tells_each_player_its_settings_code_and_who_starts
         code = host.session.code
         assert code is not None
         await friend.handle(f"join {code.lower()}")
-        await _until(lambda: len((host.view or {}).get("players") or ()) == 2)
+        await _until(lambda: host.view is not None and len(host.view.players) == 2)
         for ctrl in (host, friend):
             lines = ctrl.room_lines()
             assert lines[0] == "2 seats · normal game · 90 s per turn · private"

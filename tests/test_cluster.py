@@ -397,8 +397,8 @@ async def test_the_client_session_follows_moved_and_survives_its_node_dying(db, 
             joined = await session.join(made.room)
             assert joined.seat == 1 and session.url == a.url
             await anna.request(m.StartGame)
-            await session._state_where(lambda s: s.view["status"] == "playing")
-            assert session.state.view["status"] == "playing"
+            await session._state_where(lambda s: s.view.status == "playing")
+            assert session.state.view.status == "playing"
             version = session.state.version
 
             a.kill()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 
+import attrs
 import pytest
 import sample_views as sv
 from rich.cells import cell_len
@@ -40,22 +41,22 @@ def line_with(text: str, needle: str) -> str:
 @pytest.mark.parametrize("width", [100, 80])
 @pytest.mark.parametrize("name", list(VIEWS))
 def test_no_line_is_wider_than_the_console(name, width):
-    view = VIEWS[name]()
-    for me in [None, *(p["seat"] for p in view["players"])]:
+    view = sv.typed(VIEWS[name]())
+    for me in [None, *(p.seat for p in view.players)]:
         text = screen(view, me, sv.round_four_events(), width=width)
         assert max(len(line) for line in text.splitlines()) <= width
 
 
 @pytest.mark.parametrize("name", ["two_seat", "four_seat", "finished"])
 def test_a_game_fits_100_by_40_with_room_for_the_prompt(name):
-    view = VIEWS[name]()
+    view = sv.typed(VIEWS[name]())
     text = screen(view, 0, sv.round_four_events(), width=100)
     # the prompt and the error line take the last two rows
     assert len(text.splitlines()) <= 38
 
 
 def test_regions_panel_lists_castellers_pawns_wheel_and_neighbours():
-    text = screen(sv.two_seat(), 0)
+    text = screen(sv.typed(sv.two_seat()), 0)
     for region in ("alt", "gir", "cen", "lle", "bcn", "tar", "ebr"):
         assert line_with(text, f"│ {region} ")
     alt = line_with(text, "│ alt ")
@@ -66,21 +67,21 @@ def test_regions_panel_lists_castellers_pawns_wheel_and_neighbours():
 
 
 def test_header_shows_round_turn_actions_and_countdown():
-    header = screen(sv.two_seat(), 0).splitlines()[0]
+    header = screen(sv.typed(sv.two_seat()), 0).splitlines()[0]
     assert "Friday night" in header and "round 4/10" in header and "your turn" in header
     assert "move ✓" in header and "recruit ·" in header and "special ·" in header
     assert "time 1:42" in header
-    other = screen(sv.two_seat(), 1).splitlines()[0]
+    other = screen(sv.typed(sv.two_seat()), 1).splitlines()[0]
     assert "Anna's turn" in other and "your turn" not in other
 
 
 def test_countdown_needs_a_clock_and_never_goes_negative():
-    assert "time" not in screen(sv.two_seat(), 0, now=None).splitlines()[0]
-    assert "time 0:00" in screen(sv.two_seat(), 0, now=sv.NOW + 500).splitlines()[0]
+    assert "time" not in screen(sv.typed(sv.two_seat()), 0, now=None).splitlines()[0]
+    assert "time 0:00" in screen(sv.typed(sv.two_seat()), 0, now=sv.NOW + 500).splitlines()[0]
 
 
 def test_festivals_mark_the_next_round_and_the_players_region():
-    text = screen(sv.four_seat(), 2)
+    text = screen(sv.typed(sv.four_seat()), 2)
     assert "▶" in line_with(text, "Tortosa") and "▶" in line_with(text, "Barcelona")
     assert "▶" not in line_with(text, "Manresa")
     assert "✓" in line_with(text, "Lleida")
@@ -91,7 +92,7 @@ def test_festivals_mark_the_next_round_and_the_players_region():
 
 
 def test_at_80_columns_each_region_lists_its_coming_festivals():
-    text = screen(sv.four_seat(), 2, width=80)
+    text = screen(sv.typed(sv.four_seat()), 2, width=80)
     assert "Festivals" not in text  # no room for the panel beside the regions
     assert "festivals" in line_with(text, "│ reg ")
     # the next festivals (round 5) are marked; a region's later festival gives its round
@@ -103,17 +104,16 @@ def test_at_80_columns_each_region_lists_its_coming_festivals():
 
 
 def test_a_long_header_drops_the_brand_before_shortening_its_words():
-    view = sv.two_seat()
-    view["name"] = "Friday night games"  # with "CASTELL · " the line is 105 cells long
+    # with "CASTELL · " the line is 105 cells long
+    view = attrs.evolve(sv.typed(sv.two_seat()), name="Friday night games")
     header = screen(view, 1, width=100).splitlines()[0]
     assert header.startswith("Friday night games · round 4/10 · Anna's turn: move ✓  recruit ·")
 
 
 def test_a_compact_header_ticks_what_is_done_and_a_shared_win_fits():
-    header = screen(sv.two_seat(), None, width=80).splitlines()[0]
+    header = screen(sv.typed(sv.two_seat()), None, width=80).splitlines()[0]
     assert "your turn" not in header and ": move✓ recruit train special " in header
-    view = sv.finished()
-    view["winners"] = [0, 1, 2]
+    view = attrs.evolve(sv.typed(sv.finished()), winners=(0, 1, 2))
     assert "game over: Anna, Bru and Cai share the victory" in \
         screen(view, None, width=100).splitlines()[0]
     narrow = screen(view, None, width=80).splitlines()
@@ -121,7 +121,7 @@ def test_a_compact_header_ticks_what_is_done_and_a_shared_win_fits():
 
 
 def test_below_80_columns_regions_keep_their_ids_and_castellers():
-    text = screen(sv.four_seat(), 2, width=60)
+    text = screen(sv.typed(sv.four_seat()), 2, width=60)
     assert max(cell_len(line) for line in text.splitlines()) <= 60
     assert "10 10 9 8 1" in line_with(text, "│ alt ") and "7 6 6 3 1" in line_with(text, "│ bcn ")
 
@@ -129,43 +129,42 @@ def test_below_80_columns_regions_keep_their_ids_and_castellers():
 @pytest.mark.parametrize("width", [100, 80])
 @pytest.mark.parametrize("me", [1, None])
 def test_the_header_stays_on_one_line(width, me):
-    view = sv.two_seat()
-    view["name"] = "A rather long room name here"
+    view = attrs.evolve(sv.typed(sv.two_seat()), name="A rather long room name here")
     lines = screen(view, me, width=width).splitlines()
     assert "time 1:42" in lines[0] and "Anna's turn" in lines[0]
     assert lines[1].startswith("╭")
 
 
 def test_a_short_screen_shows_the_players_before_the_performances():
-    tall = screen(sv.two_seat(), 0, width=80)
+    tall = screen(sv.typed(sv.two_seat()), 0, width=80)
     assert tall.index("Local performances") < tall.index("Anna (you)")
-    short = screen(sv.two_seat(), 0, width=80, short=True)
+    short = screen(sv.typed(sv.two_seat()), 0, width=80, short=True)
     assert short.index("Regions") < short.index("Anna (you)") < short.index("Local performances")
 
 
 def test_player_panels_of_a_row_are_as_tall_as_each_other():
-    lines = screen(sv.four_seat(), 2, width=100).splitlines()
+    lines = screen(sv.typed(sv.four_seat()), 2, width=100).splitlines()
     top = next(i for i, line in enumerate(lines) if "Anna ─" in line)
     bottom = next(i for i, line in enumerate(lines) if i > top and line.startswith("╰"))
     assert lines[bottom].count("╰") == 4 and lines[bottom].count("╯") == 4
 
 
 def test_performances_describe_tiles_and_tokens():
-    text = screen(sv.two_seat(), 0, width=100)
+    text = screen(sv.typed(sv.two_seat()), 0, width=100)
     gir = line_with(text, "│ gir  lp12")
     assert "shape 3·3·2·1 (5 pts)" in gir and "tokens 2" in gir
     assert "lp26 4 levels: mix+strength (4 pts)" in text
-    narrow = screen(sv.two_seat(), 0, width=80)
+    narrow = screen(sv.typed(sv.two_seat()), 0, width=80)
     assert "lp26 4lv mix+str (4)" in narrow
 
 
 def test_player_panels_show_team_tower_skills_and_takings():
-    text = screen(sv.two_seat(), 0)
+    text = screen(sv.typed(sv.two_seat()), 0)
     assert "▶ Anna (you)" in text and "Bru (bot)" in text
     assert "team 9×2 8 7×3 5×2 4 3 2 1" in text
     assert "5 tokens · bal 1 str 1" in text
     # the score so far, as the rules engine counts it (§9), stands beside the best tower
-    view = sv.two_seat()
+    view = sv.typed(sv.two_seat())
     now = {p.seat: score_player(p).total for p in state_from_view(view).players}
     assert now[0] > 0 and f"at gir · best 8 · score {now[0]}" in text
     assert f"at alt · best 0 · score {now[1]}" in text
@@ -176,28 +175,28 @@ def test_player_panels_show_team_tower_skills_and_takings():
 
 
 def test_four_players_share_a_row_at_100_and_stack_at_80():
-    wide = screen(sv.four_seat(), 2, width=100)
+    wide = screen(sv.typed(sv.four_seat()), 2, width=100)
     row = line_with(wide, "Anna ─")
     assert all(name in row for name in ("Bru", "Caterina (you)", "Dolors (offline)"))
-    narrow = screen(sv.four_seat(), 2, width=80)
+    narrow = screen(sv.typed(sv.four_seat()), 2, width=80)
     assert "Caterina" not in line_with(narrow, "Anna ─")
     assert "Dolors" in line_with(narrow, "Caterina (you) ─")
     # the player's own panel comes first, the others in turn order after it
     assert narrow.index("Caterina (you) ─") < narrow.index("Anna ─") < narrow.index("Bru (bot)")
     assert wide.index("Caterina (you) ─") < wide.index("Dolors") < wide.index("Anna ─")
-    watched = screen(sv.four_seat(), None, width=100)
+    watched = screen(sv.typed(sv.four_seat()), None, width=100)
     assert watched.index("Anna ─") < watched.index("Bru (bot)") < watched.index("Caterina ─")
 
 
 def test_spectator_sees_everything_but_no_you():
-    text = screen(sv.four_seat(), None)
+    text = screen(sv.typed(sv.four_seat()), None)
     assert "spectating" in text.splitlines()[0]
     assert "(you)" not in text and "← you" not in text
     assert "Caterina's turn" in text
 
 
 def test_finished_game_shows_the_score_table_and_winner():
-    text = screen(sv.finished(), 0, [{"kind": "game_over", "scores": [], "winners": [1]}])
+    text = screen(sv.typed(sv.finished()), 0, [{"kind": "game_over", "scores": [], "winners": [1]}])
     assert "Final score" in text and "game over" in text.splitlines()[0]
     header = line_with(text, "diversity")
     for category in ("tower", "prizes", "sizes", "performances", "total"):
@@ -210,17 +209,17 @@ def test_finished_game_shows_the_score_table_and_winner():
     assert text.index("Final score") < text.index("Regions")  # the result first
     assert "game over: Bru wins" in text.splitlines()[0]
     assert "a tie on 34 points goes to the better best tower (§9): Cai had a lower one" in text
-    narrow = screen(sv.finished(), 0, width=80)
+    narrow = screen(sv.typed(sv.finished()), 0, width=80)
     assert "performances" in narrow and "…" not in narrow[:narrow.index("Regions")]
 
 
 def test_a_replay_says_so_in_the_header():
-    header = screen(sv.two_seat(), None, watching="replay").splitlines()[0]
+    header = screen(sv.typed(sv.two_seat()), None, watching="replay").splitlines()[0]
     assert header.endswith("· replay") and "spectating" not in header
 
 
 def test_waiting_room_renders_without_a_board():
-    text = screen(sv.waiting(), 0, [{"kind": "joined", "seat": 0, "name": "Anna"}])
+    text = screen(sv.typed(sv.waiting()), 0, [{"kind": "joined", "seat": 0, "name": "Anna"}])
     assert "waiting for players 1/3" in text and "Anna (you)" in text
     assert "seat 0  Anna (you)" in text and "seat 2  free" in text
     assert "team" not in text and "tokens" not in text  # no game yet: nothing to count
@@ -231,7 +230,7 @@ def test_waiting_room_renders_without_a_board():
 
 
 def test_events_are_told_in_words():
-    text = screen(sv.two_seat(), 0, sv.round_four_events(), max_event_lines=20)
+    text = screen(sv.typed(sv.two_seat()), 0, sv.round_four_events(), max_event_lines=20)
     assert "Bru recruited 6 6 in alt" in text
     assert "Bru built 2 levels: 6 6 / 2" in text
     assert "Anna moved to gir" in text
@@ -242,13 +241,13 @@ def test_events_are_told_in_words():
 
 
 def test_only_the_latest_event_lines_are_kept():
-    text = screen(sv.two_seat(), 0, sv.round_four_events(), max_event_lines=2)
+    text = screen(sv.typed(sv.two_seat()), 0, sv.round_four_events(), max_event_lines=2)
     assert "Anna moved to gir" in text and "Anna's turn" in text
     assert "Bru ended the turn" not in text
 
 
 def test_region_of_an_action_is_where_the_pawn_stood_then():
-    view = sv.two_seat()
+    view = sv.typed(sv.two_seat())
     events = [sv.action_event(0, "recruit", sizes=[9]),
               sv.action_event(0, "special", effect="move", region="bcn"),
               sv.action_event(0, "recruit", sizes=[7])]
@@ -259,7 +258,7 @@ def test_region_of_an_action_is_where_the_pawn_stood_then():
 
 
 def test_every_event_kind_has_words():
-    view = sv.four_seat()
+    view = sv.typed(sv.four_seat())
     events = [
         sv.action_event(2, "train", choice="all", effect="perform", tile="lp08"),
         sv.action_event(2, "train", choice="region"),
@@ -296,7 +295,8 @@ def test_every_event_kind_has_words():
 
 
 def test_a_skill_trained_alone_still_has_its_own_line():
-    lines = render_plain(sv.four_seat(), 0, [{"kind": "trained", "seat": 2, "tile": "mix"}])
+    lines = render_plain(sv.typed(sv.four_seat()), 0,
+                         [{"kind": "trained", "seat": 2, "tile": "mix"}])
     assert lines[-1] == "Caterina raised mix"
 
 
@@ -304,21 +304,21 @@ def test_chat_lines_stand_among_the_events_in_the_order_said():
     events = [*sv.round_four_events()[-2:],
               {"kind": "chat", "seat": 1, "name": "Bru", "text": "good move"},
               sv.action_event(0, "recruit", sizes=[8])]
-    text = screen(sv.two_seat(), 0, events, max_event_lines=10)
+    text = screen(sv.typed(sv.two_seat()), 0, events, max_event_lines=10)
     assert text.index("Bru: good move") < text.index("Anna recruited 8")
 
 
 def test_a_long_chat_line_counts_every_line_it_takes():
     chat = {"kind": "chat", "seat": 1, "name": "Bru", "text": "la " * 60}  # 3 lines at 80
     events = [sv.action_event(0, "recruit", sizes=[8]), chat]
-    bare = len(screen(sv.two_seat(), 0, width=80, max_event_lines=0).splitlines())
-    text = screen(sv.two_seat(), 0, events, width=80, max_event_lines=3)
+    bare = len(screen(sv.typed(sv.two_seat()), 0, width=80, max_event_lines=0).splitlines())
+    text = screen(sv.typed(sv.two_seat()), 0, events, width=80, max_event_lines=3)
     assert "Bru: la la" in text and "Anna recruited" not in text
     assert len(text.splitlines()) == bare + 3
 
 
 def test_chat_lines_keep_brackets_and_drop_escapes():
-    text = chat_text(sv.two_seat(), {"room": "r", "seat": 1, "name": "Bru",
+    text = chat_text(sv.typed(sv.two_seat()), {"room": "r", "seat": 1, "name": "Bru",
                                      "text": "[bold]hi[/] \x1b[2Jthere"})
     assert text.plain == "Bru: [bold]hi[/] there"
 
@@ -331,7 +331,7 @@ EVIL4 = {0: "\x1b[31mEvil", 1: "\x1b]0;title\x07Bru", 2: "\x9b2JCai\u202e", 3: "
 
 @pytest.mark.parametrize("color", [None, "truecolor"])
 def test_escape_sequences_in_names_never_reach_the_terminal(color):
-    view = sv.with_names(sv.four_seat(), EVIL4)
+    view = sv.renamed(sv.typed(sv.four_seat()), EVIL4)
     events = [sv.action_event(s, "end_turn") for s in range(4)]
     out = io.StringIO()
     console = Console(width=100, file=out, color_system=color, force_terminal=color is not None)
@@ -347,14 +347,14 @@ def test_escape_sequences_in_names_never_reach_the_terminal(color):
 def test_no_color_console_gets_no_colour_codes():
     out = io.StringIO()
     console = Console(width=100, file=out, force_terminal=True, no_color=True)
-    print_view(console, sv.four_seat(), 2, sv.round_four_events(), now=sv.NOW)
+    print_view(console, sv.typed(sv.four_seat()), 2, sv.round_four_events(), now=sv.NOW)
     codes = {int(c) for seq in re.findall(r"\x1b\[([0-9;]*)m", out.getvalue())
              for c in seq.split(";") if c}
     assert not codes & {*range(30, 39), *range(40, 49), *range(90, 98), *range(100, 108)}
 
 
 def test_plain_mode_is_one_fact_per_line_and_safe():
-    view = sv.with_names(sv.two_seat(), EVIL)
+    view = sv.renamed(sv.typed(sv.two_seat()), EVIL)
     lines = render_plain(view, 0, sv.round_four_events(), now=sv.NOW)
     assert lines[0].startswith("Castell · Friday night · round 4/10 · your turn")
     assert "done: move" in lines[0] and "left: recruit train special" in lines[0]
@@ -370,7 +370,7 @@ def test_plain_mode_is_one_fact_per_line_and_safe():
 
 
 def test_plain_mode_lists_final_scores():
-    lines = render_plain(sv.finished(), None)
+    lines = render_plain(sv.typed(sv.finished()), None)
     assert ("score Bru: tower 12, diversity 5, prizes 10, sizes 4, performances 3, total 34"
             " · winner") in lines
     assert "score Cai: tower 10, diversity 7, prizes 11, sizes 2, performances 4, total 34" in lines
@@ -410,12 +410,13 @@ def test_team_is_grouped_by_size():
 
 def test_a_crowded_board_with_wide_names_still_fits():
     names = {0: "漢字" * 12, 1: "W" * 24, 2: "Ünïcødé 🎉🎉🎉 name!", 3: "x"}
-    view = sv.with_names(sv.four_seat(), names)
-    view["name"] = "N" * 40
-    view["regions"]["bcn"]["pawns"] = [0, 1, 2, 3]
-    caterina = view["players"][2]
+    wire = sv.with_names(sv.four_seat(), names)
+    wire["name"] = "N" * 40
+    wire["regions"]["bcn"]["pawns"] = [0, 1, 2, 3]
+    caterina = wire["players"][2]
     caterina["tower"] = [[10] * 9, [9, 9, 9], [8, 8], [7], [6], [5]]
     caterina["team"] = [10] * 9 + [9, 9, 9, 8, 8, 7, 6, 5]
+    view = sv.typed(wire)
     for width in (100, 80):
         text = screen(view, 2, width=width)
         assert max(cell_len(line) for line in text.splitlines()) <= width

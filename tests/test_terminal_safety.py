@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import logging
 import re
 import sys
 import unicodedata
@@ -26,8 +27,11 @@ from websockets.asyncio.server import serve
 from client.net import GameClient, ServerError
 from client.render import chat_text, event_lines, render, render_plain
 from client.sanitize import safe
+from client.seats import SeatStore
+from client.session import Session
 from shared import messages as m
 from shared.errors import ProtocolError
+from shared.view import parse_view
 from shared.wire import printable
 from tests import sample_views
 from tests.hostile import ask, raw
@@ -139,11 +143,21 @@ def test_safe_drops_whole_sequences_and_keeps_the_words():
 
 
 def evil_view() -> dict:
-    """A real-looking view whose every free-text field carries the attacks."""
+    """A real-looking view whose every free-text field carries the attacks. The wire refuses
+    such names: a client drops this view as a frame that breaks the protocol."""
     view = sample_views.two_seat()
     view["name"] = EVIL
     for p in view["players"]:
-        p["name"] = EVIL + p["name"]
+        p["name"] = EVIL + "Mallory"
+    for f in view["festivals"]:
+        f["town"] = EVIL
+    return view
+
+
+def sly_view() -> dict:
+    """A view that passes the wire's checks and still carries the attacks where the wire does
+    not look (a festival's town)."""
+    view = sample_views.two_seat()
     for f in view["festivals"]:
         f["town"] = EVIL
     return view
@@ -180,6 +194,8 @@ async def _malicious(ws) -> None:
                                  "text": EVIL}))
             await ws.send(_pack({"type": "state", "room": "r1", "version": 7,
                                  "view": evil_view(), "events": EVIL_EVENTS}))
+            await ws.send(_pack({"type": "state", "room": "r1", "version": 8,
+                                 "view": sly_view(), "events": EVIL_EVENTS}))
         else:
             await ws.send(_pack({"type": "error", "re": rid, "code": "illegal_action",
                                  "message": EVIL, "rule": EVIL}))
@@ -199,6 +215,7 @@ async def test_the_client_survives_a_malicious_server_and_shows_nothing_it_sent_
         with pytest.raises(ProtocolError):
             await asyncio.wait_for(client.request(m.ListRooms), 5)
         await client.request(m.JoinRoom, room="r1")
+        refused = await client.wait_state()
         push = await client.wait_state()
         # the chat push with escapes was refused by the codec, never queued
         assert not any(isinstance(p, m.ChatPush) for p in client.drain())
@@ -207,7 +224,12 @@ async def test_the_client_survives_a_malicious_server_and_shows_nothing_it_sent_
         assert inert(err.value.message, lines=False) and "Evil" in err.value.message
         await client.close()
 
-    view, events = push.view, list(push.events)
+    # names with escapes break the protocol: that view never becomes a View to draw
+    with pytest.raises(ProtocolError):
+        parse_view(refused.view)
+    # the renderers make safe even names the wire would refuse (a second wall)
+    view = sample_views.renamed(parse_view(push.view), {0: EVIL + "Anna", 1: EVIL + "Bru"})
+    events = list(push.events)
     # the full-screen renderer, on a real console, colours off so any ESC is an attack's
     out = io.StringIO()
     console = Console(file=out, width=120, color_system=None, force_terminal=True,
@@ -228,6 +250,28 @@ async def test_the_client_survives_a_malicious_server_and_shows_nothing_it_sent_
     assert any("Evil" in line for line in lines)
 
 
+async def test_a_session_drops_a_view_that_breaks_the_protocol(tmp_path, caplog):
+    session = Session("ws://unused", "Eve", seats=SeatStore(tmp_path / "seats.json"))
+    async with malicious_server() as url:
+        session.url = session.home = url
+        await session.open()
+        pump = asyncio.create_task(session.run())
+        try:
+            with caplog.at_level(logging.INFO, logger="castell.client"):
+                await session.join("r1")
+        finally:
+            await session.stop()
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
+    # version 7 named its players with escapes: dropped; version 8 is the room's view
+    assert session.state is not None and session.state.version == 8
+    assert [p.name for p in session.state.view.players] == ["Anna", "Bru"]
+    dropped = [r.getMessage() for r in caplog.records if "dropped a frame" in r.getMessage()]
+    assert any("view: name must be" in message for message in dropped), dropped
+    assert all(inert(message, lines=False) for message in dropped)
+
+
 async def test_castell_plain_against_a_malicious_server_prints_nothing_raw(tmp_path):
     from tests.client_terminal import ROOT, client_env
 
@@ -240,6 +284,8 @@ async def test_castell_plain_against_a_malicious_server_prints_nothing_raw(tmp_p
             proc.communicate(b"list\njoin r1\nsay hi\nmove gir\nquit\n"), 30)
     shown = (out + err).decode("utf-8", errors="replace")
     assert "Evil" in shown, shown
+    assert "Mallory" not in shown  # the view that broke the protocol was dropped
+    assert "Friday night" in shown  # the next one was shown
     bad = sorted({unicodedata.name(ch, hex(ord(ch))) for ch in shown
                   if not inert(ch)})
     assert not bad, bad

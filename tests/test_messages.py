@@ -9,7 +9,7 @@ from shared import messages as m
 from shared.actions import Build, Move, Special, Train
 from shared.errors import CastellError, GameOver, NotYourTurn, ProtocolError, RuleError
 from shared.wire import printable
-from tests.wire_strategies import messages
+from tests.support.wire_strategies import messages
 
 PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",

@@ -17,7 +17,8 @@ from client.net import GameClient
 from server.app import CastellServer
 from shared import codec
 from shared import messages as m
-from tests.hostile import Table, serving, stalled
+from tests.support.hostile import Table, stalled
+from tests.support.servers import serving
 
 pytestmark = pytest.mark.timeout(60)
 

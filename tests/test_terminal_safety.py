@@ -30,7 +30,7 @@ from shared import messages as m
 from shared.errors import ProtocolError
 from shared.wire import printable
 from tests import sample_views
-from tests.hostile import ask, raw
+from tests.support.hostile import ask, raw
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -229,7 +229,7 @@ async def test_the_client_survives_a_malicious_server_and_shows_nothing_it_sent_
 
 
 async def test_castell_plain_against_a_malicious_server_prints_nothing_raw(tmp_path):
-    from tests.client_terminal import ROOT, client_env
+    from tests.support.terminal import ROOT, client_env
 
     async with malicious_server() as url:
         proc = await asyncio.create_subprocess_exec(

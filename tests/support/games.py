@@ -4,6 +4,7 @@ games played out action by action (random legal actions unless told otherwise)."
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -133,8 +134,6 @@ def states(start: GameState, steps: Iterable[Step]) -> Iterator[GameState]:
 
 def final(steps: Iterable[Step]) -> GameState:
     """Play the steps through; the state they end in."""
-    last = None
-    for last in steps:  # noqa: B007 -- the last one is the point
-        pass
-    assert last is not None, "no action was played"
-    return last.state
+    last = deque(steps, maxlen=1)
+    assert last, "no action was played"
+    return last[0].state

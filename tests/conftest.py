@@ -5,36 +5,31 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import attrs
 import pytest
 
 from client.net import GameClient
 from server.app import CastellServer
 from server.config import ServerConfig
+from tests.support.servers import TEST_CONFIG, server_url, serving
 
 ClientFactory = Callable[..., Awaitable[GameClient]]
 
 
 @pytest.fixture
 def server_config() -> ServerConfig:
-    """Settings for the test server: a free port, bots without delay."""
-    return ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
-                        rate=1000.0, burst=1000.0)
+    """Settings for the test server (override this fixture to change them)."""
+    return TEST_CONFIG
 
 
 @pytest.fixture
 async def server(server_config: ServerConfig) -> AsyncIterator[CastellServer]:
-    srv = CastellServer(server_config)
-    await srv.start()
-    try:
+    async with serving(config=server_config) as (srv, _url):
         yield srv
-    finally:
-        await srv.close()
 
 
 @pytest.fixture
 def url(server: CastellServer) -> str:
-    return f"ws://127.0.0.1:{server.port}"
+    return server_url(server)
 
 
 @pytest.fixture
@@ -53,7 +48,3 @@ async def connect(url: str) -> AsyncIterator[ClientFactory]:
     for client in clients:
         with contextlib.suppress(Exception):
             await client.close()
-
-
-def with_config(**changes: object) -> Callable[[ServerConfig], ServerConfig]:
-    return lambda cfg: attrs.evolve(cfg, **changes)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from game_helpers import game, on_turn, play, refused, showing, with_player, with_region
 
 from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
 from shared.board import ADJACENT, REGION_NAMES, REGIONS, SKILLS, wheel_segments
@@ -12,6 +11,7 @@ from shared.engine import apply, legal_actions
 from shared.errors import GameOver, NotYourTurn, RuleError
 from shared.events import ActionTaken, Trained
 from shared.state import Skills
+from tests.support.games import game, on_turn, play, refused, showing, with_player, with_region
 
 
 @pytest.fixture

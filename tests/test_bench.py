@@ -11,34 +11,36 @@ import os
 import random
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from bench import __main__ as bench_main
 from bench.load import next_action
-from shared.actions import action_fields
-from shared.engine import apply, legal_actions, new_game
-from shared.view import RoomInfo, SeatInfo, build_view
+from shared.actions import Action, action_fields
+from shared.engine import legal_actions
+from shared.state import GameState
+from shared.view import build_view
+from tests.support.games import final, game, play_out
+from tests.support.rooms import room_info
+from tests.support.servers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
-
-def test_the_load_generator_picks_only_legal_actions():
+@pytest.mark.parametrize(("seed", "variant"), [(1, "normal"), (2, "advanced")])
+def test_the_load_generator_picks_only_legal_actions(seed, variant):
     # next_action reads a raw view; every pick must be among legal_actions of the real state.
-    for seed, variant in ((1, "normal"), (2, "advanced")):
-        rng = random.Random(seed)
-        state = new_game(["A", "B", "C", "D"], variant=variant, seed=seed)
-        room = RoomInfo("r", "R", variant, 4, None, "playing",
-                        players=tuple(SeatInfo(p.seat, p.name) for p in state.players))
-        picked = set()
-        while not state.over:
-            fields = next_action(build_view(room, state), state.turn, rng)
-            legal = [a for a in legal_actions(state, state.turn) if action_fields(a) == fields]
-            assert legal, f"{fields} is not legal in round {state.round}"
-            picked.add(fields["kind"])
-            state, _ = apply(state, state.turn, legal[0])
-        assert picked == {"move", "recruit", "train", "end_turn"}
+    start = game(4, seed=seed, variant=variant)
+    room = room_info(start)
+    picked = set()
+
+    def load_generator(state: GameState, seat: int, rng: random.Random) -> Action:
+        fields = next_action(build_view(room, state), seat, rng)
+        legal = [a for a in legal_actions(state, seat) if action_fields(a) == fields]
+        assert legal, f"{fields} is not legal in round {state.round}"
+        picked.add(fields["kind"])
+        return legal[0]
+
+    assert final(play_out(start, random.Random(seed), load_generator)).over
+    assert picked == {"move", "recruit", "train", "end_turn"}
 
 
 @pytest.mark.parametrize(("name", "argv", "expect"), [

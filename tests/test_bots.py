@@ -14,12 +14,11 @@ from collections import Counter
 
 import attrs
 import pytest
-from game_helpers import NAMES, game, on_turn, with_player, with_row
 
 from server import bots as server_bots
 from shared import bots
 from shared import messages as m
-from shared.actions import Build, EndTurn, Move
+from shared.actions import Action, Build, EndTurn, Move
 from shared.board import REGIONS, SIZES, TOWNS
 from shared.engine import apply, legal_actions, new_game
 from shared.events import FestivalResolved
@@ -27,6 +26,7 @@ from shared.festival import takes_part
 from shared.state import Festival, GameState, Skills
 from shared.tower import check_tower
 from shared.wire import PLAYER_NAME_MAX, printable
+from tests.support.games import NAMES, game, on_turn, random_game, with_player, with_row
 
 #: The most actions a greedy turn can take (see shared.greedy): move, recruit, train,
 #: special, two builds for performances, the festival build, end_turn.
@@ -35,22 +35,19 @@ GREEDY_TURN_MOST = 8
 
 def play_game(lineup: tuple[str, ...], seed: int, variant: str = "normal") -> GameState:
     """A whole game of bots; every action applied by the engine, greedy turns bounded."""
-    state = new_game(NAMES[: len(lineup)], variant=variant, seed=seed)
     rngs = [random.Random(seed * 16 + seat) for seat in range(len(lineup))]
+
+    def policy(state: GameState, seat: int, _rng: random.Random) -> Action:
+        return bots.POLICIES[lineup[seat]](state, seat, rngs[seat])
+
     in_turn = 0
-    for _ in range(5000):
-        if state.over:
-            return state
-        seat = state.turn
-        assert seat is not None
-        action = bots.POLICIES[lineup[seat]](state, seat, rngs[seat])
-        state, _ = apply(state, seat, action)  # raises if the bot chose an illegal action
+    for step in random_game(len(lineup), variant=variant, seed=seed, choose=policy):
         in_turn += 1
-        if lineup[seat] == "greedy":
+        if lineup[step.seat] == "greedy":
             assert in_turn <= GREEDY_TURN_MOST, f"greedy turn of {in_turn} actions"
-        if isinstance(action, EndTurn):
+        if isinstance(step.action, EndTurn):
             in_turn = 0
-    raise AssertionError("the game did not finish in 5000 actions")
+    return step.state
 
 
 def test_greedy_beats_random_in_most_two_seat_games():
@@ -79,25 +76,18 @@ def test_bot_games_finish_with_legal_actions_in_both_variants(variant, lineup, s
 def test_greedy_acts_legally_from_states_it_did_not_make():
     # a random game, and at every few actions (mid-turn, towers standing, tokens spent by
     # someone else's choices) the greedy bot's answer for the seat on turn must apply
-    state, rng = new_game(NAMES[:3], seed=21), random.Random(21)
-    asked = 0
-    while not state.over:
+    asked, rng = 0, random.Random(21)
+    for step in random_game(3, seed=21, choose=bots.random_action):
         if asked % 3 == 0:
-            apply(state, state.turn, bots.greedy_action(state, state.turn, rng))
+            apply(step.before, step.seat, bots.greedy_action(step.before, step.seat, rng))
         asked += 1
-        state, _ = apply(state, state.turn, bots.random_action(state, state.turn, rng))
     assert asked > 100
 
 
 def test_random_bot_is_reproduced_by_its_rng():
     def actions(rng_seed: int) -> list[object]:
-        state, out = new_game(NAMES[:2], seed=4), []
-        rng = random.Random(rng_seed)
-        while state.round < 3:
-            action = bots.random_action(state, state.turn, rng)
-            out.append(action)
-            state, _ = apply(state, state.turn, action)
-        return out
+        played = random_game(2, seed=4, rng=random.Random(rng_seed), choose=bots.random_action)
+        return [s.action for s in itertools.takewhile(lambda s: s.before.round < 3, played)]
 
     assert actions(1) == actions(1)
     assert actions(1) != actions(2)

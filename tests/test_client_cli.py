@@ -16,7 +16,6 @@ import time
 
 import pexpect
 import pytest
-from client_terminal import ROOT, Terminal, castell_server, client_env
 from websockets.sync.client import connect as ws_connect
 
 from shared import messages as m
@@ -25,6 +24,7 @@ from shared.codec import decode, encode
 from shared.engine import apply, legal_actions, new_game
 from shared.record import GameRecordFile, RecordedAction
 from shared.solver import TallestGoal, best_tower
+from tests.support.terminal import ROOT, Terminal, castell_server, client_env
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,7 +1,7 @@
 """Several server nodes serve one lobby, and a node's death loses no game (server/cluster.py).
 
 Real nodes (``python -m server`` processes on 127.0.0.1) share the real PostgreSQL, in a fresh
-schema, and the real Redis, under a fresh key prefix (tests/services.py). Leases last 1.5 s
+schema, and the real Redis, under a fresh key prefix (tests/support/services.py). Leases last 1.5 s
 here, so that a killed node's rooms are taken over within a couple of seconds.
 """
 
@@ -18,20 +18,17 @@ import attrs
 import pytest
 
 from client.net import GameClient, ServerError, join_anywhere
-from server.app import CastellServer
 from server.cluster import ClusterConfig, ClusterNode
 from server.lobby import Lobby
 from server.runner import perform
 from server.store import RoomRecord, SeatRecord, hash_token
 from server.store.errors import StoreError
 from server.store.postgres import PostgresStore
-from shared import engine
 from shared import messages as m
 from shared.actions import EndTurn
-from shared.view import state_from_view
-from tests.conftest import with_config
-from tests.serverproc import ServerProcess, run_server_cli
-from tests.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.servers import ServerProcess, run_server_cli, serving
+from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.wire import play_legal
 
 LEASE_MS = 1500
 
@@ -65,23 +62,6 @@ async def player(url: str, name: str) -> GameClient:
     client = await GameClient.connect(url)
     await client.hello(name)
     return client
-
-
-async def play(clients: list[GameClient], rng: random.Random, *, turns: int | None = None,
-               end_bias: float = 0.0) -> None:
-    """The seated clients play legal actions, turn after turn, until ``turns`` turns are over
-    or the game is (``end_bias``: the chance of ending a turn whenever one may)."""
-    played = 0
-    while clients[0].state.view["status"] == "playing" and (turns is None or played < turns):
-        seat = clients[0].state.view["turn"]
-        me = clients[seat]
-        legal = engine.legal_actions(state_from_view(me.state.view), seat)
-        ends = [a for a in legal if isinstance(a, EndTurn)]
-        action = ends[0] if ends and rng.random() < end_bias else rng.choice(legal)
-        version = await me.act(action)
-        for client in clients:
-            await client.wait_state(lambda p, v=version: p.version >= v, timeout=20)
-        played += isinstance(action, EndTurn)
 
 
 def the_game(view: dict) -> dict:
@@ -125,7 +105,7 @@ async def test_a_room_made_on_one_node_is_listed_joined_and_played_through_anoth
         clients = [anna, biel.client]
         for client in clients:
             await client.wait_state(lambda p: p.view["status"] == "playing")
-        await play(clients, random.Random(1), turns=2)
+        await play_legal(clients, random.Random(1), turns=2, timeout=20)
 
         # The list on node B follows the room's changes on node A.
         watcher = await player(b.url, "Carme")
@@ -151,7 +131,7 @@ async def test_a_killed_node_s_game_goes_on_at_another_node_at_the_same_version(
         for client in clients:
             await client.wait_state(lambda p: p.view["status"] == "playing")
         rng = random.Random(7)
-        await play(clients, rng, turns=3)
+        await play_legal(clients, rng, turns=3, timeout=20)
         before = anna.state
 
         a.kill()  # SIGKILL, mid-game: nothing is released, the leases must run out
@@ -173,7 +153,7 @@ async def test_a_killed_node_s_game_goes_on_at_another_node_at_the_same_version(
         for client in clients:
             assert client.state.version > before.version
             assert the_game(client.state.view) == the_game(before.view)
-        await play(clients, rng, end_bias=0.5)
+        await play_legal(clients, rng, end_bias=0.5, timeout=20)
         final = clients[0].state
         assert final.view["status"] == "finished" and final.view["winners"]
 
@@ -289,14 +269,10 @@ async def test_a_node_that_lost_its_lease_can_no_longer_write(db, prefix):
         await stop_node(fresh)
 
 
-async def test_players_of_a_room_whose_lease_is_lost_are_told_to_reconnect(db, prefix,
-                                                                           server_config):
-    config = with_config(port=0)(server_config)
-    server = CastellServer(config, PostgresStore(db, shared=True, pool_size=2),
-                           cluster=ClusterConfig(REDIS_URL, prefix=prefix, lease_ms=LEASE_MS))
-    await server.start()
-    try:
-        url = f"ws://127.0.0.1:{server.port}"
+async def test_players_of_a_room_whose_lease_is_lost_are_told_to_reconnect(db, prefix):
+    store = PostgresStore(db, shared=True, pool_size=2)
+    cluster = ClusterConfig(REDIS_URL, prefix=prefix, lease_ms=LEASE_MS)
+    async with serving(store, cluster=cluster) as (server, url):
         assert server.cluster.url == url
         anna = await player(url, "Anna")
         made = await anna.request(m.CreateRoom, name="Lost", seats=2)
@@ -306,8 +282,6 @@ async def test_players_of_a_room_whose_lease_is_lost_are_told_to_reconnect(db, p
         assert anna.ws.close_code == 4002
         assert "room moved" in anna.ws.close_reason
         assert made.room not in server.lobby.rooms
-    finally:
-        await server.close()
 
 
 # -- refusals at the command line ------------------------------------------------------------

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import attrs
 import msgpack
 import pytest
@@ -13,11 +11,18 @@ from hypothesis import strategies as st
 from shared import codec, events
 from shared import messages as m
 from shared.actions import Build, EndTurn, Move, Recruit, action_fields
-from shared.engine import apply, legal_actions, new_game
 from shared.errors import ProtocolError
 from shared.state import Score
-from shared.view import RoomInfo, SeatInfo, build_view
-from tests.wire_strategies import actions, messages, msgpack_values, requests, server_messages
+from shared.view import build_view
+from tests.support.games import game, random_game
+from tests.support.rooms import room_info
+from tests.support.wire_strategies import (
+    actions,
+    messages,
+    msgpack_values,
+    requests,
+    server_messages,
+)
 
 
 def _pack(value) -> bytes:
@@ -211,15 +216,11 @@ def test_an_action_request_decodes_to_the_action_class():
 def test_a_state_push_is_the_same_bytes_as_its_message_through_a_whole_game():
     # encode_state packs the (already plain) view as it is, without the converter's walk; the
     # bytes must stay those of encode(StatePush(...)), view by view.
-    rng = random.Random(5)
-    state = new_game(("Anna", "Biel", "Carme"), variant="normal", seed=5)
-    seats = tuple(SeatInfo(p.seat, p.name) for p in state.players)
-    room = RoomInfo("r1", "Sala", "normal", 3, 60, "playing", 1_700_000_000.5, seats)
+    room = room_info(game(3, seed=5))
     pushes = [(build_view(attrs.evolve(room, status="waiting"), None),
                [events.PlayerJoined(seat=2, name="Carme")])]
-    while not state.over:
-        state, happened = apply(state, state.turn, rng.choice(legal_actions(state, state.turn)))
-        pushes.append((build_view(room, state), happened))
+    for step in random_game(3, seed=5):
+        pushes.append((build_view(room, step.state), step.events))
     for version, (view, happened) in enumerate(pushes):
         wire = tuple(map(codec.event_to_wire, happened))
         assert codec.encode_state("r1", version, view, happened) == \

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
-from wire_strategies import actions
 
 from client import commands as c
 from client import rulebook
@@ -12,6 +11,7 @@ from client.commands import CommandError, action_to_command, parse
 from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
 from shared.board import REGION_NAMES
 from shared.errors import CastellError
+from tests.support.wire_strategies import actions
 
 
 @pytest.mark.parametrize(("line", "expected"), [

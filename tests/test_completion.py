@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import random
+import itertools
 
 import pytest
 from prompt_toolkit.completion import CompleteEvent
@@ -13,7 +13,8 @@ from client import rulebook
 from client.commands import CLIENT_COMMANDS, COMMANDS, CommandError, action_to_command, parse
 from client.completion import CommandCompleter, complete, hint_lines
 from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
-from shared.engine import apply, legal_actions, new_game
+from shared.engine import legal_actions
+from tests.support.games import random_game
 
 
 def _normal(action):
@@ -46,13 +47,10 @@ def walk(legal) -> tuple[set, set]:
 def played_states():
     """States met in seeded random games, at several points of a turn."""
     for seats, seed, variant in [(2, 3, "normal"), (3, 5, "advanced"), (4, 8, "normal")]:
-        rng = random.Random(seed)
-        state = new_game(["Anna", "Bru", "Cai", "Dolors"][:seats], variant=variant, seed=seed)
-        for step in range(60):
-            if step % 7 == 0:
-                yield state
-            legal = legal_actions(state, state.turn)
-            state, _ = apply(state, state.turn, rng.choice(legal))
+        steps = itertools.islice(random_game(seats, variant=variant, seed=seed), 60)
+        for i, step in enumerate(steps):
+            if i % 7 == 0:
+                yield step.before
 
 
 def test_completions_reach_exactly_the_legal_actions():

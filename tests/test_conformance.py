@@ -32,7 +32,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from server.cli import build_parser, config_from_args
 from server.store import open_store
-from tests.hostile import serving
+from tests.support.servers import serving
 
 pytestmark = pytest.mark.timeout(30)
 

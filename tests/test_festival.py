@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from game_helpers import game, with_player
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ from shared.board import TOWNS
 from shared.engine import apply
 from shared.events import FestivalResolved, FestivalResult
 from shared.state import Festival, Prizes, Skills, Taken
+from tests.support.games import game, with_player
 
 SKILLED = Skills(balance=3, base=3, mix=3, strength=3, width=3)
 # Towers for a festival of size 5, with their festival scores (levels + castellers of size 5).

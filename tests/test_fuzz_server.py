@@ -1,7 +1,7 @@
 """Fuzzing a live server: whatever arrives, it answers once, well, and no game suffers.
 
 A real server runs in an event loop of its own thread, with a two-player game under way
-beside it (``tests.hostile.Table``). Hypothesis throws frames at it over fresh websockets:
+beside it (``tests.support.hostile.Table``). Hypothesis throws frames at it over fresh websockets:
 random bytes, text frames, random MessagePack values, deep nesting, huge integers, long
 strings and lists (a ``build`` of 10,000 castellers), every field with wrong types, truncated
 frames, and valid requests in every order. For each frame the server must send exactly one
@@ -25,13 +25,13 @@ from hypothesis import strategies as st
 
 from client.net import GameClient
 from server.app import CastellServer
-from server.config import ServerConfig
 from shared import codec, engine
 from shared import messages as m
 from shared.actions import ACTION_TYPES
 from shared.errors import ERROR_CODES
-from tests.hostile import PUSHES, LoopThread, Table, frame, raw, readable_id, wait_closed
-from tests.wire_strategies import actions, msgpack_values, requests
+from tests.support.hostile import PUSHES, LoopThread, Table, frame, raw, readable_id, wait_closed
+from tests.support.servers import serving
+from tests.support.wire_strategies import actions, msgpack_values, requests
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -61,11 +61,8 @@ class _Errors(logging.Handler):
 @pytest.fixture(scope="module")
 def live() -> Iterator[Live]:
     loop = LoopThread()
-    config = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
-                          rate=100_000.0, burst=100_000.0, close_timeout=1.0)
-    server = CastellServer(config)
-    loop.run(server.start())
-    url = f"ws://127.0.0.1:{server.port}"
+    served = serving(rate=100_000.0, burst=100_000.0)
+    server, url = loop.run(served.__aenter__())
     table: Table = loop.run(Table.open(url))
     errors: list[logging.LogRecord] = []
     handler = _Errors(errors)
@@ -80,7 +77,7 @@ def live() -> Iterator[Live]:
     finally:
         logging.getLogger("castell").removeHandler(handler)
         loop.run(table.close())
-        loop.run(server.close())
+        loop.run(served.__aexit__(None, None, None))
         loop.close()
 
 

@@ -19,7 +19,8 @@ from client.net import GameClient
 from server.cli import build_parser, config_from_args
 from server.config import ServerConfig
 from shared import messages as m
-from tests.hostile import ask, next_reply, raw, serving, wait_closed
+from tests.support.hostile import ask, next_reply, raw, wait_closed
+from tests.support.servers import serving
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -19,7 +19,7 @@ from shared.actions import (
 )
 from shared.errors import CastellError, GameOver, NotYourTurn, ProtocolError, RuleError
 from shared.wire import printable
-from tests.wire_strategies import actions, messages
+from tests.support.wire_strategies import actions, messages
 
 PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",

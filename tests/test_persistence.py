@@ -10,30 +10,11 @@ import attrs
 import pytest
 
 from client.net import GameClient, ServerError
-from shared import engine
 from shared import messages as m
-from shared.actions import EndTurn
 from shared.record import GameRecordFile, replay
 from shared.view import state_from_view
-from tests.serverproc import ServerProcess, run_server_cli
-
-
-async def _play_turns(clients: list[GameClient], turns: int, rng: random.Random) -> None:
-    """Both players play ``turns`` whole turns, choosing among legal actions."""
-    for _ in range(turns):
-        seat = clients[0].state.view["turn"]
-        if seat is None:
-            return
-        me = clients[seat]
-        while True:
-            legal = engine.legal_actions(state_from_view(me.state.view), seat)
-            action = rng.choice(legal)
-            version = await me.act(action)
-            for c in clients:
-                if c.state.version < version:
-                    await c.wait_state(lambda p, v=version: p.version >= v)
-            if isinstance(action, EndTurn):
-                break
+from tests.support.servers import ServerProcess, run_server_cli, serving
+from tests.support.wire import play_legal
 
 
 async def _two_players(url: str):
@@ -54,7 +35,7 @@ async def test_kill_9_and_restart_loses_nothing(tmp_path):
     rng = random.Random(5)
     with ServerProcess("--db", db, "--bot-delay", "0", "--rate", "1000") as first:
         room, clients, tokens = await _two_players(first.url)
-        await _play_turns(clients, 6, rng)
+        await play_legal(clients, rng, turns=6)
         before = clients[0].state
         assert before.view == clients[1].state.view
         first.kill()
@@ -79,7 +60,7 @@ async def test_kill_9_and_restart_loses_nothing(tmp_path):
         assert now.version == before.version + 2
         # and the game goes on
         await back[1].wait_state(lambda p: p.version >= now.version)
-        await _play_turns(back, 2, rng)
+        await play_legal(back, rng, turns=2)
         assert back[0].state.version > now.version
         for c in back:
             await c.close()
@@ -97,11 +78,7 @@ async def test_finished_game_listed_after_restart_and_export_replays_it(tmp_path
         rng = random.Random(2)
         async with asyncio.timeout(60):
             await me.wait_state(lambda p: p.view["status"] == "playing")
-            while me.state.view["status"] == "playing":
-                if me.state.view["turn"] == 0:
-                    await _play_turns([me, me], 1, rng)
-                else:
-                    await me.wait_state()
+            await play_legal([me, None], rng)
         final = me.state.view
         await me.close()
         assert srv.terminate() == 0
@@ -185,16 +162,12 @@ async def test_a_wrong_token_after_restart_is_refused(tmp_path):
 
 
 async def test_an_abandoned_game_leaves_memory_and_comes_back_with_its_player(tmp_path):
-    from server.app import CastellServer
-    from server.config import ServerConfig
     from server.store import open_store
 
-    config = ServerConfig(port=0, bot_delay=0.0, ping_interval=None, rate=1000.0,
-                          burst=1000.0, room_unload_after=0.5)
-    async with CastellServer(config, open_store(str(tmp_path / "g.sqlite3"))) as server:
-        url = f"ws://127.0.0.1:{server.port}"
+    async with serving(open_store(str(tmp_path / "g.sqlite3")),
+                       room_unload_after=0.5) as (server, url):
         room, clients, tokens = await _two_players(url)
-        await _play_turns(clients, 2, random.Random(1))
+        await play_legal(clients, random.Random(1), turns=2)
         before = clients[0].state
         for c in clients:
             await c.close()
@@ -219,7 +192,7 @@ async def test_export_reads_a_running_server_s_file(tmp_path):
     db = str(tmp_path / "games.sqlite3")
     with ServerProcess("--db", db) as srv:
         room, clients, _ = await _two_players(srv.url)
-        await _play_turns(clients, 3, random.Random(4))
+        await play_legal(clients, random.Random(4), turns=3)
         out = tmp_path / "live.json"
         # a game still being played is exported only on purpose: its seed gives the bag away
         refused = await asyncio.to_thread(run_server_cli, "export", room, "--db", db,
@@ -234,7 +207,7 @@ async def test_export_reads_a_running_server_s_file(tmp_path):
         assert seen == attrs.evolve(last, bag=seen.bag)  # a view shows the bag as a count
         assert len(seen.bag) == len(last.bag)
         # the server goes on writing as before
-        await _play_turns(clients, 1, random.Random(5))
+        await play_legal(clients, random.Random(5), turns=1)
         for c in clients:
             await c.close()
 

@@ -20,8 +20,7 @@ from shared.errors import RuleError
 from shared.scoring import final_scores
 from shared.state import GameState
 from shared.tower import check_tower
-
-NAMES = ("Anna", "Biel", "Carme", "Dani")
+from tests.support.games import NAMES, random_game
 
 
 def random_tower(team: tuple[int, ...], rng: random.Random) -> list[list[int]]:
@@ -196,27 +195,30 @@ def applicable(state: GameState, seat: int) -> set:
 
 
 def play_random_game(seats: int, seed: int, variant: str, rng: random.Random, check_all: bool):
-    state = new_game(NAMES[:seats], variant=variant, seed=seed)
-    log = []
-    kinds: Counter[str] = Counter()
-    while not state.over:
-        seat = state.turn
-        assert seat is not None
+    """A whole game of :func:`choose`'s choices, checked before and after every action."""
+    checked = 0
+
+    def checked_choice(state: GameState, seat: int, rng: random.Random):
+        nonlocal checked
         actions = legal_actions(state, seat)
         assert actions and actions[-1] == EndTurn()
         assert len(set(actions)) == len(actions)
         if check_all:
             for action in actions:
                 apply(state, seat, action)  # must not raise
-            if len(log) % 10 == 0:  # and nothing else applies
+            if checked % 10 == 0:  # and nothing else applies
                 assert applicable(state, seat) == set(actions)
-        choice = choose(state, seat, actions, rng)
-        new, events = apply(state, seat, choice)
-        assert events[0].seat == seat
-        check_invariants(new, state)
-        kinds.update(type(e).__name__ for e in events)
-        log.append((seat, choice))
-        state = new
+        checked += 1
+        return choose(state, seat, actions, rng)
+
+    log = []
+    kinds: Counter[str] = Counter()
+    for step in random_game(seats, variant=variant, seed=seed, rng=rng, choose=checked_choice):
+        assert step.events[0].seat == step.seat
+        check_invariants(step.state, step.before)
+        kinds.update(type(e).__name__ for e in step.events)
+        log.append((step.seat, step.action))
+    state = step.state
     # each festival resolved once, rounds 2-10 started, one end
     assert kinds["FestivalResolved"] == len(state.festivals)
     assert (kinds["RoundStarted"], kinds["GameEnded"], kinds["Refilled"]) == (9, 1, 4)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from game_helpers import game, with_player, with_region
 
 from shared.actions import EndTurn, Move
 from shared.board import REGIONS
@@ -19,6 +18,7 @@ from shared.events import (
     TurnStarted,
 )
 from shared.state import Skills
+from tests.support.games import game, with_player, with_region
 
 
 def end_round(state):

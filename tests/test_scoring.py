@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from game_helpers import game, with_player
 
 from shared.actions import EndTurn
 from shared.board import REGIONS
 from shared.engine import apply
 from shared.scoring import final_scores, score_player, winners
 from shared.state import Player, Score, Taken
+from tests.support.games import game, with_player
 
 #: The diversity table of §9.2, by number of regions 0..7.
 DIVERSITY = {0: 0, 1: 0, 2: 1, 3: 3, 4: 5, 5: 7, 6: 10, 7: 14}

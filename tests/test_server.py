@@ -13,10 +13,11 @@ from websockets.exceptions import InvalidStatus
 from client.net import GameClient, ServerError
 from shared import engine
 from shared import messages as m
-from shared.actions import EndTurn, Move
+from shared.actions import Move
 from shared.messages import action_from_fields
-from shared.view import build_view, state_from_view
-from tests.conftest import with_config
+from shared.view import build_view
+from tests.support.servers import with_config
+from tests.support.wire import play_legal
 
 
 async def _room_of(connect, seats: int, *, spectator: bool = False, **room):
@@ -39,34 +40,12 @@ def _turn(client: GameClient) -> int | None:
     return client.state.view["turn"]
 
 
-async def _play_turn(client: GameClient, seat: int, rng: random.Random) -> None:
-    """Play one whole turn choosing among the legal actions the client computes itself."""
-    while True:
-        state = state_from_view(client.state.view)
-        actions = engine.legal_actions(state, seat)
-        assert actions, "it is our turn, so there is at least end_turn"
-        action = rng.choice(actions)
-        version = await client.act(action)
-        await client.wait_state(lambda p, v=version: p.version >= v)
-        if isinstance(action, EndTurn):
-            return
-
-
 async def test_whole_four_seat_game_with_a_spectator(server, connect):
     room_id, clients, _, watcher = await _room_of(connect, 4, spectator=True)
     await clients[0].request(m.StartGame)
     for c in clients:
         await c.wait_state(lambda p: p.view["status"] == "playing")
-    rng = random.Random(7)
-    actions_seen = []
-    while clients[0].state.view["status"] == "playing":
-        seat = _turn(clients[0])
-        # every client has the same view of whose turn it is
-        await _play_turn(clients[seat], seat, rng)
-        latest = clients[seat].state.version
-        for c in clients:
-            if c.state.version < latest:
-                await c.wait_state(lambda p, v=latest: p.version >= v)
+    await play_legal(clients, random.Random(7))
     final = clients[0].state
     assert final.view["scores"] is not None and final.view["winners"]
     # the spectator got every push, in order, one version at a time
@@ -74,6 +53,7 @@ async def test_whole_four_seat_game_with_a_spectator(server, connect):
     versions = [p.version for p in pushes]
     assert versions == sorted(versions) and len(set(versions)) == len(versions)
     assert pushes[-1].view == final.view
+    actions_seen = []
     for p in pushes:
         for e in p.events:
             if e["kind"] == "action":
@@ -92,16 +72,9 @@ async def test_whole_four_seat_game_with_a_spectator(server, connect):
 async def test_final_state_equals_replay_in_shared(server, connect):
     room_id, clients, _, _ = await _room_of(connect, 2)
     await clients[0].request(m.StartGame)
-    rng = random.Random(3)
     for c in clients:
         await c.wait_state(lambda p: p.view["status"] == "playing")
-    while clients[0].state.view["status"] == "playing":
-        seat = _turn(clients[0])
-        await _play_turn(clients[seat], seat, rng)
-        v = clients[seat].state.version
-        other = clients[1 - seat]
-        if other.state.version < v:
-            await other.wait_state(lambda p, v=v: p.version >= v)
+    await play_legal(clients, random.Random(3))
     room = server.lobby.rooms[room_id].room
     replayed = engine.new_game([s.name for s in room.seats], room.variant, room.seed)
     for seat, action in room.log:
@@ -115,14 +88,10 @@ async def test_two_seat_game_against_a_bot_to_the_end(connect):
     await me.request(m.CreateRoom, name="vs bot", seats=2)
     await me.request(m.AddBot, level="random")
     await me.request(m.StartGame)
-    rng = random.Random(11)
     await me.wait_state(lambda p: p.view["status"] == "playing")
     async with asyncio.timeout(60):
-        while me.state.view["status"] != "finished":
-            if _turn(me) == 0:
-                await _play_turn(me, 0, rng)
-            else:
-                await me.wait_state()
+        await play_legal([me, None], random.Random(11))
+    assert me.state.view["status"] == "finished"
     assert me.state.view["players"][1]["bot"] is True
     assert me.state.view["winners"]
 

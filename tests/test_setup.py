@@ -6,7 +6,6 @@ import random
 from collections import Counter
 
 import pytest
-from game_helpers import NAMES, game
 
 from shared.board import (
     BOARD_SKILL_TILES,
@@ -17,6 +16,7 @@ from shared.board import (
     TOWNS,
 )
 from shared.engine import new_game
+from tests.support.games import NAMES, game
 
 REFILL = {2: 3, 3: 4, 4: 5}
 

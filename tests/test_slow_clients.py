@@ -11,18 +11,52 @@ from __future__ import annotations
 
 import asyncio
 
+import attrs
 import pytest
 
 from client.net import GameClient
 from server.app import CastellServer
+from server.connection import Connection
 from shared import messages as m
-from tests.hostile import Table, serving, stalled
+from tests.support.hostile import Table, stalled
+from tests.support.servers import serving
 
 pytestmark = pytest.mark.timeout(60)
 
 LIMIT = 64 * 1024
+#: The most a websocket frame from the server adds to its payload: 2 bytes, and 8 more for a
+#: payload length past 65535 (server frames are not masked).
+FRAME_HEADER_MOST = 10
 
 
+@attrs.frozen
+class Sent:
+    """One frame given to a connection's ``send_bytes``, with its transport's write buffer
+    just before and just after (nothing runs in between: ``send_bytes`` never awaits)."""
+
+    size: int
+    before: int
+    after: int
+    closed: bool  # this frame made the server close the connection
+
+
+def watch_sends(conn: Connection) -> list[Sent]:
+    """Record every frame the server sends ``conn`` while it is open, whichever code path
+    sends it: the buffer is measured around the very call that may cross the limit."""
+    sent: list[Sent] = []
+    send_bytes = conn.send_bytes
+
+    def watched(data: bytes) -> None:
+        if conn.closing:
+            return send_bytes(data)
+        transport = conn.ws.transport
+        before = transport.get_write_buffer_size()
+        send_bytes(data)
+        sent.append(Sent(len(data), before, transport.get_write_buffer_size(), conn.closing))
+        return None
+
+    conn.send_bytes = watched  # type: ignore[method-assign]
+    return sent
 
 
 def _server_side(srv: CastellServer, name: str):
@@ -40,30 +74,33 @@ async def test_a_spectator_that_stops_reading_is_closed_and_the_game_goes_on():
         table = await Table.open(url)
         ws = await stalled(url, srv.port, "Sleepy", table.room)
         sleepy = _server_side(srv, "Sleepy")
+        sent = watch_sends(sleepy)
         room = srv.lobby.rooms[table.room].room
-        peak = pushed = biggest = sent = 0
-        # The room pushes state after state (as a busy game does, only faster); the players
-        # read theirs, the stalled spectator reads nothing.
+        pushes = 0
+        # The room pushes its state again and again (as a busy game does, only faster); the
+        # players read theirs, the stalled spectator reads nothing.
         async with asyncio.timeout(30):
             while not sleepy.closing:
-                data = room.current()  # the room's view pushed again, as a change would
+                data = room.current()
                 for member in room.members():
                     member.send_bytes(data)
-                size = len(data)
-                sent += 1
-                pushed += size
-                biggest = max(biggest, size)
-                transport = sleepy.ws.transport
-                if not transport.is_closing():
-                    peak = max(peak, transport.get_write_buffer_size())
-                if sent % 25 == 0:
+                pushes += 1
+                if pushes % 25 == 0:
                     await table.play(1)  # the game goes on meanwhile
                 await asyncio.sleep(0)
         assert sleepy.close_reason is not None and "too slow" in sleepy.close_reason
         # It took more than the limit to get there: the kernel's buffers filled first...
-        assert pushed > LIMIT
-        # ...and what waited in the server for it never went past the limit and one push.
-        assert LIMIT < peak <= LIMIT + biggest
+        assert sum(s.size for s in sent) > LIMIT
+        # ...the server closed it on the very push that took its unread bytes past the
+        # limit, not one push earlier or later...
+        *earlier, crossing = sent
+        assert crossing.closed and crossing.after > LIMIT
+        assert all(s.after <= LIMIT and not s.closed for s in earlier)
+        # ...so what waited in the server for it never went past the limit and one push.
+        assert crossing.before <= LIMIT
+        assert crossing.after - crossing.before <= crossing.size + FRAME_HEADER_MOST
+        peak = max(s.after for s in sent)
+        assert LIMIT < peak <= LIMIT + max(s.size for s in sent) + FRAME_HEADER_MOST
         # It is dropped although it never answers the closing handshake.
         await _gone(srv, sleepy)
         assert srv.admission.per_address["127.0.0.1"] == 2  # the two players only

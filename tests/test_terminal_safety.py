@@ -34,7 +34,7 @@ from shared.errors import ProtocolError
 from shared.view import parse_view
 from shared.wire import printable
 from tests import sample_views
-from tests.hostile import ask, raw
+from tests.support.hostile import ask, raw
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -273,7 +273,7 @@ async def test_a_session_drops_a_view_that_breaks_the_protocol(tmp_path, caplog)
 
 
 async def test_castell_plain_against_a_malicious_server_prints_nothing_raw(tmp_path):
-    from tests.client_terminal import ROOT, client_env
+    from tests.support.terminal import ROOT, client_env
 
     async with malicious_server() as url:
         proc = await asyncio.create_subprocess_exec(

@@ -25,8 +25,7 @@ from websockets.exceptions import InvalidMessage
 from client.net import GameClient
 from client.tls import client_ssl_context
 from shared import messages as m
-from tests.hostile import serving
-from tests.serverproc import ServerProcess, run_server_cli
+from tests.support.servers import ServerProcess, run_server_cli, serving
 
 pytestmark = pytest.mark.timeout(60)
 

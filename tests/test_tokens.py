@@ -11,16 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import sqlite3
 
 import pytest
 
 from client.net import GameClient, ServerError
 from server.store import open_store
-from shared import codec, engine
+from shared import codec
 from shared import messages as m
-from shared.view import state_from_view
-from tests.hostile import serving
+from tests.support.servers import serving
+from tests.support.wire import play_legal
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -52,17 +53,7 @@ async def test_tokens_never_reach_a_log_a_view_an_event_another_player_or_the_da
         assert all(tokens) and tokens[0] != tokens[1]
         await anna.request(m.StartGame)
         await anna.wait_state(lambda p: p.view["status"] == "playing")
-        for _ in range(4):  # a few actions, whoever's turn it is
-            view = anna.state.view
-            seat = view["turn"]
-            actor = (anna, bernat)[seat]
-            version = anna.state.version
-            if actor.state.version < version:
-                await actor.wait_state(lambda p, v=version: p.version >= v)
-            action = engine.legal_actions(state_from_view(actor.state.view), seat)[0]
-            version = await actor.act(action)
-            if anna.state.version < version:
-                await anna.wait_state(lambda p, v=version: p.version >= v)
+        await play_legal([anna, bernat], random.Random(4), actions=4)
         await anna.request(m.Chat, text="good luck")
         # Bernat drops and comes back with his token; a stranger tries a wrong one
         await bernat.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 
 import attrs
 import msgpack
@@ -11,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared import codec
-from shared.actions import Build
+from shared.actions import Action, Build
 from shared.board import BOARD_SKILL_TILES, REGIONS, wheel_segments
 from shared.engine import apply, legal_actions, new_game
 from shared.errors import ProtocolError, RuleError
@@ -27,7 +29,9 @@ from shared.view import (
 )
 from shared.wire import converter
 from tests import sample_views
-from tests.wire_strategies import msgpack_values
+from tests.support.games import any_legal, game, play_out, states
+from tests.support.rooms import room_info, room_of
+from tests.support.wire_strategies import msgpack_values
 
 NAMES = ("Anna", "Biel", "Carme", "Dani")
 VIEW_KEYS = [
@@ -40,40 +44,32 @@ PLAYER_KEYS = ["seat", "name", "bot", "connected", "region", "team", "tower", "s
 
 
 def room_for(state: GameState, **changes) -> RoomInfo:
-    seats = tuple(SeatInfo(p.seat, p.name, bot=p.seat == 1, connected=p.seat != 2)
-                  for p in state.players)
-    fields = {"room": "r-1", "name": "Sala", "variant": state.variant, "seats": state.seats,
-              "turn_seconds": 90, "status": "playing", "deadline": 1_700_000_090.5,
-              "players": seats}
-    return RoomInfo(**{**fields, **changes})
+    """Seat 1 a bot, seat 2 offline."""
+    return room_info(state, bots=(1,), offline=(2,), **changes)
 
 
-def try_to_build(state: GameState, seat: int, rng: random.Random) -> GameState:
-    """Now and then a small tower from the team, so that views show towers and performances."""
-    team = sorted(state.players[seat].team, reverse=True)
-    pairs = [s for s in set(team) if team.count(s) >= 2]
-    candidates = [[[team[0]]]]
-    if pairs:
-        big = max(pairs)
-        smaller = [s for s in team if s < big]
-        candidates.append([[big, big], [smaller[0]]] if smaller else [[big, big]])
-    try:
-        return apply(state, seat, Build(rng.choice(candidates)))[0]
-    except RuleError:
-        return state
+def build_now_and_then(state: GameState, seat: int, rng: random.Random) -> Action:
+    """Now and then a small tower from the team (so that views show towers and
+    performances), when the rules allow it; else any legal action."""
+    if rng.random() < 0.15:
+        team = sorted(state.players[seat].team, reverse=True)
+        pairs = [s for s in set(team) if team.count(s) >= 2]
+        candidates = [[[team[0]]]]
+        if pairs:
+            big = max(pairs)
+            smaller = [s for s in team if s < big]
+            candidates.append([[big, big], [smaller[0]]] if smaller else [[big, big]])
+        build = Build(rng.choice(candidates))
+        with contextlib.suppress(RuleError):
+            apply(state, seat, build)
+            return build
+    return any_legal(state, seat, rng)
 
 
-def random_game(seats: int, variant: str, seed: int):
+def random_states(seats: int, variant: str, seed: int) -> Iterator[GameState]:
     """Every state of one game of random legal actions, the last one finished."""
-    rng = random.Random(seed)
-    state = new_game(NAMES[:seats], variant=variant, seed=seed)
-    yield state
-    while not state.over:
-        seat = state.turn
-        if rng.random() < 0.15:
-            state = try_to_build(state, seat, rng)
-        state, _ = apply(state, seat, rng.choice(legal_actions(state, seat)))
-        yield state
+    start = game(seats, seed=seed, variant=variant)
+    return states(start, play_out(start, random.Random(seed), build_now_and_then))
 
 
 def test_a_fresh_game_s_view_has_the_documented_keys_in_order():
@@ -117,8 +113,9 @@ def test_regions_list_castellers_largest_first_and_the_pawns_there():
 
 
 def test_before_the_start_the_taken_seats_are_players_with_nothing():
-    room = RoomInfo(room="r-2", name="Open", variant="advanced", seats=4,
-                    players=(SeatInfo(2, "Carme", bot=True), SeatInfo(0, "Anna")))
+    room = room_info(room="r-2", name="Open", variant="advanced", seats=4, status="waiting",
+                     turn_seconds=None, deadline=None,
+                     players=(SeatInfo(2, "Carme", bot=True), SeatInfo(0, "Anna")))
     view = build_view(room, None)
     assert list(view) == VIEW_KEYS
     assert (view["round"], view["turn"], view["first"], view["status"]) == \
@@ -148,7 +145,7 @@ def test_the_view_holds_no_seed_no_bag_order_and_no_token():
     assert "token" not in attrs.fields_dict(SeatInfo)
     with pytest.raises(TypeError):
         RoomInfo("r", "n", "normal", 2, token="s3cr3t")  # type: ignore[call-arg]
-    *_, middle = (s for s, _ in zip(random_game(3, "normal", 7), range(60), strict=False))
+    *_, middle = (s for s, _ in zip(random_states(3, "normal", 7), range(60), strict=False))
     view = build_view(room_for(middle), middle)
     assert isinstance(view["bag"], int) and view["bag"] == len(middle.bag) > 20
     keys = set(_all_keys(view))
@@ -161,7 +158,7 @@ def test_the_view_holds_no_seed_no_bag_order_and_no_token():
 @settings(max_examples=6, deadline=None)
 @given(st.integers(2, 4), st.sampled_from(["normal", "advanced"]), st.integers(0, 10**6))
 def test_state_from_view_rebuilds_what_the_view_and_the_legal_actions_need(seats, variant, seed):
-    for state in random_game(seats, variant, seed):
+    for state in random_states(seats, variant, seed):
         room = room_for(state, status="finished" if state.over else "playing")
         view = build_view(room, state)
         rebuilt = state_from_view(view)
@@ -237,21 +234,12 @@ def test_any_damage_to_a_view_is_a_protocol_error(key, value):
         assert exc.code == "invalid_field" and exc.field.startswith("view")
 
 
-def _room_of(view) -> RoomInfo:
-    return RoomInfo(
-        room=view["room"], name=view["name"], variant=view["variant"], seats=view["seats"],
-        turn_seconds=view["turn_seconds"], status=view["status"], deadline=view["deadline"],
-        players=tuple(SeatInfo(p["seat"], p["name"], p["bot"], p["connected"])
-                      for p in view["players"]),
-    )
-
-
 @pytest.mark.parametrize("make", [sample_views.two_seat, sample_views.four_seat,
                                   sample_views.finished])
 def test_views_with_taken_tiles_prizes_sizes_and_scores_round_trip(make):
     view = make()
     state = state_from_view(view)
-    assert build_view(_room_of(view), state) == view
+    assert build_view(room_of(view), state) == view
     if view["scores"]:
         assert [s.total for s in state.scores] == [s["total"] for s in view["scores"]]
 
@@ -271,7 +259,7 @@ def _same(a, b) -> bool:
 def test_build_view_is_the_view_classes_unstructured(seats, variant, seed):
     # build_view writes a started game's view out directly; it must stay exactly what
     # unstructuring make_view's classes gives, through a whole game.
-    for i, state in enumerate(random_game(seats, variant, seed)):
+    for i, state in enumerate(random_states(seats, variant, seed)):
         room = room_for(state, status="finished" if state.over else "playing")
         if i % 3 == 0 or state.over:
             assert _same(build_view(room, state),

@@ -1,4 +1,4 @@
-"""Helpers for the hardening tests: raw websockets, stalled readers, a game played beside.
+"""What the hardening tests need: raw websockets, stalled readers, a game played beside.
 
 Everything here talks to a real server on 127.0.0.1 over real sockets; nothing is mocked.
 """
@@ -10,41 +10,21 @@ import contextlib
 import random
 import socket
 import threading
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
-import attrs
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from client.net import GameClient
-from server.app import CastellServer
-from server.config import ServerConfig
-from server.store.base import Store
-from shared import codec, engine
+from shared import codec
 from shared import messages as m
-from shared.actions import EndTurn
 from shared.errors import ProtocolError
-from shared.view import state_from_view
+from tests.support.wire import play_legal
 
 SUBPROTOCOL = "castell.v1"
 PUSHES = (m.StatePush, m.ChatPush)
-
-
-@contextlib.asynccontextmanager
-async def serving(store: Store | None = None,
-                  **changes: Any) -> AsyncIterator[tuple[CastellServer, str]]:
-    """A real server on a free port of 127.0.0.1 with the test settings (bots without delay,
-    no pings, a high rate limit, quick closes) changed by ``changes``; yields it and its URL."""
-    config = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
-                          rate=1000.0, burst=1000.0, close_timeout=1.0)
-    server = CastellServer(attrs.evolve(config, **changes), store)
-    await server.start()
-    try:
-        yield server, f"{server.config.scheme}://127.0.0.1:{server.port}"
-    finally:
-        await server.close()
 
 
 async def raw(url: str, **kwargs: Any) -> ClientConnection:
@@ -176,21 +156,8 @@ class Table:
     async def play(self, actions: int) -> None:
         """Play ``actions`` legal actions (or to the end of the game); every one must be
         acknowledged and seen by both players."""
-        for _ in range(actions):
-            view = self.view
-            if view["status"] != "playing":
-                return
-            seat = view["turn"]
-            actor = self.clients[seat]
-            state = state_from_view(actor.state.view)
-            options = engine.legal_actions(state, seat)
-            # end turns often enough that both seats play
-            action = EndTurn() if self.rng.random() < 0.3 else self.rng.choice(options)
-            version = await actor.act(action)
-            for c in self.clients:
-                if c.state.version < version:
-                    await c.wait_state(lambda p, v=version: p.version >= v)
-            self.played += 1
+        # end turns often enough that both seats play
+        self.played += await play_legal(self.clients, self.rng, actions=actions, end_bias=0.3)
 
     def start(self, actions: int = 10_000, pause: float = 0.01) -> None:
         """Keep playing in the background until :meth:`stop`."""

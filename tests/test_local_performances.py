@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from game_helpers import game, on_turn, play, refused, showing, with_player, with_row
 
 from shared.actions import Build, EndTurn, Move, Special, Train
 from shared.events import Performed
 from shared.state import Skills, Taken
+from tests.support.games import game, on_turn, play, refused, showing, with_player, with_row
 
 TOWER_321 = ((9, 9, 9), (6, 6), (3,))  # shape lp04: 3,2,1
 

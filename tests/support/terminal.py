@@ -1,5 +1,5 @@
-"""Helpers for the client's end-to-end tests: a real ``castell-server`` subprocess, and the
-real ``castell`` in a pseudo-terminal whose screen is kept by a terminal emulator (pyte), so
+"""The client's end-to-end tests: a real ``castell-server`` subprocess, and the real
+``castell`` in a pseudo-terminal whose screen is kept by a terminal emulator (pyte), so
 that tests read what a player would see rather than the escape sequences that drew it."""
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pexpect
 import pyte
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.servers import ROOT, ServerProcess
+
 COLUMNS, ROWS = 100, 40
 
 
@@ -31,25 +32,13 @@ def client_env(state: Path) -> dict[str, str]:
 @contextmanager
 def castell_server(*args: str, port: int = 0, db: str = ":memory:"
                    ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """A ``castell-server`` subprocess; yields its URL (read from its first line) and itself."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", str(port), "--db", db, "--bot-delay", "0",
-         "--log-level", "warning", *args],
-        cwd=ROOT, env=client_env(ROOT / ".no-state"), stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        found = re.search(r"listening on (ws://\S+)", line)
-        assert found, f"the server said {line!r}"
-        yield found.group(1), proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """A ``castell-server`` subprocess (bots without delay, warnings only); yields its URL and
+    its process, and stops it as a service manager would."""
+    with ServerProcess("--db", db, "--bot-delay", "0", "--log-level", "warning", *args,
+                       port=port) as server:
+        yield server.url, server.proc
+        with suppress(subprocess.TimeoutExpired):  # then killed
+            server.terminate(5)
 
 
 class Terminal:

@@ -1,16 +1,58 @@
-"""Run the real ``castell-server`` as a subprocess, as a user would, for end-to-end tests."""
+"""A real server to test against, built here and nowhere else: in this process
+(:func:`serving`, on a free port of 127.0.0.1 with the test settings), or as the real
+``castell-server`` subprocess (:class:`ServerProcess`) where a test needs what only a process
+gives: a kill -9, a restart, the command line itself.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+import attrs
+
+from server.app import CastellServer
+from server.cluster import ClusterConfig
+from server.config import ServerConfig
+from server.store.base import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: The settings of an in-process test server: a free port, bots without delay, no pings, a
+#: rate limit no test reaches, quick closes.
+TEST_CONFIG = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
+                           rate=1000.0, burst=1000.0, close_timeout=1.0)
+
+
+def with_config(**changes: Any) -> Callable[[ServerConfig], ServerConfig]:
+    """A function that changes ``changes`` in a config (for overriding ``server_config``)."""
+    return lambda config: attrs.evolve(config, **changes)
+
+
+def server_url(server: CastellServer) -> str:
+    return f"{server.config.scheme}://127.0.0.1:{server.port}"
+
+
+@contextlib.asynccontextmanager
+async def serving(store: Store | None = None, *, config: ServerConfig = TEST_CONFIG,
+                  cluster: ClusterConfig | None = None,
+                  **changes: Any) -> AsyncIterator[tuple[CastellServer, str]]:
+    """A real server in this process on ``store`` (as a node of ``cluster``, if given), its
+    settings ``config`` changed by ``changes``; yields it and its URL, closes it afterwards."""
+    server = CastellServer(attrs.evolve(config, **changes), store, cluster=cluster)
+    await server.start()
+    try:
+        yield server, server_url(server)
+    finally:
+        await server.close()
 _LISTENING = re.compile(r"listening on (wss?://\S+)")
 
 
@@ -24,11 +66,11 @@ def env() -> dict[str, str]:
 class ServerProcess:
     """``python -m server ARGS`` started on a free port; ``url`` is where it listens."""
 
-    def __init__(self, *args: str, timeout: float = 20.0) -> None:
+    def __init__(self, *args: str, port: int = 0, timeout: float = 20.0) -> None:
         self.proc = subprocess.Popen(
             # Tests play faster than any person: lift the message rate limit, as the
             # in-process test server does.
-            [sys.executable, "-m", "server", "--port", "0", "--rate", "1000", *args],
+            [sys.executable, "-m", "server", "--port", str(port), "--rate", "1000", *args],
             cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.url = self._wait_listening(timeout)

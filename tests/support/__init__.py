@@ -1,0 +1,11 @@
+"""What the tests share, each part in the module named for it.
+
+- ``games``: seeded games, precise changes to a state, and games played out step by step.
+- ``rooms``: the ``RoomInfo`` a view is built from.
+- ``servers``: a real server to test against, in this process or as a subprocess.
+- ``wire``: seated clients playing legal actions over a real websocket.
+- ``hostile``: raw websockets, stalled readers, a game played beside the hardening tests.
+- ``services``: the real PostgreSQL and Redis, a fresh corner of them per test.
+- ``terminal``: the real client in a pseudo-terminal, its screen emulated.
+- ``wire_strategies``: hypothesis strategies for messages and MessagePack values.
+"""

@@ -322,7 +322,7 @@ def parse(line: str) -> Command:
         sizes = " ".join(args).replace(",", " ").split()
         if not 1 <= len(sizes) <= 2:
             raise CommandError("recruit takes one or two sizes, e.g. `recruit 7 5`")
-        return Recruit(tuple(parse_size(s) for s in sizes))  # type: ignore[misc]  # converter=tuple
+        return Recruit(tuple(parse_size(s) for s in sizes))
     if name == "train":
         usage = ("train takes `region` or `all`, and for a special tile an effect: "
                  "e.g. `train region`, `train all move tar`, `train region recruit 6`")

@@ -41,7 +41,7 @@ def steps_of(record: GameRecordFile) -> list[Step]:
         room = RoomInfo(record.room, record.name, record.variant, len(record.seats),
                         turn_seconds=record.turn_seconds,
                         status=RoomStatus.FINISHED if state.over else RoomStatus.PLAYING,
-                        players=seats)  # type: ignore[arg-type]  # attrs converter=tuple
+                        players=seats)
         return make_view(room, state)
 
     out = []

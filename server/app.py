@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.typing import Subprotocol
 
 from server.admission import Admission
 from server.config import ServerConfig
@@ -32,8 +33,6 @@ from shared.logs import frame_safe_logger
 from shared.messages import SUBPROTOCOL
 
 if TYPE_CHECKING:
-    from websockets.typing import Subprotocol
-
     from server.cluster import ClusterConfig, ClusterNode
 
 log = logging.getLogger("castell.server")
@@ -102,10 +101,9 @@ class CastellServer:
                 restored = await self.lobby.restore()
                 if restored:
                     log.info("restored %d unfinished room(s)", restored)
-        subprotocols: list[Subprotocol] = [SUBPROTOCOL]  # type: ignore[list-item]
         self._server = await serve(
             self.handler, cfg.host, cfg.port,
-            subprotocols=subprotocols,
+            subprotocols=[Subprotocol(SUBPROTOCOL)],
             process_request=self.admission.process_request,
             ssl=server_ssl_context(cfg),
             # Frames carry seat tokens: never log their contents, even at DEBUG.

@@ -8,7 +8,7 @@ import logging
 import signal
 import ssl
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from server.config import DEFAULT_PORT, ServerConfig
@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lim = p.add_argument_group("limits")
 
-    def limit(flag: str, kind: type, default: object, metavar: str, text: str) -> None:
+    def limit(flag: str, kind: Callable[[str], object], default: object, metavar: str,
+              text: str) -> None:
         lim.add_argument(flag, type=kind, default=default, metavar=metavar,
                          help=f"{text} (default {default})")
 

@@ -557,9 +557,10 @@ class ClusterNode:
         does; ``room_not_found`` otherwise. A private room is found by id only with
         ``by_id_private`` (a seat token came with the request), as in the lobby."""
         redis = self._need_redis()
-        room_id = await redis.get(self.keys.code(key.upper()))
-        may_see_private = room_id is not None or by_id_private
-        room_id = room_id or key
+        raw = await redis.get(self.keys.code(key.upper()))
+        coded = raw.decode() if isinstance(raw, bytes) else raw
+        may_see_private = coded is not None or by_id_private
+        room_id = coded or key
         for _ in range(2):
             runner = self.lobby.rooms.get(room_id)
             if runner is None and room_id in self._adopting:

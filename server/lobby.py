@@ -146,11 +146,11 @@ class Lobby:
         for finished in await self.store.list_finished(limit=50):
             if finished.finished_at is None or now - finished.finished_at > self.room_linger:
                 continue
-            record = await self.store.load(finished.room)
-            if record is None or finished.room in self.rooms:
+            done = await self.store.load(finished.room)
+            if done is None or finished.room in self.rooms:
                 continue
             try:
-                self.add(self.runner_from_record(record))
+                self.add(self.runner_from_record(done))
             except Exception:
                 log.exception("finished room %s could not be restored", finished.room)
         return len(records)

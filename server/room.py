@@ -458,7 +458,7 @@ class Room(Generic[M]):
 
     # -- seats -----------------------------------------------------------------------------
 
-    def take_seat(self, member: M, name: str, re: int | None, *, now: float,
+    def take_seat(self, member: M, name: str, re: int, *, now: float,
                   token: str | None = None) -> Change:
         """Seat a person in the lowest free seat; on commit they get ``joined`` (with their
         seat's secret token) and the current view."""
@@ -483,7 +483,7 @@ class Room(Generic[M]):
 
         return self._propose(writes, apply)
 
-    def add_bot(self, member: M, level: str, re: int | None) -> Change:
+    def add_bot(self, member: M, level: str, re: int) -> Change:
         """A player fills the lowest free seat with a bot of ``level``."""
         self._player_seat(member)
         index = self._free_seat()
@@ -501,7 +501,7 @@ class Room(Generic[M]):
 
         return self._propose(writes, apply)
 
-    def resume(self, member: M, token: str, re: int | None) -> Change:
+    def resume(self, member: M, token: str, re: int) -> Change:
         """Give the seat whose token this is to ``member``; its old member is closed."""
         for seat in self.seats:
             if seat is not None and token_matches(token, seat.token_hash):
@@ -525,7 +525,7 @@ class Room(Generic[M]):
 
         return self._propose(self._version_write, apply)
 
-    def watch(self, member: M, re: int | None) -> list[Effect[M]]:
+    def watch(self, member: M, re: int) -> list[Effect[M]]:
         """A spectator comes in: no change of the room, only its reply and view."""
         self.spectators.add(member)
         return [Send((member,), encode(m.Joined(re=re, room=self.id, seat=None, token=None,
@@ -563,7 +563,7 @@ class Room(Generic[M]):
 
         return self._propose(self._version_write, gone, forced=True)
 
-    def chat(self, member: M, name: str, text: str, re: int | None) -> list[Effect[M]]:
+    def chat(self, member: M, name: str, text: str, re: int) -> list[Effect[M]]:
         """Someone in the room says something: ``ok``, then a ``chat`` push to everyone. A
         player speaks under the seat's name, as the view shows it."""
         seat = self.seat_of(member)
@@ -586,7 +586,7 @@ class Room(Generic[M]):
 
     # -- the game --------------------------------------------------------------------------
 
-    def start(self, member: M, re: int | None, *, now: float) -> Change:
+    def start(self, member: M, re: int, *, now: float) -> Change:
         """The creator starts the game once every seat is taken."""
         self._player_seat(member)
         if self.state is not None:
@@ -598,6 +598,7 @@ class Room(Generic[M]):
                             code="seats_not_full")
         names = [s.name for s in self.seats if s is not None]
         state = engine.new_game(names, self.variant, self.seed)
+        assert state.turn is not None
 
         def writes(version: int) -> list[Write]:
             return [UpdateRoom(self.id, version, self._fence(), status="playing",
@@ -606,13 +607,14 @@ class Room(Generic[M]):
         def apply() -> _Outcome[M]:
             self.state = state
             log.info("room %s: game started (%s)", self.id, ", ".join(names))
+            assert state.turn is not None
             return _Outcome([ev.GameStarted(), ev.RoundStarted(1, state.first),
                              ev.TurnStarted(state.turn)],
                             before=[Send((member,), encode(m.Ok(re=re)))])
 
         return self._propose(writes, apply)
 
-    def act(self, member: M, action: Action, re: int | None, *, now: float) -> Change:
+    def act(self, member: M, action: Action, re: int, *, now: float) -> Change:
         """A player's action; the rules (``shared.engine``) refuse it or say what follows.
         On commit the actor hears ``ok`` with the new version before the ``state`` push."""
         seat = self._player_seat(member)
@@ -660,7 +662,7 @@ class Room(Generic[M]):
             return self._play(turn.seat, EndTurn(), now, failed=again)
 
     def _play(self, seat: int, action: Action, now: float, *, extra: list[Any] | None = None,
-              ack: tuple[M, int | None] | None = None,
+              ack: tuple[M, int] | None = None,
               failed: Callable[[], list[Any]] | None = None) -> Change:
         if self.state is None:
             raise RoomError("the game has not started yet", code="game_not_started")

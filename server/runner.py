@@ -100,7 +100,7 @@ class RoomRunner:
 
     # -- requests (each answers its requester through the room's effects) ---------------------
 
-    async def join(self, conn: Connection, name: str, re: int | None) -> int:
+    async def join(self, conn: Connection, name: str, re: int) -> int:
         """Seat ``conn`` in the lowest free seat; returns the seat."""
         async with self._lock:
             await self._request(self.room.take_seat(conn, name, re, now=self.clock()))
@@ -108,7 +108,7 @@ class RoomRunner:
             assert seat is not None
             return seat
 
-    async def resume(self, conn: Connection, token: str, re: int | None) -> int:
+    async def resume(self, conn: Connection, token: str, re: int) -> int:
         """Give ``conn`` the seat whose token this is; returns the seat."""
         async with self._lock:
             await self._request(self.room.resume(conn, token, re))
@@ -116,7 +116,7 @@ class RoomRunner:
             assert seat is not None
             return seat
 
-    async def watch(self, conn: Connection, re: int | None) -> None:
+    async def watch(self, conn: Connection, re: int) -> None:
         async with self._lock:
             self._perform(self.room.watch(conn, re))
 
@@ -129,19 +129,19 @@ class RoomRunner:
         if self.on_empty is not None and not self.room.members():
             self.on_empty(self)
 
-    async def add_bot(self, conn: Connection, level: str, re: int | None) -> None:
+    async def add_bot(self, conn: Connection, level: str, re: int) -> None:
         async with self._lock:
             await self._request(self.room.add_bot(conn, level, re))
 
-    async def start(self, conn: Connection, re: int | None) -> None:
+    async def start(self, conn: Connection, re: int) -> None:
         async with self._lock:
             await self._request(self.room.start(conn, re, now=self.clock()))
 
-    async def act(self, conn: Connection, action: Action, re: int | None) -> None:
+    async def act(self, conn: Connection, action: Action, re: int) -> None:
         async with self._lock:
             await self._request(self.room.act(conn, action, re, now=self.clock()))
 
-    def chat(self, conn: Connection, name: str, text: str, re: int | None) -> None:
+    def chat(self, conn: Connection, name: str, text: str, re: int) -> None:
         """Chat changes nothing of the room: no lock, no write."""
         self._perform(self.room.chat(conn, name, text, re))
 

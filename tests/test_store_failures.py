@@ -24,7 +24,7 @@ from server.store.sqlite import SQLiteStore
 from shared import messages as m
 from shared.actions import EndTurn
 from shared.errors import ERROR_CODES
-from tests.hostile import serving
+from tests.support.servers import serving
 
 
 @contextlib.contextmanager

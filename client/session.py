@@ -40,6 +40,9 @@ SEAT_TAKEN = 4001
 #: Answers to a rejoin that mean the seat is gone for good.
 SEAT_GONE = ("bad_token", "room_not_found")
 
+#: Whose name a ``notice`` from the server is shown under.
+NOTICE_NAME = "server"
+
 log = logging.getLogger("castell.client")
 
 
@@ -299,6 +302,10 @@ class Session:
             self._new_state.set()
         elif isinstance(push, m.ChatPush) and (self.room is None or push.room == self.room):
             self.listener.on_chat(push)
+        elif isinstance(push, m.NoticePush) and push.room == self.room:
+            # The server's word about the room, shown among the chat under its own name.
+            self.listener.on_chat(m.ChatPush(room=push.room, seat=None, name=NOTICE_NAME,
+                                             text=push.text))
 
     async def stop(self) -> None:
         """Stop for good: close the connection, do not come back."""

@@ -13,7 +13,7 @@ replies, the one ``state`` push encoded once for every member, timers to arm, bo
 :meth:`Room.abort` drops it when the store failed, and says how to go on. One change is in
 flight at a time. Refusals (a full room, an illegal action) raise before any change.
 
-The path of one action (``docs/deploy.md`` draws the same)::
+The path of one action through the server::
 
     frame ─ server.requests (decode, rate, protocol state, error boundary)
           ─ RoomRunner.act (the room's lock) ─ Room.act: who may act, engine.apply → Change
@@ -55,6 +55,11 @@ M = TypeVar("M", bound=Hashable)
 
 #: The turn a timer belongs to: (round, seat whose turn it is).
 TurnKey = tuple[int, int | None]
+
+#: What a room's members are told when its store fails, and when it works again.
+NOTICE_DOWN = ("the server cannot save this game just now: nothing is lost, and the game goes "
+               "on as soon as it can")
+NOTICE_BACK = "the server can save this game again"
 
 #: Seconds before the first retry of a change the store refused; doubled each time after.
 RETRY_FIRST = 0.5
@@ -430,12 +435,15 @@ class Room(Generic[M]):
         pending = self._take(change)
         self.version = change.version
         self.changed_at = now
+        effects: list[Effect[M]] = []
         if stored:
+            if self.failures:
+                effects.append(self._notice(NOTICE_BACK))
             self.failures = 0
             if pending.stores_version:
                 self.stored_version = change.version
         outcome = pending.apply()
-        effects: list[Effect[M]] = list(outcome.before)
+        effects.extend(outcome.before)
         effects.extend(self._turn_effects(now))
         to = tuple(member for member in self.members() if member != outcome.skip)
         effects.append(Send(to, encode_state(self.id, self.version, self.view(),
@@ -446,10 +454,19 @@ class Room(Generic[M]):
 
     def abort(self, change: Change) -> list[Effect[M]]:
         """The store refused the change: the room stays as it was. Returns how to go on
-        (a timer or a bot tries again after a backoff; a request was simply not done)."""
+        (a timer or a bot tries again after a backoff; a request was simply not done), and
+        at the first failure in a row, a ``notice`` to every member; the first change stored
+        after it says that the game can be saved again."""
         pending = self._take(change)
         self.failures += 1
-        return pending.failed() if pending.failed is not None else []
+        effects: list[Effect[M]] = [self._notice(NOTICE_DOWN)] if self.failures == 1 else []
+        if pending.failed is not None:
+            effects.extend(pending.failed())
+        return effects
+
+    def _notice(self, text: str) -> Send[M]:
+        """Tell every member something about the room itself (a ``notice`` push)."""
+        return Send(tuple(self.members()), encode(m.NoticePush(room=self.id, text=text)))
 
     @property
     def retry_delay(self) -> float:

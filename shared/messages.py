@@ -288,9 +288,19 @@ class ChatPush:
     text: ChatText
 
 
+@attrs.frozen
+class NoticePush:
+    """Push: the server tells the room something about itself (its game cannot be saved
+    just now, or can be again); no one said it."""
+
+    TYPE: ClassVar[str] = "notice"
+    room: RoomId
+    text: ChatText
+
+
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
     | ActionRequest
-ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush
+ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush
 Message = Request | ServerMessage
 
 #: Client → server messages by ``type``.
@@ -303,7 +313,8 @@ REQUEST_TYPES: Final[dict[str, type]] = {
 }
 #: Server → client messages by ``type``.
 SERVER_TYPES: Final[dict[str, type]] = {
-    cls.TYPE: cls for cls in (Welcome, Rooms, Joined, Ok, Error, StatePush, ChatPush)
+    cls.TYPE: cls
+    for cls in (Welcome, Rooms, Joined, Ok, Error, StatePush, ChatPush, NoticePush)
 }
 
 

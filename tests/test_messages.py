@@ -25,7 +25,8 @@ PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",
     "chat", "action",
 }
-PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat"}
+PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
+                               "notice"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():

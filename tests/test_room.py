@@ -13,6 +13,8 @@ import msgpack
 import pytest
 
 from server.room import (
+    NOTICE_BACK,
+    NOTICE_DOWN,
     AppendAction,
     ArmTimer,
     BadToken,
@@ -148,12 +150,17 @@ def test_a_store_failure_changes_nothing_and_the_next_try_works() -> None:
     assert state is not None and state.turn is not None
     actor = f"p{state.turn}"
     change = room.act(actor, EndTurn(), 5, now=NOW)
-    assert room.abort(change) == []  # a request: its driver answers the requester
+    # a request: its driver answers the requester; every member is told, once
+    effects = room.abort(change)
+    down = {"type": "notice", "room": "r1", "text": NOTICE_DOWN}
+    assert sent(effects, "p0") == sent(effects, "p1") == [down]
     assert room.state is state and room.version == 3 and room.log == [] and not room.busy
     assert room.failures == 1
-    again = room.act(actor, EndTurn(), 6, now=NOW)
+    assert room.abort(room.act(actor, EndTurn(), 6, now=NOW)) == []  # said already
+    again = room.act(actor, EndTurn(), 7, now=NOW)
     assert again.version == 4
-    done(room, again)
+    effects = done(room, again)
+    assert sent(effects, "p1")[0] == {"type": "notice", "room": "r1", "text": NOTICE_BACK}
     assert room.failures == 0 and room.version == 4
 
 
@@ -194,7 +201,7 @@ def test_a_timer_the_store_refused_is_armed_again_with_a_growing_backoff() -> No
     for _ in range(3):
         change = room.timer_fired(timer.key, now=NOW)
         assert change is not None
-        [retry] = room.abort(change)
+        [retry] = [e for e in room.abort(change) if not isinstance(e, Send)]
         assert isinstance(retry, ArmTimer) and retry.key == timer.key
         delays.append(retry.delay)
     assert delays == sorted(delays) and delays[0] < delays[-1]
@@ -243,7 +250,7 @@ def test_a_bot_move_the_store_refused_wakes_the_bot_again_later() -> None:
     change = room.bot_chose(turn, action, now=NOW)
     assert change is not None
     version = room.version
-    [retry] = room.abort(change)
+    [retry] = [e for e in room.abort(change) if not isinstance(e, Send)]
     assert isinstance(retry, WakeBot) and retry.delay > 0
     assert room.version == version and room.bot_turn() == turn
 

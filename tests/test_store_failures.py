@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from client.net import GameClient, ServerError
+from server.room import NOTICE_DOWN
 from server.store.sqlite import SQLiteStore
 from shared import messages as m
 from shared.actions import EndTurn
@@ -98,6 +99,9 @@ async def test_a_bots_move_the_store_refuses_is_retried_until_the_store_is_back(
             refused = [r for r in caplog.records if "store refused" in r.getMessage()]
             assert len(refused) >= 2, "the bot tries again while the store is down"
         assert not [r for r in caplog.records if "illegal" in r.getMessage()]
+        # Anna was told, once, that the game cannot be saved just now
+        notices = [p.text for p in anna.drain() if isinstance(p, m.NoticePush)]
+        assert notices == [NOTICE_DOWN]
         # once the lock is gone the bot plays its turn by itself and it is Anna's again
         back = await anna.wait_state(lambda p: p.view["turn"] == seat, timeout=40)
         assert back.version > version

@@ -88,6 +88,7 @@ server_messages = st.one_of(
     st.builds(m.StatePush, room_ids, st.integers(0, 2**63 - 1), flat_maps,
               st.lists(flat_maps, max_size=4)),
     st.builds(m.ChatPush, room_ids, st.none() | seats, names, texts(1, 200)),
+    st.builds(m.NoticePush, room_ids, texts(1, 200)),
 )
 
 messages = requests | server_messages

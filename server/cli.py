@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from server.config import DEFAULT_PORT, ServerConfig
+from shared.view import RoomStatus
 
 if TYPE_CHECKING:
     from server.cluster import ClusterConfig
@@ -225,7 +226,7 @@ async def _export(args: argparse.Namespace) -> int:
         print(f"castell-server: there is no room {args.room!r} in that database",
               file=sys.stderr)
         return 1
-    if record.room.status != "finished" and not args.unfinished:
+    if record.room.status != RoomStatus.FINISHED and not args.unfinished:
         print(f"castell-server: the game in room {args.room!r} is not over; its record would "
               "give away the bag's order to whoever reads it. Add --unfinished to export it "
               "anyway.", file=sys.stderr)

@@ -45,11 +45,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from server.lobby import new_room_id, not_found
+from server.lobby import LIST_ORDER, new_room_id, not_found
 from server.room import Room
 from server.runner import RoomRunner
 from shared import messages as m
 from shared.errors import CastellError, RoomMoved
+from shared.view import RoomStatus
 from shared.wire import NODES_MAX
 
 if TYPE_CHECKING:
@@ -137,8 +138,6 @@ local url = redis.call('GET', ARGV[1] .. 'node:' .. owner)
 local private = redis.call('HGET', KEYS[2], 'private')
 return {owner, url or '', private or ''}
 """
-
-_STATUS_ORDER = {"waiting": 0, "playing": 1, "finished": 2}
 
 
 @attrs.frozen
@@ -529,7 +528,7 @@ class ClusterNode:
         self.owned[room_id] = Lease(sent + self.ttl / 1000)
         try:
             record = await self.store.load(room_id)
-            if record is None or record.room.status == "finished":
+            if record is None or record.room.status == RoomStatus.FINISHED:
                 runner = None
             else:
                 runner = self.lobby.runner_from_record(record)
@@ -595,7 +594,7 @@ class ClusterNode:
         nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
         lines = [dict(zip(row[::2], row[1::2], strict=True)) for row in rows]
         lines = [f for f in lines if f.get("private") == "0"]
-        lines.sort(key=lambda f: (_STATUS_ORDER.get(f["status"], 3), -float(f["created"])))
+        lines.sort(key=lambda f: (LIST_ORDER.get(f["status"], 3), -float(f["created"])))
         return (tuple(summary_from_fields(f) for f in lines[:limit]),
                 tuple(sorted(nodes))[:NODES_MAX])
 

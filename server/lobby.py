@@ -20,6 +20,7 @@ from server.room import Room
 from server.runner import RoomRunner
 from server.store.base import GameRecord, RoomRecord, Store
 from shared.errors import CastellError, RoomNotFound
+from shared.view import RoomStatus
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -31,6 +32,11 @@ _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 #: What the lobby tells its listeners of a room.
 Listener = Callable[[RoomRunner], None]
+
+
+#: Rooms in a room list come in this order: those one can join first.
+LIST_ORDER: dict[str, int] = {RoomStatus.WAITING: 0, RoomStatus.PLAYING: 1,
+                              RoomStatus.FINISHED: 2}
 
 
 def new_room_id() -> str:
@@ -186,7 +192,7 @@ class Lobby:
         record = await self.store.load(key)
         if key in self.rooms:  # loaded by another request meanwhile
             return self.find(key, by_id_private=by_id_private)
-        if record is None or record.room.status == "waiting" or (
+        if record is None or record.room.status == RoomStatus.WAITING or (
                 record.room.private and not by_id_private):
             raise not_found(key)
         runner = self.runner_from_record(record)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.connection import Connection, ConnState
 from server.limits import recent
+from server.lobby import LIST_ORDER
 from server.room import BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
@@ -186,9 +187,8 @@ class Requests:
             self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes))
             return
         # A reply must fit in a frame: at most max_listed rooms, those one can join first.
-        order = {"waiting": 0, "playing": 1, "finished": 2}
         public = sorted((r.room for r in self.lobby.public()),
-                        key=lambda r: (order[r.status], -r.created_at))
+                        key=lambda r: (LIST_ORDER[r.status], -r.created_at))
         rooms = tuple(
             m.RoomSummary(room=r.id, name=r.name, seats=r.size, taken=r.taken,
                           variant=r.variant, status=r.status, turn_seconds=r.turn_seconds)

@@ -46,7 +46,7 @@ from shared.actions import Action, EndTurn
 from shared.codec import encode, encode_state, pack_action, unpack_action
 from shared.errors import CastellError, RuleError
 from shared.state import GameState
-from shared.view import RoomInfo, SeatInfo, build_view
+from shared.view import RoomInfo, RoomStatus, SeatInfo, build_view
 
 log = logging.getLogger("castell.room")
 
@@ -298,7 +298,7 @@ class Room(Generic[M]):
         # The creator's seat is not stored: it is the lowest seat a person holds, which it
         # always is unless the creator left before the start and someone took a lower seat.
         room.creator_seat = room._first_person()
-        if r.status != "waiting":
+        if r.status != RoomStatus.WAITING:
             names = [s.name for s in room.seats if s is not None]
             state = engine.new_game(names, r.variant, r.seed)
             for a in record.actions:
@@ -316,10 +316,10 @@ class Room(Generic[M]):
     # -- what the room looks like ----------------------------------------------------------
 
     @property
-    def status(self) -> str:
+    def status(self) -> RoomStatus:
         if self.state is None:
-            return "waiting"
-        return "finished" if self.state.over else "playing"
+            return RoomStatus.WAITING
+        return RoomStatus.FINISHED if self.state.over else RoomStatus.PLAYING
 
     @property
     def taken(self) -> int:
@@ -618,7 +618,7 @@ class Room(Generic[M]):
         assert state.turn is not None
 
         def writes(version: int) -> list[Write]:
-            return [UpdateRoom(self.id, version, self._fence(), status="playing",
+            return [UpdateRoom(self.id, version, self._fence(), status=RoomStatus.PLAYING,
                                started_at=now)]
 
         def apply() -> _Outcome[M]:

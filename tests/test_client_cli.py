@@ -17,6 +17,7 @@ import time
 import pexpect
 import pytest
 from websockets.sync.client import connect as ws_connect
+from websockets.typing import Subprotocol
 
 from shared import messages as m
 from shared.actions import Build
@@ -63,7 +64,7 @@ def test_a_game_in_the_terminal_against_a_server(tmp_path):
             # a push arrives while Anna types: the board changes, her line does not
             term.type("chat hel")
             term.wait_for(r"> chat hel")
-            with ws_connect(url, subprotocols=["castell.v1"]) as rail:  # type: ignore[list-item]
+            with ws_connect(url, subprotocols=[Subprotocol(m.SUBPROTOCOL)]) as rail:
                 rail.send(encode(m.Hello(id=1, name="Rail")))
                 rail.recv(5)
                 rail.send(encode(m.JoinRoom(id=2, room=room, as_="spectator")))

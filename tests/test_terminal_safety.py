@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 from websockets.asyncio.server import serve
+from websockets.typing import Subprotocol
 
 from client.net import GameClient, ServerError
 from client.render import chat_text, event_lines, render, render_plain
@@ -203,7 +204,7 @@ async def _malicious(ws) -> None:
 
 @contextlib.asynccontextmanager
 async def malicious_server():
-    async with serve(_malicious, "127.0.0.1", 0, subprotocols=["castell.v1"]) as srv:
+    async with serve(_malicious, "127.0.0.1", 0, subprotocols=[Subprotocol(m.SUBPROTOCOL)]) as srv:
         yield f"ws://127.0.0.1:{srv.sockets[0].getsockname()[1]}"
 
 

@@ -62,7 +62,7 @@ class RoomRecord:
     private: bool
     code: str | None
     seed: int = attrs.field(validator=_check_seed)
-    status: str = attrs.field(default="waiting", validator=_check_status)
+    status: str = attrs.field(default=RoomStatus.WAITING.value, validator=_check_status)
     version: int = 0
     created_at: float = 0.0
     started_at: float | None = None

@@ -64,6 +64,7 @@ from server.store.migrations import (
     POSTGRES_TABLES,
     Rewrite,
 )
+from shared.view import RoomStatus
 
 if TYPE_CHECKING:
     import asyncpg
@@ -443,7 +444,7 @@ class PostgresStore(Store):
         what: str,
         expect_version: int | None = None,
     ) -> None:
-        if await self._status(conn, room, expect_version) == "finished":
+        if await self._status(conn, room, expect_version) == RoomStatus.FINISHED:
             raise StoreError(
                 f"room {room} is finished: {what} refused", code="room_finished", path=self.path
             )

@@ -56,6 +56,7 @@ from server.store.base import (
 )
 from server.store.errors import StoreError
 from server.store.migrations import APPLICATION_ID, LATEST, MIGRATIONS, Rewrite
+from shared.view import RoomStatus
 
 log = logging.getLogger("castell.store")
 
@@ -435,7 +436,7 @@ class SQLiteStore(Store):
         what: str,
         expect_version: int | None = None,
     ) -> None:
-        if self._status(conn, room, expect_version) == "finished":
+        if self._status(conn, room, expect_version) == RoomStatus.FINISHED:
             raise StoreError(
                 f"room {room} is finished: {what} refused", code="room_finished", path=self.path
             )

@@ -23,7 +23,7 @@ from shared import messages as m
 from shared.errors import ProtocolError
 from tests.support.wire import play_legal
 
-SUBPROTOCOL = "castell.v1"
+SUBPROTOCOL = m.SUBPROTOCOL
 PUSHES = (m.StatePush, m.ChatPush)
 
 

@@ -313,6 +313,23 @@ class Room(Generic[M]):
         room.changed_at = now
         return room
 
+    def reloaded(self, record: GameRecord, *, now: float) -> tuple[Room[M], list[Effect[M]]]:
+        """This room as ``record`` (the store) holds it, its members carried over, and the
+        effects that show it to them: what a room becomes when a write whose answer was
+        lost turns out to have been stored after all."""
+        room: Room[M] = Room.from_record(record, now=now, bot_delay=self.bot_delay,
+                                         time_scale=self.time_scale, fenced=self.fenced)
+        room.host_address = self.host_address
+        room.creator_seat = self.creator_seat
+        for seat in self.seats:
+            if seat is not None and seat.member is not None:
+                again = room.seats[seat.index]
+                if again is not None:
+                    again.member = seat.member
+        room.spectators = set(self.spectators)
+        effects: list[Effect[M]] = [Send(tuple(room.members()), room.current())]
+        return room, [*effects, *room.resume_play(now=now)]
+
     # -- what the room looks like ----------------------------------------------------------
 
     @property
@@ -467,6 +484,11 @@ class Room(Generic[M]):
     def _notice(self, text: str) -> Send[M]:
         """Tell every member something about the room itself (a ``notice`` push)."""
         return Send(tuple(self.members()), encode(m.NoticePush(room=self.id, text=text)))
+
+    def stores_version(self, change: Change) -> bool:
+        """Whether storing ``change`` stores its version (what a read-back can check)."""
+        pending = self._pending
+        return pending is not None and pending.change is change and pending.stores_version
 
     @property
     def retry_delay(self) -> float:

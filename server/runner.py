@@ -16,6 +16,7 @@ tries again after a growing backoff, so the room moves on by itself once the sto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -90,6 +91,9 @@ class RoomRunner:
         self._timer: asyncio.Task[None] | None = None
         self._bots: asyncio.Task[None] | None = None
         self._closed = False
+        #: A version the store may or may not hold: a write's answer was lost and could not
+        #: be read back (see :meth:`_settle`).
+        self._doubt: int | None = None
 
     @property
     def id(self) -> str:
@@ -103,6 +107,7 @@ class RoomRunner:
     async def join(self, conn: Connection, name: str, re: int) -> int:
         """Seat ``conn`` in the lowest free seat; returns the seat."""
         async with self._lock:
+            await self._settle()
             await self._request(self.room.take_seat(conn, name, re, now=self.clock()))
             seat = self.room.seat_of(conn)
             assert seat is not None
@@ -111,6 +116,7 @@ class RoomRunner:
     async def resume(self, conn: Connection, token: str, re: int) -> int:
         """Give ``conn`` the seat whose token this is; returns the seat."""
         async with self._lock:
+            await self._settle()
             await self._request(self.room.resume(conn, token, re))
             seat = self.room.seat_of(conn)
             assert seat is not None
@@ -123,6 +129,8 @@ class RoomRunner:
     async def leave(self, conn: Connection, *, dropped: bool) -> None:
         """``conn`` left the room, or its connection dropped; never refused."""
         async with self._lock:
+            with contextlib.suppress(StoreUnavailable):
+                await self._settle()
             change = self.room.leave(conn, dropped=dropped)
             if change is not None:
                 await self._store(change)
@@ -131,14 +139,17 @@ class RoomRunner:
 
     async def add_bot(self, conn: Connection, level: str, re: int) -> None:
         async with self._lock:
+            await self._settle()
             await self._request(self.room.add_bot(conn, level, re))
 
     async def start(self, conn: Connection, re: int) -> None:
         async with self._lock:
+            await self._settle()
             await self._request(self.room.start(conn, re, now=self.clock()))
 
     async def act(self, conn: Connection, action: Action, re: int) -> None:
         async with self._lock:
+            await self._settle()
             await self._request(self.room.act(conn, action, re, now=self.clock()))
 
     def chat(self, conn: Connection, name: str, text: str, re: int) -> None:
@@ -194,6 +205,12 @@ class RoomRunner:
                 for write in change.writes:
                     await perform(self.store, write)
         except Exception as exc:
+            if await self._read_back(change, exc):
+                log.warning("room %s: the store's answer to version %d was lost, but the "
+                            "version was stored: the room goes on from it", self.room.id,
+                            change.version)
+                self._perform(self.room.commit(change, now=self.clock()))
+                return True
             if change.forced:
                 log.error("room %s: version %d could not be stored (%s); it stands in "
                           "memory", self.room.id, change.version, exc, exc_info=exc)
@@ -212,6 +229,42 @@ class RoomRunner:
         if self.on_change is not None:
             self.on_change(self)
         return True
+
+    async def _read_back(self, change: Change, exc: Exception) -> bool:
+        """After a failed write: whether the store holds the change's version all the same
+        (its answer, not the write, was lost: a connection cut after COMMIT). When even that
+        cannot be read, the version is in doubt until :meth:`_settle` learns the truth."""
+        if self.store is None or not self.room.stores_version(change):
+            return False
+        try:
+            stored = await self.store.stored_version(self.room.id)
+        except Exception:
+            self._doubt = change.version
+            return False
+        return stored == change.version
+
+    async def _settle(self) -> None:
+        """Before the next change, when a version is in doubt: read what the store holds
+        and go on from there (raises :class:`StoreUnavailable` while it cannot be read)."""
+        if self._doubt is None or self.store is None:
+            return
+        try:
+            stored = await self.store.stored_version(self.room.id)
+            record = await self.store.load(self.room.id) if stored == self._doubt \
+                and stored != self.room.version else None
+        except Exception as exc:
+            log.warning("room %s: the store still cannot say whether version %d was stored: "
+                        "%s", self.room.id, self._doubt, exc)
+            raise StoreUnavailable("the game could not be saved just now, so nothing was "
+                                   "changed: try again in a moment") from exc
+        self._doubt = None
+        if stored == self.room.version:
+            self.room.stored_version = stored
+        elif record is not None:
+            log.warning("room %s: version %d was stored although its answer was lost: the "
+                        "room is reloaded from the store", self.room.id, stored)
+            self.room, effects = self.room.reloaded(record, now=self.clock())
+            self._perform(effects)
 
     def _perform(self, effects: list[Effect[Connection]]) -> None:
         for effect in effects:
@@ -246,6 +299,11 @@ class RoomRunner:
         async with self._lock:
             if self._timer is asyncio.current_task():
                 self._timer = None
+            try:
+                await self._settle()
+            except StoreUnavailable:
+                self._arm_timer(key, self.room.retry_delay)
+                return
             change = self.room.timer_fired(key, now=self.clock())
             if change is not None:
                 await self._store(change)
@@ -260,6 +318,11 @@ class RoomRunner:
         while True:
             await asyncio.sleep(delay)
             async with self._lock:
+                try:
+                    await self._settle()
+                except StoreUnavailable:
+                    delay = self.room.retry_delay
+                    continue
                 turn = self.room.bot_turn()
                 if turn is None:
                     return

@@ -41,15 +41,18 @@ def locked(path: Path) -> Iterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def game_against_a_bot(tmp_path: Path) -> AsyncIterator[tuple[GameClient, int, Path]]:
-    """Anna against a bot on a server whose games are in an SQLite file; it is Anna's turn."""
+async def game_against_a_bot(tmp_path: Path, turn_seconds: int | None = None,
+                             ) -> AsyncIterator[tuple[GameClient, int, Path]]:
+    """Anna against a bot on a server whose games are in an SQLite file; it is Anna's turn.
+    A turn lasts ``turn_seconds`` / 20 (the server's time scale)."""
     path = tmp_path / "games.sqlite3"
     store = SQLiteStore(str(path), busy_timeout=0.3)
-    async with serving(store, bot_delay=0.5) as (_server, url):
+    async with serving(store, bot_delay=0.5, turn_time_scale=0.05) as (_server, url):
         anna = await GameClient.connect(url)
         try:
             await anna.hello("Anna")
-            joined = await anna.request(m.CreateRoom, name="Fault", seats=2)
+            joined = await anna.request(m.CreateRoom, name="Fault", seats=2,
+                                        turn_seconds=turn_seconds)
             await anna.request(m.AddBot, level="random")
             await anna.request(m.StartGame)
             await anna.wait_state(lambda p: p.view["turn"] == joined.seat, timeout=30)
@@ -106,3 +109,20 @@ async def test_a_bots_move_the_store_refuses_is_retried_until_the_store_is_back(
         back = await anna.wait_state(lambda p: p.view["turn"] == seat, timeout=40)
         assert back.version > version
         assert any(r.getMessage().endswith("the store works again") for r in caplog.records)
+
+
+async def test_a_turn_timer_the_store_refused_fires_again_once_the_store_is_back(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    async with game_against_a_bot(tmp_path, turn_seconds=20) as (anna, seat, path):
+        version = anna.state.version
+        with locked(path):  # Anna's turn runs out (1 s) while the database is held
+            await asyncio.sleep(2.5)
+            assert anna.state.version == version  # not ended: it could not be stored
+            refused = [r for r in caplog.records if "store refused" in r.getMessage()]
+            assert len(refused) >= 2, "the timer tries again while the store is down"
+        # the store is back: the timeout goes through by itself, and the game goes on
+        ended = await anna.wait_state(
+            lambda p: any(e["kind"] == "timeout" and e["seat"] == seat for e in p.events),
+            timeout=40)
+        assert ended.version == version + 1

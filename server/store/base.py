@@ -311,6 +311,13 @@ class Store(abc.ABC):
     async def load(self, room: str) -> GameRecord | None:
         """Everything stored about one room, or None when it is not stored."""
 
+    async def stored_version(self, room: str) -> int | None:
+        """The version stored for ``room`` (None: no such room): what a server reads back
+        after a write whose answer it never got, to learn whether it was stored. Backends
+        override this with one cheap query."""
+        record = await self.load(room)
+        return None if record is None else record.room.version
+
     @abc.abstractmethod
     async def load_unfinished(self) -> list[GameRecord]:
         """Every room still waiting or playing (to resume after a restart), oldest first."""

@@ -576,6 +576,13 @@ class PostgresStore(Store):
         games = await self._read(lambda conn: self._load_games(conn, "room = $1", (room,)))
         return games[0] if games else None
 
+    async def stored_version(self, room: str) -> int | None:
+        async def work(conn: asyncpg.Connection) -> int | None:
+            value = await conn.fetchval("SELECT version FROM rooms WHERE room = $1", room)
+            return None if value is None else int(value)
+
+        return await self._read(work)
+
     async def load_unfinished(self) -> list[GameRecord]:
         return await self._read(
             lambda conn: self._load_games(conn, "status <> 'finished'", ())

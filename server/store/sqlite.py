@@ -559,6 +559,13 @@ class SQLiteStore(Store):
         games = await self._read(self._load_games, "room = ?", (room,))
         return games[0] if games else None
 
+    async def stored_version(self, room: str) -> int | None:
+        def work(conn: sqlite3.Connection) -> int | None:
+            row = conn.execute("SELECT version FROM rooms WHERE room = ?", (room,)).fetchone()
+            return None if row is None else int(row[0])
+
+        return await self._read(work)
+
     async def load_unfinished(self) -> list[GameRecord]:
         return await self._read(self._load_games, "status != 'finished'", ())
 

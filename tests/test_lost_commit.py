@@ -128,3 +128,35 @@ async def test_an_action_whose_commit_answer_was_lost_stands_and_the_room_goes_o
         assert record is not None
         assert [a.seq for a in record.actions] == list(range(4))
         assert record.actions[-1].version == last
+
+
+async def test_a_database_out_of_reach_is_internal_error_without_its_address(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    target = urlsplit(POSTGRES_URL)
+    async with fresh_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
+                                                   target.port or 5432) as proxy:
+        store = PostgresStore(through(db, proxy.port), pool_size=2)
+        async with serving(store) as (_server, url):
+            anna = await GameClient.connect(url)
+            biel = await GameClient.connect(url)
+            try:
+                await anna.hello("Anna")
+                await biel.hello("Biel")
+                joined = await anna.request(m.CreateRoom, name="Dark", seats=2)
+                proxy.blackout()
+                with pytest.raises(ServerError) as refused:
+                    await biel.request(m.JoinRoom, room=joined.room)
+                said = refused.value.message
+                assert refused.value.code == "internal_error"
+                assert "postgres" not in said and "127.0.0.1" not in said
+                assert str(proxy.port) not in said and "test" not in said
+                # the host's log has the cause, for this very request
+                assert any(r.levelno >= logging.ERROR and "store refused" in r.getMessage()
+                           for r in caplog.records)
+                proxy.end_blackout()
+                seated = await biel.request(m.JoinRoom, room=joined.room)
+                assert seated.seat == 1
+            finally:
+                await anna.close()
+                await biel.close()

@@ -33,6 +33,10 @@ class CuttingProxy:
         self._armed = True
         self._blackout = blackout
 
+    def blackout(self) -> None:
+        """Cut every connection now and refuse new ones, until :meth:`end_blackout`."""
+        self._go_dark()
+
     def end_blackout(self) -> None:
         self._dark = False
 

@@ -7,7 +7,6 @@ import io
 import random
 
 import pytest
-import sample_views as sv
 from rich.cells import cell_len
 from rich.console import Console
 
@@ -17,6 +16,7 @@ from client.render import render, render_plain
 from shared.codec import event_to_wire
 from shared.engine import legal_actions
 from shared.view import RoomInfo, build_view, parse_view, state_from_view
+from tests.support import sample_views as sv
 from tests.support.games import game, play_out, sometimes_tallest
 from tests.support.rooms import room_info
 

@@ -7,7 +7,6 @@ import re
 
 import attrs
 import pytest
-import sample_views as sv
 from rich.cells import cell_len
 from rich.console import Console
 
@@ -16,6 +15,7 @@ from client.render import chat_text, print_view, render, render_plain
 from client.sanitize import safe
 from shared.scoring import score_player
 from shared.view import state_from_view
+from tests.support import sample_views as sv
 
 VIEWS = {"two_seat": sv.two_seat, "four_seat": sv.four_seat, "finished": sv.finished,
          "waiting": sv.waiting}

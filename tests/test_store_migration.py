@@ -47,7 +47,7 @@ from shared.codec import encode, pack_action, unpack_action
 from shared.errors import ProtocolError
 from shared.messages import ActionRequest
 from shared.state import GameState
-from tests.services import POSTGRES_URL, fresh_schema
+from tests.support.services import POSTGRES_URL, fresh_schema
 
 NAMES = ("Anna", "Biel", "Carme")
 

@@ -34,7 +34,7 @@ from shared import messages as m
 from shared.errors import ProtocolError
 from shared.view import parse_view
 from shared.wire import printable
-from tests import sample_views
+from tests.support import sample_views
 from tests.support.hostile import ask, raw
 
 pytestmark = pytest.mark.timeout(60)

@@ -3,22 +3,21 @@ events as the codec puts them on the wire, completion fed by the state rebuilt f
 
 from __future__ import annotations
 
-import io
 import random
 
 import pytest
 from rich.cells import cell_len
-from rich.console import Console
 
 from client.commands import action_to_command, parse
 from client.completion import CommandCompleter, complete
-from client.render import render, render_plain
+from client.render import render_plain
 from shared.codec import event_to_wire
 from shared.engine import legal_actions
 from shared.view import RoomInfo, build_view, parse_view, state_from_view
 from tests.support import sample_views as sv
 from tests.support.games import game, play_out, sometimes_tallest
 from tests.support.rooms import room_info
+from tests.support.screens import screen
 
 
 @pytest.mark.parametrize("make", [sv.two_seat, sv.four_seat, sv.finished, sv.waiting])
@@ -31,12 +30,6 @@ def _room(state, status: str) -> RoomInfo:
     return room_info(state, bots={1}, offline={2}, room="r-test", name="Test table",
                      turn_seconds=60, status=status,
                      deadline=sv.NOW + 30 if status == "playing" else None)
-
-
-def _screen(view, me, events, width):
-    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
-    console.print(render(view, me, events, now=sv.NOW, width=width))
-    return console.export_text()
 
 
 @pytest.mark.parametrize(("seats", "seed"), [(3, 11), (4, 12)])
@@ -64,14 +57,14 @@ def test_a_whole_game_renders_and_completes_from_its_views(seats, seed):
             if head:
                 assert last in complete(head + " ", legal)
         for width in (100, 80):
-            text = _screen(view, me, events, width)
+            text = screen(view, me, events, width=width)
             assert max(cell_len(line) for line in text.splitlines()) <= width
             assert "Test table" in text and "Regions" in text
         assert render_plain(view, me, events)
     assert state.over
 
     final = parse_view(build_view(_room(state, "finished"), state))
-    text = _screen(final, 0, events, 100)
+    text = screen(final, 0, events)
     assert "Final score" in text and "★ winner" in text
     assert "Game over:" in text
     for player in state.players:
@@ -82,5 +75,5 @@ def test_a_whole_game_renders_and_completes_from_its_views(seats, seed):
 
 def test_a_waiting_room_view_renders():
     view = parse_view(build_view(_room(game(3), "waiting"), None))
-    text = _screen(view, None, [], 80)
+    text = screen(view, None, [], width=80)
     assert "every seat taken 3/3, waiting for the start" in text and "Anna" in text

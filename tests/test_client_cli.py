@@ -20,11 +20,10 @@ from websockets.sync.client import connect as ws_connect
 from websockets.typing import Subprotocol
 
 from shared import messages as m
-from shared.actions import Build
 from shared.codec import decode, encode
-from shared.engine import apply, legal_actions, new_game
+from shared.engine import new_game
 from shared.record import GameRecordFile, RecordedAction
-from shared.solver import TallestGoal, best_tower
+from tests.support.games import play_out, sometimes_tallest
 from tests.support.terminal import ROOT, Terminal, castell_server, client_env
 
 pytestmark = pytest.mark.timeout(60)
@@ -152,22 +151,14 @@ def test_castell_play_plain_through_pipes(tmp_path):
 
 
 def _recorded_game(seed: int) -> GameRecordFile:
-    rng = random.Random(seed)
-    state = new_game(["Anna", "Bru"], seed=seed)
-    actions = []
-    while not state.over:
-        seat = state.turn
-        player = state.players[seat]
-        action = rng.choice(legal_actions(state, seat))
-        tall = best_tower(player.team, player.skills, TallestGoal())
-        if tall is not None and tall.levels != player.tower and rng.random() < 0.2:
-            action = Build(tall.levels)
-        state, _ = apply(state, seat, action)
-        actions.append(RecordedAction(seat, action))
-    result = {"winners": list(state.winners or ())}
+    """A seeded 2-seat game of random moves (and now and then the tallest tower), recorded."""
+    start = new_game(["Anna", "Bru"], seed=seed)
+    steps = list(play_out(start, random.Random(seed), sometimes_tallest(0.2)))
+    result = {"winners": list(steps[-1].state.winners or ())}
     return GameRecordFile(room="r1", name="Friday night", variant="normal",
                           seats=("Anna", "Bru"), bots=(False, True), seed=seed,
-                          actions=tuple(actions), result=result)
+                          actions=tuple(RecordedAction(s.seat, s.action) for s in steps),
+                          result=result)
 
 
 def test_replay_plain_steps_through_a_record(tmp_path):

@@ -3,24 +3,21 @@ events as the codec puts them on the wire, completion fed by the state rebuilt f
 
 from __future__ import annotations
 
-import io
 import random
 
 import pytest
-import sample_views as sv
 from rich.cells import cell_len
-from rich.console import Console
 
 from client.commands import action_to_command, parse
 from client.completion import CommandCompleter, complete
-from client.render import render, render_plain
-from shared.actions import Build
+from client.render import render_plain
 from shared.codec import event_to_wire
-from shared.engine import apply, legal_actions, new_game
-from shared.solver import TallestGoal, best_tower
-from shared.view import RoomInfo, SeatInfo, build_view, parse_view, state_from_view
-
-NAMES = ["Anna", "Bru", "Cai", "Dolors"]
+from shared.engine import legal_actions
+from shared.view import RoomInfo, build_view, parse_view, state_from_view
+from tests.support import sample_views as sv
+from tests.support.games import game, play_out, sometimes_tallest
+from tests.support.rooms import room_info
+from tests.support.screens import screen
 
 
 @pytest.mark.parametrize("make", [sv.two_seat, sv.four_seat, sv.finished, sv.waiting])
@@ -28,40 +25,23 @@ def test_sample_views_follow_the_protocol(make):
     parse_view(make())  # raises ProtocolError on any key or value the protocol does not allow
 
 
-def _room(seats: int, status: str) -> RoomInfo:
-    players = [SeatInfo(s, NAMES[s], bot=s == 1, connected=s != 2) for s in range(seats)]
-    return RoomInfo("r-test", "Test table", "normal", seats, turn_seconds=60, status=status,
-                    deadline=sv.NOW + 30 if status == "playing" else None, players=players)
-
-
-def _screen(view, me, events, width):
-    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
-    console.print(render(view, me, events, now=sv.NOW, width=width))
-    return console.export_text()
-
-
-def _step(state, rng):
-    """One move of a seeded random player who sometimes builds its tallest tower."""
-    seat = state.turn
-    player = state.players[seat]
-    if rng.random() < 0.2:
-        found = best_tower(player.team, player.skills, TallestGoal())
-        if found is not None and found.levels != player.tower:
-            return apply(state, seat, Build(found.levels))
-    return apply(state, seat, rng.choice(legal_actions(state, seat)))
+def _room(state, status: str) -> RoomInfo:
+    """The test table of ``state``'s players, seat 1 a bot and seat 2 not connected."""
+    return room_info(state, bots={1}, offline={2}, room="r-test", name="Test table",
+                     turn_seconds=60, status=status,
+                     deadline=sv.NOW + 30 if status == "playing" else None)
 
 
 @pytest.mark.parametrize(("seats", "seed"), [(3, 11), (4, 12)])
 def test_a_whole_game_renders_and_completes_from_its_views(seats, seed):
-    rng = random.Random(seed)
-    state = new_game(NAMES[:seats], seed=seed)
-    room = _room(seats, "playing")
+    start = game(seats, seed=seed)
+    room = _room(start, "playing")
+    state = start
     events: list[dict] = []
-    for step in range(2000):
-        if state.over:
-            break
-        state, new = _step(state, rng)
-        events = [*events, *(event_to_wire(e) for e in new)][-12:]
+    # a seeded random player who sometimes builds its tallest tower
+    for step, played in enumerate(play_out(start, random.Random(seed), sometimes_tallest(0.2))):
+        state = played.state
+        events = [*events, *(event_to_wire(e) for e in played.events)][-12:]
         if step % 15 or state.over:
             continue
         view = parse_view(build_view(room, state))  # as a state push reaches the client
@@ -77,23 +57,23 @@ def test_a_whole_game_renders_and_completes_from_its_views(seats, seed):
             if head:
                 assert last in complete(head + " ", legal)
         for width in (100, 80):
-            text = _screen(view, me, events, width)
+            text = screen(view, me, events, width=width)
             assert max(cell_len(line) for line in text.splitlines()) <= width
             assert "Test table" in text and "Regions" in text
         assert render_plain(view, me, events)
     assert state.over
 
-    final = parse_view(build_view(_room(seats, "finished"), state))
-    text = _screen(final, 0, events, 100)
+    final = parse_view(build_view(_room(state, "finished"), state))
+    text = screen(final, 0, events)
     assert "Final score" in text and "★ winner" in text
     assert "Game over:" in text
-    for seat in range(seats):
-        assert NAMES[seat] in text
+    for player in state.players:
+        assert player.name in text
     plain = render_plain(final, None, events)
     assert sum(line.startswith("score ") for line in plain) == seats
 
 
 def test_a_waiting_room_view_renders():
-    view = parse_view(build_view(_room(3, "waiting"), None))
-    text = _screen(view, None, [], 80)
+    view = parse_view(build_view(_room(game(3), "waiting"), None))
+    text = screen(view, None, [], width=80)
     assert "every seat taken 3/3, waiting for the start" in text and "Anna" in text

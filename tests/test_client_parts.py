@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import ssl
 import stat
 
@@ -26,10 +25,12 @@ from client.lobby import (
 from client.seats import HeldSeat, SeatStore
 from client.tls import client_ssl_context
 from shared.actions import Build, Special, Train
-from shared.engine import apply, legal_actions, new_game
-from shared.solver import TallestGoal, best_tower
+from shared.engine import apply, legal_actions
+from shared.state import GameState
 from shared.tower import festival_score
-from shared.view import RoomInfo, SeatInfo, make_view
+from shared.view import make_view
+from tests.support.games import game, random_game, sometimes_tallest
+from tests.support.rooms import room_info
 
 # Addresses -------------------------------------------------------------------------------
 
@@ -157,34 +158,24 @@ def test_turn_timers():
 
 # Hints ---------------------------------------------------------------------------------------
 
-NAMES = ["Anna", "Bru", "Cai"]
-
-
 def _commands(line: str) -> list[str]:
     return line.split("`")[1::2]
 
 
-def _played(seed: int, rounds: int):
-    """A seeded 3-seat game played by random moves (and tall towers) until ``rounds``."""
-    rng = random.Random(seed)
-    state = new_game(NAMES, seed=seed)
-    while state.round < rounds or state.done:
-        seat = state.turn
-        player = state.players[seat]
-        tall = best_tower(player.team, player.skills, TallestGoal())
-        if tall is not None and rng.random() < 0.3 and tall.levels != player.tower:
-            state, _ = apply(state, seat, Build(tall.levels))
-            continue
-        state, _ = apply(state, seat, rng.choice(legal_actions(state, seat)))
-    return state
+def _played(seed: int, rounds: int) -> GameState:
+    """A seeded 3-seat game played by random moves (and tall towers) until the start of a turn
+    in round ``rounds``."""
+    for step in random_game(3, seed=seed, choose=sometimes_tallest(0.3)):
+        if step.state.round >= rounds and not step.state.done:
+            return step.state
+    raise AssertionError(f"the game ended before round {rounds}")
 
 
 @pytest.mark.parametrize(("seed", "rounds"), [(3, 8), (8, 6), (11, 6), (12, 8)])
 def test_every_command_a_hint_gives_is_accepted_by_the_engine(seed, rounds):
     # seeds whose position offers festival towers and performances to hint at
     state = _played(seed, rounds)
-    room = RoomInfo("r1", "T", "normal", 3, status="playing",
-                    players=[SeatInfo(i, n) for i, n in enumerate(NAMES)])
+    room = room_info(state)
     seat = state.turn
     lines = hint_lines(make_view(room, state), seat)
     assert lines[0] == "you can:"
@@ -212,9 +203,8 @@ def test_every_command_a_hint_gives_is_accepted_by_the_engine(seed, rounds):
 
 
 def test_a_round_without_a_festival_hints_at_the_next_and_what_it_takes():
-    state = new_game(NAMES, seed=4)
-    room = RoomInfo("r1", "T", "normal", 3, status="playing",
-                    players=[SeatInfo(i, n) for i, n in enumerate(NAMES)])
+    state = game(3, seed=4)
+    room = room_info(state)
     lines = hint_lines(make_view(room, state), state.turn)
     first = next(f for f in state.festivals if not f.done)
     i = lines.index(f"no festival this round; the next is in round {first.round}: {first.town} "

@@ -8,7 +8,6 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-import sample_views as sv
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -17,6 +16,7 @@ from client.app import STATUS_LINES, TerminalScreen
 from client.controller import Controller
 from client.session import RoomState, Session
 from shared import messages as m
+from tests.support import sample_views as sv
 
 
 class Sized(DummyOutput):

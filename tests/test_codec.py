@@ -15,6 +15,7 @@ from shared.errors import ProtocolError
 from shared.state import Score
 from shared.view import build_view
 from tests.support.games import game, random_game
+from tests.support.hostile import packed
 from tests.support.rooms import room_info
 from tests.support.wire_strategies import (
     actions,
@@ -23,10 +24,6 @@ from tests.support.wire_strategies import (
     requests,
     server_messages,
 )
-
-
-def _pack(value) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)
 
 
 def _decode_or_refuse(data, decoder=codec.decode):
@@ -62,8 +59,8 @@ def test_decode_request_refuses_server_types_with_unknown_type():
     with pytest.raises(ProtocolError) as info:
         codec.decode_request(frame)
     assert info.value.code == "unknown_type"
-    frame = _pack({"type": "state", "id": 5, "room": "r", "version": 1, "view": {},
-                   "events": []})
+    frame = packed({"type": "state", "id": 5, "room": "r", "version": 1, "view": {},
+                    "events": []})
     with pytest.raises(ProtocolError) as info:
         codec.decode_request(frame)
     assert (info.value.code, info.value.re) == ("unknown_type", 5)
@@ -79,7 +76,7 @@ def test_random_bytes_only_ever_yield_protocol_errors(data):
 @settings(max_examples=100)
 @given(msgpack_values)
 def test_random_msgpack_values_only_ever_yield_protocol_errors(value):
-    _decode_or_refuse(_pack(value))
+    _decode_or_refuse(packed(value))
 
 
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
@@ -92,7 +89,7 @@ def test_mutated_requests_only_ever_yield_messages_or_protocol_errors(request, d
         wire.pop(key, None)
     else:
         wire[key] = data.draw(msgpack_values)
-    out = _decode_or_refuse(_pack(wire), codec.decode_request)
+    out = _decode_or_refuse(packed(wire), codec.decode_request)
     if isinstance(out, ProtocolError) and out.code == "invalid_field":
         assert out.field  # an invalid field is always named
 
@@ -123,13 +120,13 @@ def test_deep_nesting_is_a_bad_message(depth):
 def test_limits_are_bad_messages():
     cases = [
         b"x" * (codec.MAX_FRAME + 1),  # frame size
-        _pack({"type": "chat", "id": 1, "text": "x" * (codec.MAX_STR_BYTES + 1)}),
-        _pack({"type": "hello", "id": 1, "name": b"y" * (codec.MAX_STR_BYTES + 1)}),
-        _pack({"type": "hello", "id": 1, "name": list(range(codec.MAX_ARRAY + 1))}),
-        _pack({"type": "hello", "id": 1, **{f"k{i}": i for i in range(codec.MAX_MAP)}}),
-        _pack({"type": "hello", "id": 1, "name": msgpack.ExtType(5, b"abc")}),
-        _pack({1: "int key", "type": "hello"}),
-        _pack({"type": "hello", "id": 1, "name": {b"bin": "key"}}),
+        packed({"type": "chat", "id": 1, "text": "x" * (codec.MAX_STR_BYTES + 1)}),
+        packed({"type": "hello", "id": 1, "name": b"y" * (codec.MAX_STR_BYTES + 1)}),
+        packed({"type": "hello", "id": 1, "name": list(range(codec.MAX_ARRAY + 1))}),
+        packed({"type": "hello", "id": 1, **{f"k{i}": i for i in range(codec.MAX_MAP)}}),
+        packed({"type": "hello", "id": 1, "name": msgpack.ExtType(5, b"abc")}),
+        packed({1: "int key", "type": "hello"}),
+        packed({"type": "hello", "id": 1, "name": {b"bin": "key"}}),
         "text frames are not MessagePack",
         None,
     ]
@@ -149,7 +146,7 @@ def test_a_smaller_frame_limit_can_be_chosen():
 @pytest.mark.parametrize("value", [2**64 - 1, -(2**63), 2**31, 1e308, float("nan")])
 def test_huge_numbers_are_invalid_fields(value):
     with pytest.raises(ProtocolError) as info:
-        codec.decode(_pack({"type": "create_room", "id": 2, "name": "n", "seats": value}))
+        codec.decode(packed({"type": "create_room", "id": 2, "name": "n", "seats": value}))
     assert (info.value.code, info.value.field, info.value.re) == ("invalid_field", "seats", 2)
 
 
@@ -209,7 +206,7 @@ def test_every_event_class_has_a_kind_and_encodes():
 
 
 def test_an_action_request_decodes_to_the_action_class():
-    frame = _pack({"type": "action", "id": 4, "kind": "recruit", "sizes": [6]})
+    frame = packed({"type": "action", "id": 4, "kind": "recruit", "sizes": [6]})
     assert codec.decode_request(frame) == m.ActionRequest(4, Recruit((6,)))
 
 
@@ -282,17 +279,17 @@ def test_a_stored_action_is_the_msgpack_map_of_its_fields_and_comes_back(action)
 
 
 def test_a_stored_action_holds_neither_type_nor_id():
-    assert codec.pack_action(Move("ebr")) == _pack({"kind": "move", "region": "ebr"})
-    assert codec.pack_action(EndTurn()) == _pack({"kind": "end_turn"})
+    assert codec.pack_action(Move("ebr")) == packed({"kind": "move", "region": "ebr"})
+    assert codec.pack_action(EndTurn()) == packed({"kind": "end_turn"})
 
 
 @pytest.mark.parametrize(("data", "code", "field"), [
     (b"", "bad_message", None),
     (b"\xc1", "bad_message", None),
-    (_pack({"kind": "end_turn"}) + b"\x00", "bad_message", None),
-    (_pack(["end_turn"]), "invalid_field", None),
-    (_pack({"kind": "fly"}), "invalid_field", "kind"),
-    (_pack({"kind": "recruit", "sizes": [3, 11]}), "invalid_field", "sizes[1]"),
+    (packed({"kind": "end_turn"}) + b"\x00", "bad_message", None),
+    (packed(["end_turn"]), "invalid_field", None),
+    (packed({"kind": "fly"}), "invalid_field", "kind"),
+    (packed({"kind": "recruit", "sizes": [3, 11]}), "invalid_field", "sizes[1]"),
     # the request frame an action was once stored as is not an action
     (codec.encode(m.ActionRequest(0, EndTurn())), "invalid_field", "id"),
 ], ids=["empty", "not_msgpack", "trailing", "a_list", "unknown_kind", "out_of_range",
@@ -304,7 +301,7 @@ def test_malformed_stored_bytes_are_a_protocol_error(data, code, field):
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
-@given(st.binary(max_size=64) | msgpack_values.map(_pack))
+@given(st.binary(max_size=64) | msgpack_values.map(packed))
 def test_any_stored_bytes_are_an_action_or_a_protocol_error(data):
     try:
         action = codec.unpack_action(data)

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import attrs
-import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,7 +28,16 @@ from shared import codec, engine
 from shared import messages as m
 from shared.actions import ACTION_TYPES
 from shared.errors import ERROR_CODES
-from tests.support.hostile import PUSHES, LoopThread, Table, frame, raw, readable_id, wait_closed
+from tests.support.hostile import (
+    PUSHES,
+    LoopThread,
+    Table,
+    frame,
+    packed,
+    raw,
+    readable_id,
+    wait_closed,
+)
 from tests.support.servers import serving
 from tests.support.wire_strategies import actions, msgpack_values, requests
 
@@ -221,7 +229,7 @@ def to_frame(item: Any, room: str) -> bytes | str:
         return item
     if attrs.has(type(item)):
         item = m.to_wire(item)
-    return msgpack.packb(_fill_table(item, room), use_bin_type=True)
+    return packed(_fill_table(item, room))
 
 
 # -- the exchange ------------------------------------------------------------------------------

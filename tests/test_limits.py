@@ -11,7 +11,6 @@ import contextlib
 import socket
 
 import attrs
-import msgpack
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -19,7 +18,7 @@ from client.net import GameClient
 from server.cli import build_parser, config_from_args
 from server.config import ServerConfig
 from shared import messages as m
-from tests.support.hostile import ask, next_reply, raw, wait_closed
+from tests.support.hostile import ask, next_reply, packed, raw, wait_closed
 from tests.support.servers import serving
 
 pytestmark = pytest.mark.timeout(30)
@@ -32,10 +31,6 @@ async def _still_serves(url: str) -> None:
         assert (await c.hello("Still")).protocol == 1
 
 
-def _pack(value: object) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)
-
-
 # -- one frame -------------------------------------------------------------------------------
 
 
@@ -45,7 +40,7 @@ async def test_frame_size_is_set_by_the_config_and_closes_with_1009():
         # just under the limit: an ordinary refusal (an invalid name), the connection lives
         small = await ask(ws, m.Hello(id=1, name="x" * 1500))
         assert small.code == "invalid_field" and small.re == 1
-        await ws.send(_pack({"type": "chat", "id": 2, "text": "y" * 2100}))
+        await ws.send(packed({"type": "chat", "id": 2, "text": "y" * 2100}))
         await wait_closed(ws)
         assert ws.close_code == 1009
         await _still_serves(url)
@@ -57,9 +52,9 @@ async def test_nesting_deeper_than_the_limit_is_bad_message():
         nested: object = "x"
         for _ in range(3):  # the frame's map + 3 lists + a string = 4 levels of containers
             nested = [nested]
-        reply = await _send_raw(ws, _pack({"type": "hello", "id": 3, "name": nested}))
+        reply = await _send_raw(ws, packed({"type": "hello", "id": 3, "name": nested}))
         assert reply.code == "invalid_field" and reply.re == 3  # deep enough, wrong type
-        reply = await _send_raw(ws, _pack({"type": "hello", "id": 4, "name": [nested]}))
+        reply = await _send_raw(ws, packed({"type": "hello", "id": 4, "name": [nested]}))
         assert reply.code == "bad_message" and reply.re is None
         assert (await ask(ws, m.Hello(id=5, name="Still here"))).re == 5
 
@@ -77,11 +72,11 @@ async def test_string_and_list_lengths_are_set_by_the_config():
     async with serving(max_string=50, max_list=20) as (_srv, url):
         ws = await raw(url)
         assert (await ask(ws, m.Hello(id=1, name="Ok"))).re == 1
-        long_chat = _pack({"type": "chat", "id": 2, "text": "z" * 51})
+        long_chat = packed({"type": "chat", "id": 2, "text": "z" * 51})
         assert (await _send_raw(ws, long_chat)).code == "bad_message"
-        long_list = _pack({"type": "action", "id": 3, "kind": "build", "levels": [[1] * 21]})
+        long_list = packed({"type": "action", "id": 3, "kind": "build", "levels": [[1] * 21]})
         assert (await _send_raw(ws, long_list)).code == "bad_message"
-        fits = _pack({"type": "action", "id": 4, "kind": "build", "levels": [[1] * 20]})
+        fits = packed({"type": "action", "id": 4, "kind": "build", "levels": [[1] * 20]})
         reply = await _send_raw(ws, fits)
         assert reply.code == "not_in_room" and reply.re == 4  # decoded, then refused
 
@@ -89,12 +84,12 @@ async def test_string_and_list_lengths_are_set_by_the_config():
 async def test_a_build_of_ten_thousand_castellers_is_refused_by_default(server, url):
     ws = await raw(url)
     await ask(ws, m.Hello(id=1, name="Greedy"))
-    huge = _pack({"type": "action", "id": 2, "kind": "build", "levels": [[5] * 10_000]})
+    huge = packed({"type": "action", "id": 2, "kind": "build", "levels": [[5] * 10_000]})
     assert (await _send_raw(ws, huge)).code == "bad_message"
-    wide = _pack({"type": "action", "id": 3, "kind": "build", "levels": [[5] * 1000]})
+    wide = packed({"type": "action", "id": 3, "kind": "build", "levels": [[5] * 1000]})
     reply = await _send_raw(ws, wide)
     assert reply.code == "invalid_field" and reply.re == 3 and reply.field == "levels[0]"
-    tall = _pack({"type": "action", "id": 4, "kind": "build", "levels": [[1]] * 500})
+    tall = packed({"type": "action", "id": 4, "kind": "build", "levels": [[1]] * 500})
     reply = await _send_raw(ws, tall)
     assert reply.code == "invalid_field" and reply.field == "levels"
 
@@ -136,7 +131,7 @@ async def test_garbage_costs_tokens_too():
 
 
 def frame_hello(i: int) -> bytes:
-    return _pack({"type": "hello", "id": i, "name": f"n{i}"})
+    return packed({"type": "hello", "id": i, "name": f"n{i}"})
 
 
 # -- connections -------------------------------------------------------------------------------

@@ -7,26 +7,19 @@ import re
 
 import attrs
 import pytest
-import sample_views as sv
 from rich.cells import cell_len
 from rich.console import Console
 
 from client import describe
-from client.render import chat_text, print_view, render, render_plain
+from client.render import chat_text, print_view, render_plain
 from client.sanitize import safe
 from shared.scoring import score_player
 from shared.view import state_from_view
+from tests.support import sample_views as sv
+from tests.support.screens import screen
 
 VIEWS = {"two_seat": sv.two_seat, "four_seat": sv.four_seat, "finished": sv.finished,
          "waiting": sv.waiting}
-
-
-def screen(view, me=None, events=(), *, width=100, now=sv.NOW, max_event_lines=4,
-           **options) -> str:
-    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
-    console.print(render(view, me, events, now=now, width=width,
-                         max_event_lines=max_event_lines, **options))
-    return console.export_text()
 
 
 def line_with(text: str, needle: str) -> str:

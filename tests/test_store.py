@@ -3,10 +3,10 @@ must without touching the database (server/store).
 
 The behaviour tests take the ``store`` fixture, parametrised by backend: SQLite in a temporary
 folder, and PostgreSQL in a fresh schema of the real server that is dropped afterwards (see
-tests/services.py). A new backend adds its context manager to ``BACKENDS`` and runs every one
-of them. Each database's own troubles (SQLite files that are directories, foreign or locked;
-PostgreSQL servers that do not answer, schemas that are another program's) are tested on that
-backend alone.
+tests/support/services.py). A new backend adds its context manager to ``BACKENDS`` and runs
+every one of them. Each database's own troubles (SQLite files that are directories, foreign or
+locked; PostgreSQL servers that do not answer, schemas that are another program's) are tested on
+that backend alone.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from server.store import (
 )
 from server.store.migrations import LATEST
 from server.store.postgres import PostgresStore
-from tests.services import POSTGRES_URL, fresh_schema
+from tests.support.services import POSTGRES_URL, fresh_schema
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,6 +10,7 @@ the bytes that Castell stored.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import random
 import sqlite3
@@ -47,7 +48,8 @@ from shared.codec import encode, pack_action, unpack_action
 from shared.errors import ProtocolError
 from shared.messages import ActionRequest
 from shared.state import GameState
-from tests.services import POSTGRES_URL, fresh_schema
+from tests.support.games import play_out
+from tests.support.services import POSTGRES_URL, fresh_schema
 
 NAMES = ("Anna", "Biel", "Carme")
 
@@ -68,14 +70,11 @@ class Game:
 
 def a_game(room: str, seed: int, *, moves: int | None = None) -> Game:
     """A game of random bots in ``room``: played to the end, or for ``moves`` actions."""
-    rng = random.Random(seed)
-    state = engine.new_game(list(NAMES), "normal", seed)
-    played: list[tuple[int, Action]] = []
-    while not state.over and (moves is None or len(played) < moves):
-        seat = state.turn
-        action = bots.choose(state, seat, "random", rng)
-        state, _ = engine.apply(state, seat, action)
-        played.append((seat, action))
+    start = engine.new_game(list(NAMES), "normal", seed)
+    steps = list(itertools.islice(play_out(start, random.Random(seed), bots.random_action),
+                                  moves))
+    state = steps[-1].state if steps else start
+    played = [(step.seat, step.action) for step in steps]
     first = 5  # the versions the seats and the start took
     record = GameRecord(
         RoomRecord(room, f"Festa {room}", len(NAMES), "normal", None, False, None, seed=seed,

@@ -34,8 +34,8 @@ from shared import messages as m
 from shared.errors import ProtocolError
 from shared.view import parse_view
 from shared.wire import printable
-from tests import sample_views
-from tests.support.hostile import ask, raw
+from tests.support import sample_views
+from tests.support.hostile import ask, packed, raw
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -172,33 +172,29 @@ EVIL_EVENTS = [
 ]
 
 
-def _pack(value: object) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)
-
-
 async def _malicious(ws) -> None:
     """A server that puts escape sequences everywhere it can."""
     async for data in ws:
         req = msgpack.unpackb(data)
         kind, rid = req.get("type"), req.get("id")
         if kind == "hello":
-            await ws.send(_pack({"type": "welcome", "re": rid, "player": EVIL, "server": EVIL,
-                                 "protocol": 1}))
+            await ws.send(packed({"type": "welcome", "re": rid, "player": EVIL, "server": EVIL,
+                                  "protocol": 1}))
         elif kind == "list_rooms":  # a room list with a hostile name breaks the protocol
-            await ws.send(_pack({"type": "rooms", "re": rid, "rooms": [
+            await ws.send(packed({"type": "rooms", "re": rid, "rooms": [
                 {"room": "r1", "name": EVIL, "seats": 2, "taken": 1, "variant": "normal",
                  "status": "waiting", "turn_seconds": None}]}))
         elif kind == "join_room":
-            await ws.send(_pack({"type": "joined", "re": rid, "room": "r1", "seat": 0,
+            await ws.send(packed({"type": "joined", "re": rid, "room": "r1", "seat": 0,
                                  "token": "t0ken", "code": None}))
-            await ws.send(_pack({"type": "chat", "room": "r1", "seat": 1, "name": EVIL,
+            await ws.send(packed({"type": "chat", "room": "r1", "seat": 1, "name": EVIL,
                                  "text": EVIL}))
-            await ws.send(_pack({"type": "state", "room": "r1", "version": 7,
+            await ws.send(packed({"type": "state", "room": "r1", "version": 7,
                                  "view": evil_view(), "events": EVIL_EVENTS}))
-            await ws.send(_pack({"type": "state", "room": "r1", "version": 8,
+            await ws.send(packed({"type": "state", "room": "r1", "version": 8,
                                  "view": sly_view(), "events": EVIL_EVENTS}))
         else:
-            await ws.send(_pack({"type": "error", "re": rid, "code": "illegal_action",
+            await ws.send(packed({"type": "error", "re": rid, "code": "illegal_action",
                                  "message": EVIL, "rule": EVIL}))
 
 

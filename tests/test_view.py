@@ -28,7 +28,7 @@ from shared.view import (
     state_from_view,
 )
 from shared.wire import converter
-from tests import sample_views
+from tests.support import sample_views
 from tests.support.games import any_legal, game, play_out, states
 from tests.support.rooms import room_info, room_of
 from tests.support.wire_strategies import msgpack_values

@@ -10,10 +10,11 @@ from typing import Any
 
 import attrs
 
-from shared.actions import Action
+from shared.actions import Action, Build
 from shared.board import REGION_INDEX, wheel_segments, wheel_tile_index
 from shared.engine import apply, legal_actions, new_game
 from shared.errors import RuleError
+from shared.solver import TallestGoal, best_tower
 from shared.state import GameState
 
 NAMES = ("Anna", "Biel", "Carme", "Dani")
@@ -83,6 +84,22 @@ Chooser = Callable[[GameState, int, random.Random], Action]
 def any_legal(state: GameState, seat: int, rng: random.Random) -> Action:
     """One of the legal actions, at random."""
     return rng.choice(legal_actions(state, seat))
+
+
+def sometimes_tallest(chance: float) -> Chooser:
+    """A chooser that, with probability ``chance``, builds the tallest tower the seat's team
+    can (unless that tower already stands), and otherwise picks :func:`any_legal`: games
+    that reach festivals, towers and performances, not only moves and trainings."""
+
+    def choose(state: GameState, seat: int, rng: random.Random) -> Action:
+        if rng.random() < chance:
+            player = state.players[seat]
+            tall = best_tower(player.team, player.skills, TallestGoal())
+            if tall is not None and tall.levels != player.tower:
+                return Build(tall.levels)
+        return any_legal(state, seat, rng)
+
+    return choose
 
 
 @attrs.frozen

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
+import msgpack
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
@@ -36,6 +37,12 @@ async def raw(url: str, **kwargs: Any) -> ClientConnection:
 
 def frame(msg: Any) -> bytes:
     return codec.encode(msg)
+
+
+def packed(value: object) -> bytes:
+    """Any value as MessagePack, whether the protocol allows it or not: what a hostile peer
+    can put in a frame."""
+    return msgpack.packb(value, use_bin_type=True)
 
 
 async def next_reply(ws: ClientConnection, timeout: float = 5.0) -> Any:

@@ -183,3 +183,33 @@ async def test_rooms_per_address_counts_unattended_games_and_concurrent_creation
             await late.request(m.CreateRoom, name="one more", seats=2)
         assert refused.value.code == "rate_limited"
         await late.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_the_cheap_listing_says_what_loading_every_game_says(tmp_path, backend):
+    from contextlib import AsyncExitStack
+
+    from server.store import Store
+    from tests.support.services import fresh_schema
+
+    async with AsyncExitStack() as stack:
+        where = (str(tmp_path / "g.sqlite3") if backend == "sqlite"
+                 else await stack.enter_async_context(fresh_schema()))
+        store = await stack.enter_async_context(open_store(where))
+        for n, (status, bots) in enumerate([("waiting", 0), ("playing", 1), ("playing", 2),
+                                            ("playing", 0), ("finished", 1)]):
+            room = f"r{n}"
+            await store.create_room(RoomRecord(room, "g", 3, "normal", None, False, None, n,
+                                               created_at=float(10 - n)))
+            await store.put_seat(SeatRecord(room, 0, "Anna", token_hash=hash_token("t")))
+            for seat in range(1, bots + 1):
+                await store.put_seat(SeatRecord(room, seat, f"Bot {seat}", bot=True,
+                                                bot_level="random"))
+            if status != "waiting":
+                await store.update_room(room, status="playing", version=5, started_at=20.0)
+            if status == "finished":
+                await store.finish(room, {"winners": [0]}, 30.0)
+        cheap = await store.unfinished_summaries()
+        assert cheap == await Store.unfinished_summaries(store)
+        assert [(s.room.room, s.bots) for s in cheap] == [("r3", 0), ("r2", 2), ("r1", 1),
+                                                           ("r0", 0)]

@@ -74,6 +74,10 @@ class CastellServer:
                            bot_delay=self.config.bot_delay,
                            room_linger=self.config.room_linger,
                            unload_after=self.config.room_unload_after,
+                           # A cluster keeps every unfinished game served by some node: one
+                           # unloaded there would only be adopted again.
+                           unattended_after=(self.config.room_unattended_after
+                                             if cluster is None else None),
                            turn_time_scale=self.config.turn_time_scale)
         self.admission = Admission(self.config)
         self.requests = Requests(self.config, self.lobby)
@@ -100,7 +104,7 @@ class CastellServer:
             if self.cluster_config is None:
                 restored = await self.lobby.restore()
                 if restored:
-                    log.info("restored %d unfinished room(s)", restored)
+                    log.info("restored %d unfinished room(s) into memory", restored)
         self._server = await serve(
             self.handler, cfg.host, cfg.port,
             subprotocols=[Subprotocol(SUBPROTOCOL)],
@@ -133,7 +137,10 @@ class CastellServer:
         self.requests.use_cluster(node)
 
     async def close(self) -> None:
-        """Stop accepting, close every connection with 1001, stop every room."""
+        """Stop accepting, close every connection with 1001, stop every room. Every room
+        stays in the store as it is (a waiting room and its seats too): its players take
+        their seats back with their tokens once the server is started again."""
+        self.lobby.stopping = True
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self._server is not None:
@@ -190,7 +197,8 @@ class CastellServer:
             runner = conn.room
             if runner is not None:
                 conn.leave_room()
-                await runner.leave(conn, dropped=True)
+                if not self.lobby.stopping:  # else the seat stays taken, for the restart
+                    await runner.leave(conn, dropped=True)
             await conn.wait_closed()
             log.info("%s (%s) disconnected: %s", conn.id, conn.name or "no name",
                      ws.close_code)

@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     limit("--room-unload-after", _none_if_zero, d.room_unload_after, "SECONDS",
           "an unfinished game nobody is in leaves memory (not the database) after this; "
           "it comes back when a player does (0: never)")
+    limit("--room-unattended-after", _none_if_zero, d.room_unattended_after, "SECONDS",
+          "a started game with nobody in it leaves memory (not the database) after this, "
+          "even while its bots play; it comes back when a player does (0: never)")
     lim.add_argument("--trust-proxy", action="store_true",
                      help="behind a reverse proxy only: count connections by the last "
                           "X-Forwarded-For address, not the proxy's")
@@ -159,6 +162,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         resume_attempts_per_address=args.resume_attempts_per_address,
         resume_window=args.resume_window, trust_proxy=args.trust_proxy,
         room_unload_after=args.room_unload_after,
+        room_unattended_after=args.room_unattended_after,
     )
 
 

@@ -95,6 +95,11 @@ class ServerConfig:
     #: Seconds an unfinished game with nobody connected stays in memory; it stays stored,
     #: and comes back the moment a player returns with a token (None: never unloaded).
     room_unload_after: float | None = 1800.0
+    #: Seconds a started game stays in memory once nobody is in it (no player, no
+    #: spectator), however its bots and timer move it; it stays stored, and comes back when
+    #: a player returns with a token (None: only ``room_unload_after`` applies). Lone
+    #: servers only.
+    room_unattended_after: float | None = 60.0
     #: Per-message deflate; off by default so one encoded push is the same bytes for all.
     compression: bool = False
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.room import Room
 from server.runner import RoomRunner
-from server.store.base import GameRecord, RoomRecord, Store
+from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
 from shared.errors import CastellError, RoomNotFound
 from shared.view import RoomStatus
 
@@ -53,6 +53,7 @@ class Lobby:
 
     def __init__(self, *, store: Store | None = None, max_rooms: int, bot_delay: float,
                  room_linger: float, unload_after: float | None = None,
+                 unattended_after: float | None = None,
                  turn_time_scale: float = 1.0,
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
@@ -63,6 +64,13 @@ class Lobby:
         self.bot_delay = bot_delay
         self.room_linger = room_linger
         self.unload_after = unload_after
+        #: Seconds a started game stays in memory once nobody is in it (None: no such limit).
+        self.unattended_after = unattended_after
+        #: Since when each room has had nobody in it, as the sweeper saw it.
+        self._unattended: dict[str, float] = {}
+        #: Set once the server stops: its connections close, but the seats they held stay as
+        #: they are stored, and no room is forgotten for being empty.
+        self.stopping = False
         self.turn_time_scale = turn_time_scale
         self.clock = clock
         self._on_change: list[Listener] = []
@@ -135,21 +143,49 @@ class Lobby:
                  runner.room.status)
 
     async def restore(self) -> int:
-        """Bring back every unfinished room of the store; returns how many."""
+        """Bring back the unfinished rooms of the store that are worth having in memory at
+        once; returns how many.
+
+        Reading a game back means replaying it, so only these are, newest first, as long as
+        ``max_rooms`` allows: a started game that moves by itself (a turn timer, bots), then
+        waiting rooms (so that they are listed again). Every other stored game stays in the
+        store until one of its players comes back with a seat token (:meth:`find_or_load`).
+        """
         if self.store is None:
             return 0
-        records = await self.store.load_unfinished()
-        for record in records:
+        stored = await self.store.unfinished_summaries()
+
+        def rank(summary: StoredRoom) -> int | None:
+            room = summary.room
+            if room.status == RoomStatus.WAITING:
+                return 1
+            return 0 if room.turn_seconds is not None or summary.bots else None
+
+        ranked = [(rank(summary), -summary.room.created_at, summary.room.room)
+                  for summary in stored]
+        restored = 0
+        for _rank, _, room_id in sorted(r for r in ranked if r[0] is not None):
+            if not self.has_room_for_more:
+                break
+            record = await self.store.load(room_id)
+            if record is None or record.room.status == RoomStatus.FINISHED:
+                continue
             try:
                 runner = self.runner_from_record(record)
             except Exception:
                 log.exception("room %s could not be restored; it is left in the store",
-                              record.room.room)
+                              room_id)
                 continue
             self.admit(runner, "restored")
+            restored += 1
+        if len(stored) > restored:
+            log.info("%d unfinished room(s) stay in the store until a player comes back",
+                     len(stored) - restored)
         # Recently finished games stay listed (and watchable) for a while, restart or not.
         now = self.clock()
         for finished in await self.store.list_finished(limit=50):
+            if not self.has_room_for_more:
+                break
             if finished.finished_at is None or now - finished.finished_at > self.room_linger:
                 continue
             done = await self.store.load(finished.room)
@@ -159,7 +195,7 @@ class Lobby:
                 self.add(self.runner_from_record(done))
             except Exception:
                 log.exception("finished room %s could not be restored", finished.room)
-        return len(records)
+        return restored
 
     def add(self, runner: RoomRunner) -> None:
         self.rooms[runner.id] = runner
@@ -182,8 +218,10 @@ class Lobby:
         return runner
 
     async def find_or_load(self, key: str, *, by_id_private: bool = False) -> RoomRunner:
-        """:meth:`find`, or else a started game of the store brought back into memory (it
-        was unloaded while nobody played it, see :meth:`sweep`)."""
+        """:meth:`find`, or else a room of the store brought back into memory: a game that
+        was unloaded while nobody played it (see :meth:`sweep`), or one left in the store at
+        start (see :meth:`restore`). At ``max_rooms``, the game nobody has been in longest
+        makes way for it (it stays stored); when there is none, ``rate_limited``."""
         try:
             return self.find(key, by_id_private=by_id_private)
         except RoomNotFound:
@@ -192,38 +230,82 @@ class Lobby:
         record = await self.store.load(key)
         if key in self.rooms:  # loaded by another request meanwhile
             return self.find(key, by_id_private=by_id_private)
-        if record is None or record.room.status == RoomStatus.WAITING or (
-                record.room.private and not by_id_private):
+        if record is None or (record.room.private and not by_id_private):
             raise not_found(key)
-        runner = self.runner_from_record(record)
+        runner = self.rebuild(record)
+        self._make_room()
         self.admit(runner, "loaded back")
         return runner
+
+    def rebuild(self, record: GameRecord) -> RoomRunner:
+        """:meth:`runner_from_record` for a player who asked for the room: a stored game
+        that cannot be read back (an action that no longer decodes, or that the rules
+        refuse) is logged for the operator, and the player told ``internal_error``."""
+        try:
+            return self.runner_from_record(record)
+        except Exception as exc:
+            log.error("room %s: its stored game cannot be read back (%s: %s); it is left in "
+                      "the store as it is", record.room.room, type(exc).__name__, exc)
+            raise CastellError("this game's saved record cannot be read back, so it cannot "
+                               "be played here; the server's operator has been told",
+                               code="internal_error") from exc
+
+    def _make_room(self) -> None:
+        """Unload the game nobody has been in for longest when the lobby is full (it is
+        safe in the store); refuse (``rate_limited``) when no room can make way."""
+        if self.has_room_for_more:
+            return
+        idle = [r for r in self.rooms.values() if self._unloadable(r)]
+        if idle:
+            runner = min(idle, key=lambda r: self._unattended.get(r.id, r.room.changed_at))
+            log.info("room %s unloaded to make way for another", runner.id)
+            self.remove(runner)
+        self.check_capacity()
+
+    def _unloadable(self, runner: RoomRunner) -> bool:
+        """Whether a room may leave memory and come back from the store unchanged: a game
+        under way, nobody in it, no change in flight."""
+        room = runner.room
+        return (self.store is not None and room.status == RoomStatus.PLAYING
+                and not room.members() and not room.busy)
 
     def public(self) -> list[RoomRunner]:
         return [r for r in self.rooms.values() if not r.room.private]
 
     def _on_empty(self, runner: RoomRunner) -> None:
         """A room nobody is in: a waiting room goes at once, a started one after a while
-        (its players may come back with their tokens)."""
+        (its players may come back with their tokens). Not while the server stops: its
+        players come back to it after the restart."""
+        if self.stopping:
+            return
         if runner.room.state is None and self.rooms.get(runner.id) is runner:
             self.remove(runner, forget=True)
 
     def sweep(self) -> None:
-        """Forget rooms that finished (or were abandoned) more than ``room_linger`` ago."""
+        """Forget rooms that finished (or were abandoned) more than ``room_linger`` ago;
+        unload from memory the games nobody has been in for ``unattended_after`` (or that
+        have not changed for ``unload_after``): they stay stored."""
         now = self.clock()
         for runner in list(self.rooms.values()):
             room = runner.room
-            if room.members() or room.busy:
+            if room.members():
+                self._unattended.pop(runner.id, None)
+                continue
+            since = self._unattended.setdefault(runner.id, now)
+            if room.busy:
                 continue
             if room.finished_at is not None and now - room.finished_at > self.room_linger:
                 self.remove(runner)
-            elif room.state is None and now - room.created_at > self.room_linger:
+            elif room.state is None and now - room.changed_at > self.room_linger:
                 self.remove(runner, forget=True)  # a restored waiting room nobody came back to
-            elif (room.state is not None and self.store is not None
-                  and self.unload_after is not None
-                  and now - room.changed_at > self.unload_after):
-                # An abandoned game costs memory for nothing: it is safe in the store and
-                # comes back when a player does (see find_or_load()).
+            elif not self._unloadable(runner):
+                continue
+            elif self.unattended_after is not None and now - since >= self.unattended_after:
+                # A game nobody attends costs memory and a room slot for nothing: it is safe
+                # in the store and comes back when a player does (see find_or_load()).
+                log.info("room %s unloaded: nobody in it for %.0f s", room.id, now - since)
+                self.remove(runner)
+            elif self.unload_after is not None and now - room.changed_at > self.unload_after:
                 log.info("room %s unloaded: nobody there for %.0f s", room.id,
                          now - room.changed_at)
                 self.remove(runner)
@@ -237,6 +319,7 @@ class Lobby:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         self.rooms.pop(runner.id, None)
+        self._unattended.pop(runner.id, None)
         if runner.room.code is not None:
             self.codes.pop(runner.room.code, None)
         for listener in self._on_remove:

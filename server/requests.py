@@ -88,6 +88,8 @@ class Requests:
         self.cluster: ClusterNode | None = None
         #: Recent failed seat-token attempts, by address (see _check_resume_rate).
         self.failed_resumes: dict[str, list[float]] = {}
+        #: Rooms being created (stored, not yet in the lobby), by address.
+        self.creating: dict[str, int] = {}
         self._handlers: dict[type, Callable[[Connection, Any], Awaitable[None]]] = {
             m.Hello: self.on_hello,
             m.ListRooms: self.on_list_rooms,
@@ -199,12 +201,23 @@ class Requests:
     async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
         if conn.rooms_created >= self.config.rooms_per_connection:
             raise CastellError("you have created too many rooms", code="rate_limited")
-        if sum(r.room.host_address == conn.address
-               for r in self.lobby.rooms.values()) >= self.config.rooms_per_address:
+        # Rooms being created count as well: the check and the room's existence are apart
+        # by a store write, which many connections from one address could slip between.
+        address = conn.address
+        if sum(r.room.host_address == address for r in self.lobby.rooms.values()) \
+                + self.creating.get(address, 0) >= self.config.rooms_per_address:
             raise CastellError("your address has too many rooms open", code="rate_limited")
         create = self.cluster.create if self.cluster is not None else self.lobby.create
-        runner = await create(msg.name, msg.seats, msg.variant, msg.turn_seconds, msg.private)
-        runner.room.host_address = conn.address
+        self.creating[address] = self.creating.get(address, 0) + 1
+        try:
+            runner = await create(msg.name, msg.seats, msg.variant, msg.turn_seconds,
+                                  msg.private)
+            runner.room.host_address = address
+        finally:
+            if self.creating[address] > 1:
+                self.creating[address] -= 1
+            else:
+                del self.creating[address]
         conn.rooms_created += 1
         await runner.join(conn, conn.name or "?", msg.id)
         conn.enter(runner, seated=True)

@@ -416,12 +416,10 @@ class Room(Generic[M]):
         return self.stored_version if self.fenced else None
 
     def _version_write(self, version: int) -> list[Write]:
-        """A presence change bumps the version too: store it so that a restored room never
-        goes back to a version its players already saw. A fenced room stores every change,
-        seats filling before the start too, so that each write can expect the last one."""
+        """A presence change bumps the version too: store it, seats filling before the start
+        too, so that a room restored after a crash never goes back to a version its players
+        already saw (and a fenced room's next write can expect it)."""
         if self.state is not None and self.state.over:
-            return []
-        if self.state is None and not self.fenced:
             return []
         return [UpdateRoom(self.id, version, self._fence())]
 

@@ -75,8 +75,11 @@ def test_taking_a_seat_writes_it_then_replies_and_pushes() -> None:
     # nothing changes before the store says yes
     assert room.taken == 1 and room.version == 1 and room.busy
     assert change.version == 2
-    assert [type(w) for w in change.writes] == [PutSeat]
+    # the seat, and the version it makes (so that a crash never takes the room back to a
+    # version its players saw), even before the start
+    assert [type(w) for w in change.writes] == [PutSeat, UpdateRoom]
     assert change.writes[0].record.seat == 1 and change.writes[0].record.name == "Biel"
+    assert change.writes[1].version == 2 and change.writes[1].expect_version is None
     effects = done(room, change)
     assert room.taken == 2 and room.version == 2 and not room.busy
     # the joiner: its reply (with its token), then the current view with no events
@@ -211,7 +214,7 @@ def test_bots_are_woken_on_their_turn_and_play_legal_moves() -> None:
     room = new_room()
     done(room, room.take_seat("anna", "Anna", 1, now=NOW))
     change = room.add_bot("anna", "random", 2)
-    [write] = change.writes
+    write, _version = change.writes
     assert isinstance(write, PutSeat) and write.record.bot and write.record.bot_level == "random"
     done(room, change)
     effects = done(room, room.start("anna", 3, now=NOW))
@@ -275,10 +278,10 @@ def test_leaving_is_forced_and_frees_a_seat_only_before_the_start() -> None:
     room = seated(3)
     change = room.leave("p1", dropped=True)
     assert change is not None and change.forced
-    assert [type(w) for w in change.writes] == [RemoveSeat]
+    assert [type(w) for w in change.writes] == [RemoveSeat, UpdateRoom]
     # the store failed, yet the member is gone: committed unstored
     room.commit(change, now=NOW, stored=False)
-    assert room.seats[1] is None and room.stored_version == 0
+    assert room.seats[1] is None and room.stored_version == change.version - 1
     room = started()
     change = room.leave("p1", dropped=True)
     assert change is not None

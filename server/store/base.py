@@ -120,6 +120,15 @@ class GameRecord:
     result: dict[str, Any] | None = None
 
 
+@attrs.frozen
+class StoredRoom:
+    """A room as a cheap listing of the store gives it, without its game: its record, and
+    how many of its seats bots hold (:meth:`Store.unfinished_summaries`)."""
+
+    room: RoomRecord
+    bots: int = 0
+
+
 def hash_token(token: str) -> bytes:
     """The 32-byte SHA-256 digest under which a seat token is stored.
 
@@ -327,6 +336,13 @@ class Store(abc.ABC):
         their games (what a server scans to find rooms nobody serves). Backends override
         this with one cheap query."""
         return [game.room.room for game in await self.load_unfinished()]
+
+    async def unfinished_summaries(self) -> list[StoredRoom]:
+        """Every room still waiting or playing, oldest first, without its game: what a
+        server reads at start to choose which games to load at once (the rest it loads when
+        a player comes back). Backends override this with one cheap query."""
+        return [StoredRoom(game.room, sum(seat.bot for seat in game.seats))
+                for game in await self.load_unfinished()]
 
     @abc.abstractmethod
     async def list_finished(self, limit: int = 50) -> list[RoomRecord]:

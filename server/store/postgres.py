@@ -49,6 +49,7 @@ from server.store.base import (
     RoomRecord,
     SeatRecord,
     Store,
+    StoredRoom,
     assemble_games,
     pack_result,
     room_changes,
@@ -623,6 +624,17 @@ class PostgresStore(Store):
                 "SELECT room FROM rooms WHERE status <> 'finished' ORDER BY created_at, room"
             )
             return [row[0] for row in rows]
+
+        return await self._read(work)
+
+    async def unfinished_summaries(self) -> list[StoredRoom]:
+        async def work(conn: asyncpg.Connection) -> list[StoredRoom]:
+            rows = await conn.fetch(
+                f"SELECT {_ROOM_COLUMNS}, (SELECT count(*) FROM seats WHERE "
+                "seats.room = rooms.room AND seats.bot) AS bots FROM rooms "
+                "WHERE status <> 'finished' ORDER BY created_at, room"
+            )
+            return [StoredRoom(_room(tuple(row)[:-1]), row[-1]) for row in rows]
 
         return await self._read(work)
 

@@ -47,6 +47,7 @@ from server.store.base import (
     RoomRecord,
     SeatRecord,
     Store,
+    StoredRoom,
     assemble_games,
     pack_result,
     room_changes,
@@ -68,6 +69,10 @@ _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
 
 T = TypeVar("T")
+
+#: What reading the file may raise: SQLite's errors, and a text (a table's name in the
+#: schema, a stored value) whose bytes are not UTF-8, written there by another program.
+_FILE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 
 
 def default_db_path() -> Path:
@@ -209,7 +214,7 @@ class SQLiteStore(Store):
                 raise StoreError(f"{self.path} is not a Castell database",
                                  code="not_castell_database", path=self.path)
             version = conn.execute("SELECT version FROM schema_version").fetchone()[0]
-        except sqlite3.Error as exc:
+        except _FILE_ERRORS as exc:
             raise self._translate(exc) from exc
         if version != LATEST:
             conn.close()
@@ -247,7 +252,7 @@ class SQLiteStore(Store):
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             conn.execute("PRAGMA fullfsync = ON")
             conn.execute("PRAGMA checkpoint_fullfsync = ON")
-        except sqlite3.Error as exc:
+        except _FILE_ERRORS as exc:
             conn.close()
             self._drop_lock()
             raise self._translate(exc) from exc
@@ -328,10 +333,19 @@ class SQLiteStore(Store):
             conn.close()
         self._drop_lock()
 
-    def _translate(self, exc: sqlite3.Error) -> StoreError:
+    def _translate(self, exc: sqlite3.Error | UnicodeDecodeError) -> StoreError:
         """The StoreError that says, for a person, what SQLite's error means for this file."""
         primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
         path = self.path
+        if isinstance(exc, UnicodeDecodeError) or "decode to UTF-8" in str(exc):
+            # Python's sqlite3 reads every text as UTF-8; SQLite itself never checks it.
+            return StoreError(
+                f"{path} is damaged: it holds text that is not UTF-8 (in its schema or its "
+                "records), which Castell never writes. Nothing in it was changed; restore it "
+                "from a backup or give castell-server another path.",
+                code="corrupt_database",
+                path=path,
+            )
         if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
             return StoreError(
                 f"another castell-server (or another program) is using {path}; stop it, or "
@@ -404,7 +418,7 @@ class SQLiteStore(Store):
                 code="invalid_record",
                 path=self.path,
             ) from exc
-        except sqlite3.Error as exc:
+        except _FILE_ERRORS as exc:
             raise self._translate(exc) from exc
         return result
 
@@ -602,6 +616,18 @@ class SQLiteStore(Store):
                 row[0]
                 for row in conn.execute(
                     "SELECT room FROM rooms WHERE status != 'finished' ORDER BY created_at, room"
+                )
+            ]
+        )
+
+    async def unfinished_summaries(self) -> list[StoredRoom]:
+        return await self._read(
+            lambda conn: [
+                StoredRoom(_room(row[:-1]), row[-1])
+                for row in conn.execute(
+                    f"SELECT {_ROOM_COLUMNS}, (SELECT count(*) FROM seats WHERE "
+                    "seats.room = rooms.room AND seats.bot = 1) FROM rooms "
+                    "WHERE status != 'finished' ORDER BY created_at, room"
                 )
             ]
         )

@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed
 
 from client.net import GameClient
 from server.app import CastellServer
-from server.limits import network_of
+from server.limits import Buckets, network_of
 from shared import codec
 from shared import messages as m
 from tests.support.hostile import ask, raw, stalled
@@ -252,3 +252,14 @@ async def test_costly_requests_are_budgeted_per_address_over_all_its_connections
         assert isinstance(await ask(other, m.ListRooms(id=2)), m.Rooms)
         for c in [*crowd, other]:
             await c.close()
+
+
+def test_buckets_per_key_are_separate_and_forgotten_once_full_again():
+    buckets = Buckets(rate=2.0, burst=4.0)
+    assert [buckets.take("a", 0.0) for _ in range(5)] == [True] * 4 + [False]
+    assert buckets.take("b", 0.0)  # another key has its own bucket
+    buckets.sweep(1.0)  # "a" is not full again yet: forgetting it would forgive it
+    assert "a" in buckets.buckets
+    assert buckets.take("a", 1.0) and buckets.take("a", 1.0) and not buckets.take("a", 1.0)
+    buckets.sweep(3.0)
+    assert buckets.buckets == {}

@@ -52,6 +52,7 @@ def server(*args: str) -> Iterator[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "--port", "0", "--rate", "100000",
+         "--address-rate", "100000", "--address-burst", "100000",
          "--log-level", "warning", *args],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:

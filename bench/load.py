@@ -74,6 +74,8 @@ def server_command(kind: str, connections: int, profile: str | None = None) -> l
         "--max-connections", limit, "--max-per-address", limit,
         "--max-rooms", str(max(connections * 50, 2000)), "--rooms-per-connection", "100000",
         "--rooms-per-address", "100000", "--rate", "1000000",
+        # every bench client connects from 127.0.0.1: lift the budget of one address too
+        "--address-rate", "1000000", "--address-burst", "1000000",
     ]
 
 

@@ -22,7 +22,7 @@ from websockets.typing import Subprotocol
 
 from server.admission import Admission
 from server.config import ServerConfig
-from server.connection import Connection, ConnState
+from server.connection import CastellWebSocket, Connection, ConnState
 from server.limits import TokenBucket
 from server.lobby import Lobby
 from server.requests import Requests
@@ -109,6 +109,7 @@ class CastellServer:
             self.handler, cfg.host, cfg.port,
             subprotocols=[Subprotocol(SUBPROTOCOL)],
             process_request=self.admission.process_request,
+            create_connection=CastellWebSocket,
             ssl=server_ssl_context(cfg),
             # Frames carry seat tokens: never log their contents, even at DEBUG.
             logger=frame_safe_logger("castell.ws"),
@@ -185,6 +186,8 @@ class CastellServer:
         conn = Connection(ws, address, TokenBucket(cfg.rate, cfg.burst, stamp=now),
                           cfg.write_buffer_limit, close_timeout=cfg.close_timeout)
         conn.opened = conn.last_seen = now
+        if isinstance(ws, CastellWebSocket):  # pings and pongs cost like messages
+            ws.on_control = lambda: self.requests.charge(conn)
         self.connections.add(conn)
         log.info("%s connected from %s", conn.id, address)
         try:

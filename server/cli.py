@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
           "unread bytes a client may leave waiting before it is closed as too slow")
     limit("--socket-send-buffer", int, d.socket_send_buffer, "BYTES",
           "kernel send buffer of each connection (0: the system's default)")
+    limit("--address-rate", float, d.address_rate, "REQUESTS_PER_SECOND",
+          "room requests (list, create, join, leave) one address may send per second, over "
+          "all its connections")
+    limit("--address-burst", float, d.address_burst, "REQUESTS",
+          "room requests one address may send in one burst")
     limit("--max-connections", int, d.max_connections, "N", "open connections (more: 503)")
     limit("--max-per-address", int, d.max_per_address, "N",
           "open connections from one address (more: 429)")
@@ -92,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
           "wrong seat tokens one address may try per window")
     limit("--resume-window", float, d.resume_window, "SECONDS",
           "the window those attempts are counted in")
+    limit("--code-attempts-per-address", int, d.code_attempts_per_address, "N",
+          "joins by a code no room has that one address may try per window")
+    limit("--code-attempts-per-network", int, d.code_attempts_per_network, "N",
+          "joins by a code no room has that one network (/24, /64) may try per window")
+    limit("--max-spectators", int, d.max_spectators, "N", "spectators of one room")
+    limit("--room-chat-rate", float, d.room_chat_rate, "LINES_PER_SECOND",
+          "chat lines one room carries per second, all its members together")
     limit("--room-unload-after", _none_if_zero, d.room_unload_after, "SECONDS",
           "an unfinished game nobody is in leaves memory (not the database) after this; "
           "it comes back when a player does (0: never)")
@@ -163,6 +175,10 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         resume_window=args.resume_window, trust_proxy=args.trust_proxy,
         room_unload_after=args.room_unload_after,
         room_unattended_after=args.room_unattended_after,
+        address_rate=args.address_rate, address_burst=args.address_burst,
+        code_attempts_per_address=args.code_attempts_per_address,
+        code_attempts_per_network=args.code_attempts_per_network,
+        max_spectators=args.max_spectators, room_chat_rate=args.room_chat_rate,
     )
 
 

@@ -48,6 +48,10 @@ class ServerConfig:
     #: which grows to megabytes). Together with ``write_buffer_limit`` it bounds what one
     #: client that stops reading can make the server hold.
     socket_send_buffer: int | None = 256 * 1024
+    #: Token bucket per address, over all its connections, for the requests that cost the
+    #: server most (list, create, join and leave rooms): more is ``rate_limited``.
+    address_rate: float = 20.0
+    address_burst: float = 60.0
 
     # -- connections ------------------------------------------------------------------------
     #: Open connections, those still in their handshake included (more: HTTP 503).
@@ -79,6 +83,15 @@ class ServerConfig:
     resume_attempts: int = 10
     resume_attempts_per_address: int = 30
     resume_window: float = 60.0
+    #: Failed joins by code (no room has it) allowed per address, and per network (/24 for
+    #: IPv4, /64 for IPv6), per ``resume_window``: private codes cannot be guessed.
+    code_attempts_per_address: int = 20
+    code_attempts_per_network: int = 60
+    #: Spectators one room may have at once (more: ``room_full``).
+    max_spectators: int = 50
+    #: Chat lines one room may carry per second, all its members together (bursts of twice
+    #: as many); more is ``rate_limited``.
+    room_chat_rate: float = 10.0
 
     # -- TLS ----------------------------------------------------------------------------------
     #: PEM certificate chain (and key, unless ``keyfile``): serve wss:// instead of ws://.

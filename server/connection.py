@@ -6,6 +6,15 @@ grows past the limit is closed as too slow (docs/security.md). A client that sto
 first fills the kernel's socket buffers, then the transport's buffer, which is what is
 measured: the memory one slow client can hold is bounded by the limit plus those.
 
+Chat is lossy: a chat push is left out for a connection whose unread bytes are already past
+a fraction of the limit (:data:`LOSSY_FRACTION`), so that no amount of chat in a room, all
+of it within the rate limits, can get a member on a slow link closed; state pushes and
+replies are never left out, and close a connection that cannot keep up with them.
+
+Control frames count too: :class:`CastellWebSocket` tells its :class:`Connection` of every
+ping and pong the peer sends, and those are charged to the connection's message bucket
+(:meth:`server.requests.Requests.charge`), so a ping flood is refused and closed like any.
+
 Closing never waits on the peer for longer than the close timeout: a peer that reads
 nothing would never finish a closing handshake, so its socket is then dropped.
 """
@@ -18,9 +27,12 @@ import enum
 import itertools
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.frames import Frame, Opcode
+from websockets.protocol import Event
 
 from server.limits import TokenBucket
 
@@ -30,6 +42,23 @@ if TYPE_CHECKING:
 log = logging.getLogger("castell.conn")
 
 _ids = itertools.count(1)
+
+#: A lossy push (chat) is left out for a connection with more than this fraction of its
+#: write-buffer limit unread.
+LOSSY_FRACTION = 0.5
+
+
+class CastellWebSocket(ServerConnection):
+    """websockets' server connection, which also tells ``on_control`` of each control frame
+    (ping, pong) the peer sends: websockets answers pings by itself, below any handler."""
+
+    on_control: Callable[[], object] | None = None
+
+    def process_event(self, event: Event) -> None:
+        if (self.on_control is not None and isinstance(event, Frame)
+                and event.opcode in (Opcode.PING, Opcode.PONG)):
+            self.on_control()
+        super().process_event(event)
 
 
 class ConnState(enum.Enum):
@@ -63,6 +92,8 @@ class Connection:
         self.strikes = 0
         self.rooms_created = 0
         self.failed_resumes: list[float] = []
+        #: Lossy pushes (chat) left out because this connection was slow to read.
+        self.dropped = 0
         #: time.monotonic() of the opening, of the last frame received, of the last sent.
         self.opened = 0.0
         self.last_seen = 0.0
@@ -81,13 +112,18 @@ class Connection:
     def __repr__(self) -> str:
         return f"<Connection {self.id} {self.name or '?'} from {self.address}>"
 
-    def send_bytes(self, data: bytes) -> None:
-        """Queue one frame without waiting; close the connection if it cannot keep up."""
+    def send_bytes(self, data: bytes, *, lossy: bool = False) -> None:
+        """Queue one frame without waiting; close the connection if it cannot keep up. A
+        ``lossy`` frame is left out instead when the connection is already slow to read."""
         if self.closing:
+            return
+        transport = self.ws.transport
+        if (lossy and transport is not None
+                and transport.get_write_buffer_size() > self.write_limit * LOSSY_FRACTION):
+            self.dropped += 1
             return
         broadcast([self.ws], data)
         self.last_sent = time.monotonic()
-        transport = self.ws.transport
         if transport is not None and transport.get_write_buffer_size() > self.write_limit:
             log.warning("%r: closed as too slow, %d bytes unread", self,
                         transport.get_write_buffer_size())

@@ -1,6 +1,10 @@
-"""Flow limits: a token bucket for messages, a sliding window for failed resumes."""
+"""Flow limits: a token bucket for messages (one, or one per key such as an address), a
+sliding window for failed attempts, and the network an address counts against."""
 
 from __future__ import annotations
+
+import ipaddress
+import math
 
 import attrs
 
@@ -31,6 +35,43 @@ class TokenBucket:
         return False
 
 
+@attrs.define
+class Buckets:
+    """One :class:`TokenBucket` per key (an address, a room), made full on first use."""
+
+    rate: float
+    burst: float
+    buckets: dict[str, TokenBucket] = attrs.Factory(dict)
+
+    def take(self, key: str, now: float) -> bool:
+        """Spend one token of ``key``'s bucket; False means ``key`` is over the limit."""
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            bucket = self.buckets[key] = TokenBucket(self.rate, self.burst, stamp=now)
+        return bucket.take(now)
+
+    def sweep(self, now: float) -> None:
+        """Forget the buckets that are full again: a new one would be the same."""
+        refill = self.burst / self.rate if self.rate > 0 else math.inf
+        for key, bucket in list(self.buckets.items()):
+            if now - bucket.stamp >= refill:
+                del self.buckets[key]
+
+
 def recent(stamps: list[float], now: float, window: float) -> list[float]:
     """The ``stamps`` (times of past events) that fall within ``window`` seconds of ``now``."""
     return [t for t in stamps if now - t < window]
+
+
+def network_of(address: str) -> str:
+    """The network ``address`` counts against for the per-network limits: its /24 for IPv4
+    (an IPv4-mapped IPv6 address too), its /64 for IPv6; what is not an IP address is a
+    network of its own."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    prefix = 24 if ip.version == 4 else 64
+    return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))

@@ -29,6 +29,8 @@ log = logging.getLogger("castell.lobby")
 
 # Join codes avoid look-alike characters so they can be read out loud.
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+#: Characters of a private room's code: 32^8 = 2^40 codes (docs/security.md, "Private codes").
+CODE_LENGTH = 8
 
 #: What the lobby tells its listeners of a room.
 Listener = Callable[[RoomRunner], None]
@@ -334,6 +336,6 @@ class Lobby:
 
     def _new_code(self) -> str:
         while True:
-            code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(6))
+            code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(CODE_LENGTH))
             if code not in self.codes:
                 return code

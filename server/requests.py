@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from server.connection import Connection, ConnState
-from server.limits import recent
+from server.limits import Buckets, network_of, recent
 from server.lobby import LIST_ORDER
 from server.room import BadToken
 from server.runner import RoomRunner
@@ -59,6 +59,11 @@ _REFUSED: dict[ConnState, dict[type, tuple[str, str]]] = {
         m.JoinRoom: ("already_in_room", "you are already in a room: leave it first"),
     },
 }
+#: The requests that cost the server most (a walk over the rooms, a store write, a lookup
+#: across the cluster): besides the connection's own rate, each spends a token of its
+#: address's bucket, shared by all that address's connections.
+_COSTLY = (m.ListRooms, m.CreateRoom, m.JoinRoom, m.LeaveRoom)
+
 _REFUSED[ConnState.WATCHING] = {
     **_REFUSED[ConnState.SEATED],
     **{kind: ("not_a_player", "spectators cannot do that: only players can")
@@ -90,6 +95,13 @@ class Requests:
         self.failed_resumes: dict[str, list[float]] = {}
         #: Rooms being created (stored, not yet in the lobby), by address.
         self.creating: dict[str, int] = {}
+        #: Recent joins by a code no room has, by address and by network (_check_code_rate).
+        self.failed_codes: dict[str, list[float]] = {}
+        self.failed_codes_by_network: dict[str, list[float]] = {}
+        #: The costly requests of each address, over all its connections.
+        self.by_address = Buckets(config.address_rate, config.address_burst)
+        #: The chat lines of each room, all its members together.
+        self.chat_by_room = Buckets(config.room_chat_rate, 2 * config.room_chat_rate)
         self._handlers: dict[type, Callable[[Connection, Any], Awaitable[None]]] = {
             m.Hello: self.on_hello,
             m.ListRooms: self.on_list_rooms,
@@ -107,13 +119,16 @@ class Requests:
         self.cluster = node
 
     def sweep(self, now: float) -> None:
-        """Forget failed seat-token attempts older than the window."""
-        for address, stamps in list(self.failed_resumes.items()):
-            kept = recent(stamps, now, self.config.resume_window)
-            if kept:
-                self.failed_resumes[address] = kept
-            else:
-                del self.failed_resumes[address]
+        """Forget failed attempts older than the window, and buckets that are full again."""
+        for failures in (self.failed_resumes, self.failed_codes, self.failed_codes_by_network):
+            for key, stamps in list(failures.items()):
+                kept = recent(stamps, now, self.config.resume_window)
+                if kept:
+                    failures[key] = kept
+                else:
+                    del failures[key]
+        self.by_address.sweep(now)
+        self.chat_by_room.sweep(now)
 
     # -- one frame -------------------------------------------------------------------------
 
@@ -141,6 +156,10 @@ class Requests:
             if conn.state is ConnState.CLOSING:
                 return
             self.dispatch(conn.state, msg)
+            if isinstance(msg, _COSTLY) and not self.by_address.take(conn.address,
+                                                                      time.monotonic()):
+                raise CastellError("slow down: too many requests from your address",
+                                   code="rate_limited")
             await self._handlers[type(msg)](conn, msg)
         except Exception as exc:
             conn.send_bytes(encode(error_reply(re, exc, conn)))
@@ -155,16 +174,22 @@ class Requests:
             code, message = refusal
             raise CastellError(message, code=code)
 
-    def _spend(self, conn: Connection) -> None:
-        """Take one message from the connection's bucket, or refuse it (``rate_limited``);
-        too many refusals close the connection (1008)."""
+    def charge(self, conn: Connection) -> bool:
+        """Take one message from the connection's bucket; False when it is empty, which
+        is a strike: too many strikes close the connection (1008). A control frame (a ping,
+        a pong) is charged so too, without a reply: it costs the server as much."""
         if conn.bucket.take(time.monotonic()):
-            return
+            return True
         conn.strikes += 1
-        if conn.strikes > self.config.max_strikes:
+        if conn.strikes > self.config.max_strikes and not conn.closing:
             log.warning("%r: closed for sending too many messages", conn)
             conn.close(1008, "too many messages")
-        raise CastellError("slow down: too many messages", code="rate_limited")
+        return False
+
+    def _spend(self, conn: Connection) -> None:
+        """Take one message from the connection's bucket, or refuse it (``rate_limited``)."""
+        if not self.charge(conn):
+            raise CastellError("slow down: too many messages", code="rate_limited")
 
     def reply(self, conn: Connection, msg: Any) -> None:
         conn.send_bytes(encode(msg))
@@ -225,13 +250,17 @@ class Requests:
     async def on_join_room(self, conn: Connection, msg: m.JoinRoom) -> None:
         if msg.token is not None:
             self._check_resume_rate(conn)
+        else:
+            self._check_code_rate(conn)
         try:
             runner = await self._find_room(msg.room, by_id_private=msg.token is not None)
         except RoomMoved:
             raise
-        except CastellError:
+        except CastellError as exc:
             if msg.token is not None:
                 self._resume_failed(conn)  # probing for rooms with tokens costs the same
+            elif isinstance(exc, RoomNotFound):
+                self._code_failed(conn)
             raise
         if msg.token is not None:
             try:
@@ -242,7 +271,7 @@ class Requests:
             log.info("%s took back seat %s of room %s", conn.id, seat, runner.id)
             conn.enter(runner, seated=True)
         elif msg.as_ == "spectator":
-            await runner.watch(conn, msg.id)
+            await runner.watch(conn, msg.id, max_spectators=self.config.max_spectators)
             conn.enter(runner, seated=False)
         else:
             await runner.join(conn, conn.name or "?", msg.id)
@@ -277,6 +306,39 @@ class Requests:
         conn.failed_resumes.append(now)
         self.failed_resumes.setdefault(conn.address, []).append(now)
 
+    def _check_code_rate(self, conn: Connection) -> None:
+        """Refuse a join by id or code once this address, or its network, has named rooms
+        that do not exist too often lately: private codes cannot be guessed by
+        reconnecting either."""
+        cfg = self.config
+        now = time.monotonic()
+        by_address = recent(self.failed_codes.get(conn.address, []), now, cfg.resume_window)
+        network = network_of(conn.address)
+        by_network = recent(self.failed_codes_by_network.get(network, []), now,
+                            cfg.resume_window)
+        self.failed_codes[conn.address] = by_address
+        self.failed_codes_by_network[network] = by_network
+        if (len(by_address) >= cfg.code_attempts_per_address
+                or len(by_network) >= cfg.code_attempts_per_network):
+            raise CastellError("too many rooms not found: wait a minute", code="rate_limited")
+
+    def _code_failed(self, conn: Connection) -> None:
+        """One more join by a code no room has; said in the log (never the codes tried)
+        when it takes the address or its network to its limit."""
+        cfg = self.config
+        now = time.monotonic()
+        network = network_of(conn.address)
+        by_address = self.failed_codes.setdefault(conn.address, [])
+        by_network = self.failed_codes_by_network.setdefault(network, [])
+        by_address.append(now)
+        by_network.append(now)
+        if (len(by_address) == cfg.code_attempts_per_address
+                or len(by_network) == cfg.code_attempts_per_network):
+            log.warning("%r: room codes being guessed: %d unknown from %s, %d from network "
+                        "%s within %.0f s; refusing joins from there for a while", conn,
+                        len(by_address), conn.address, len(by_network), network,
+                        cfg.resume_window)
+
     async def on_leave_room(self, conn: Connection, msg: m.LeaveRoom) -> None:
         runner = self._room_of(conn)
         conn.leave_room()
@@ -290,7 +352,11 @@ class Requests:
         await self._room_of(conn).start(conn, msg.id)
 
     async def on_chat(self, conn: Connection, msg: m.Chat) -> None:
-        self._room_of(conn).chat(conn, conn.name or "?", msg.text, msg.id)
+        runner = self._room_of(conn)
+        if not self.chat_by_room.take(runner.id, time.monotonic()):
+            raise CastellError("slow down: this room is chatting too fast",
+                               code="rate_limited")
+        runner.chat(conn, conn.name or "?", msg.text, msg.id)
 
     async def on_action(self, conn: Connection, msg: m.ActionRequest) -> None:
         await self._room_of(conn).act(conn, msg.action, msg.id)

@@ -132,10 +132,12 @@ Write = PutSeat | RemoveSeat | UpdateRoom | AppendAction | Finish
 
 @attrs.frozen
 class Send(Generic[M]):
-    """Send ``data`` (one encoded message) to each of ``to``."""
+    """Send ``data`` (one encoded message) to each of ``to``. A ``lossy`` one (chat) may be
+    left out for a member that is slow to read, rather than close it."""
 
     to: tuple[M, ...]
     data: bytes
+    lossy: bool = False
 
 
 @attrs.frozen
@@ -562,8 +564,12 @@ class Room(Generic[M]):
 
         return self._propose(self._version_write, apply)
 
-    def watch(self, member: M, re: int) -> list[Effect[M]]:
-        """A spectator comes in: no change of the room, only its reply and view."""
+    def watch(self, member: M, re: int, *, max_spectators: int | None = None) -> list[Effect[M]]:
+        """A spectator comes in: no change of the room, only its reply and view; refused
+        (``room_full``) when the room already has ``max_spectators``."""
+        if max_spectators is not None and len(self.spectators) >= max_spectators:
+            raise RoomError(f"this room already has {max_spectators} spectators: try later",
+                            code="room_full")
         self.spectators.add(member)
         return [Send((member,), encode(m.Joined(re=re, room=self.id, seat=None, token=None,
                                                 code=None))),
@@ -610,7 +616,8 @@ class Room(Generic[M]):
             name = taken.name
         return [Send((member,), encode(m.Ok(re=re))),
                 Send(tuple(self.members()),
-                     encode(m.ChatPush(room=self.id, seat=seat, name=name, text=text)))]
+                     encode(m.ChatPush(room=self.id, seat=seat, name=name, text=text)),
+                     lossy=True)]
 
     def evict(self, code: int, reason: str) -> list[Effect[M]]:
         """Close every member (the room is no longer served here); nothing is written."""

@@ -122,9 +122,10 @@ class RoomRunner:
             assert seat is not None
             return seat
 
-    async def watch(self, conn: Connection, re: int) -> None:
+    async def watch(self, conn: Connection, re: int, *,
+                    max_spectators: int | None = None) -> None:
         async with self._lock:
-            self._perform(self.room.watch(conn, re))
+            self._perform(self.room.watch(conn, re, max_spectators=max_spectators))
 
     async def leave(self, conn: Connection, *, dropped: bool) -> None:
         """``conn`` left the room, or its connection dropped; never refused."""
@@ -269,9 +270,9 @@ class RoomRunner:
     def _perform(self, effects: list[Effect[Connection]]) -> None:
         for effect in effects:
             match effect:
-                case Send(to, data):
+                case Send(to, data, lossy):
                     for conn in to:
-                        conn.send_bytes(data)
+                        conn.send_bytes(data, lossy=lossy)
                 case Close(conn, code, reason):
                     conn.leave_room()
                     conn.close(code, reason)

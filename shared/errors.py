@@ -104,7 +104,8 @@ ERROR_CODES: dict[str, str] = {
     "already_in_room": "the connection is already in a room",
     "not_in_room": "the request needs a room and the connection is in none",
     "room_not_found": "no room has that id or code",
-    "room_full": "every seat of the room is taken",
+    "room_full": "every seat of the room is taken (as a spectator: it has all the spectators "
+                 "it may)",
     "not_creator": "only the room's creator may do that",
     "seats_not_full": "the game cannot start before every seat is taken",
     "already_started": "the room's game has already started",

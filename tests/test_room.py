@@ -308,6 +308,21 @@ def test_spectators_watch_and_chat_without_changing_the_room() -> None:
         room.add_bot("eve", "random", 5)
 
 
+def test_spectators_are_capped_and_chat_is_lossy_where_replies_and_states_are_not() -> None:
+    room = seated()
+    room.watch("eve", 3, max_spectators=2)
+    room.watch("fina", 4, max_spectators=2)
+    with pytest.raises(RoomError) as refused:
+        room.watch("gil", 5, max_spectators=2)
+    assert refused.value.code == "room_full" and "gil" not in room.members()
+    room.leave("eve", dropped=True)
+    room.watch("gil", 6, max_spectators=2)  # a place came free
+    ok, push = room.chat("gil", "Gil", "visca!", 7)
+    assert isinstance(push, Send) and push.lossy and not ok.lossy
+    effects = done(room, room.start("p0", 8, now=NOW))
+    assert not any(e.lossy for e in effects if isinstance(e, Send))
+
+
 def test_a_fenced_room_expects_its_last_stored_version_in_every_write() -> None:
     room = new_room(fenced=True)
     change = room.take_seat("anna", "Anna", 1, now=NOW)

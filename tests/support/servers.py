@@ -26,10 +26,11 @@ from server.store.base import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: The settings of an in-process test server: a free port, bots without delay, no pings, a
-#: rate limit no test reaches, quick closes.
+#: The settings of an in-process test server: a free port, bots without delay, no pings,
+#: rate limits no test reaches (every test connects from one address), quick closes.
 TEST_CONFIG = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
-                           rate=1000.0, burst=1000.0, close_timeout=1.0)
+                           rate=1000.0, burst=1000.0, address_rate=1e6, address_burst=1e6,
+                           room_chat_rate=1e6, close_timeout=1.0)
 
 
 def with_config(**changes: Any) -> Callable[[ServerConfig], ServerConfig]:
@@ -70,7 +71,8 @@ class ServerProcess:
         self.proc = subprocess.Popen(
             # Tests play faster than any person: lift the message rate limit, as the
             # in-process test server does.
-            [sys.executable, "-m", "server", "--port", str(port), "--rate", "1000", *args],
+            [sys.executable, "-m", "server", "--port", str(port), "--rate", "1000",
+             "--address-rate", "1000000", "--address-burst", "1000000", *args],
             cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.url = self._wait_listening(timeout)

@@ -70,6 +70,20 @@ MIN_LEASE_MS = 300
 ADOPT_PER_SCAN = 20
 #: Keys asked for in one MGET.
 _CHUNK = 500
+#: Seconds a node's copy of the cluster's room list serves every ``list_rooms`` on the node
+#: before it is read again (one read at a time, shared by all who ask meanwhile).
+LIST_FRESH = 0.3
+
+# Take a room's lease (KEYS: owner; ARGV: node id, ttl): 1 taken, 0 another node holds it,
+# -1 not yet: Redis started less than a lease (and a second) ago, so it may have lost leases
+# that a node still believes it holds, and will until its own clock says they ran out.
+_ADOPT = """
+local info = redis.call('INFO', 'server')
+local up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+if up * 1000 < tonumber(ARGV[2]) + 1000 then return -1 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+"""
 
 # Extend each lease (KEYS: owner, info, code keys of each room; ARGV: node id, ttl) that is
 # still this node's: one round trip for all of a node's rooms. Returns 1 or 0 per room.
@@ -241,6 +255,14 @@ class ClusterNode:
         self.url = ""
         self.owned: dict[str, Lease] = {}
         self.redis: redis.asyncio.Redis | None = None
+        #: The leases' own connection: renewals never wait behind client traffic.
+        self._lease_redis: redis.asyncio.Redis | None = None
+        #: The cluster's public rooms as last read: (when, every summary, node urls).
+        self._listing: tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]] | None = None
+        self._listing_task: asyncio.Task[
+            tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]]] | None = None
+        #: Until when (monotonic) rooms are not taken over: Redis lost its data lately.
+        self._held_off_until = 0.0
         self._scripts: dict[str, Any] = {}
         self._dirty: set[str] = set()
         #: What each held room's summary said when last written: (seats taken, status).
@@ -250,6 +272,7 @@ class ClusterNode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[None]] = []
         lobby.subscribe(on_change=self._changed, on_remove=self._removed)
+        lobby.guard = self.holds
 
     @property
     def ttl(self) -> int:
@@ -277,8 +300,13 @@ class ClusterNode:
             raise CastellError(f"Redis is not answering at {self.config.redis_url} ({exc}); "
                                "a cluster node needs it") from exc
         self.redis = client
+        self._lease_redis = aioredis.Redis.from_url(
+            self.config.redis_url, decode_responses=True, max_connections=2,
+            socket_connect_timeout=5.0, socket_timeout=max(1.0, 2 * self.config.renew_every),
+        )
         for name, source in (("renew", _RENEW), ("publish", _PUBLISH), ("release", _RELEASE),
-                             ("list", _LIST), ("nodes", _NODES), ("locate", _LOCATE)):
+                             ("list", _LIST), ("nodes", _NODES), ("locate", _LOCATE),
+                             ("adopt", _ADOPT)):
             self._scripts[name] = client.register_script(source)
         await self._announce()
         await self._scan()
@@ -311,6 +339,9 @@ class ClusterNode:
             self.owned.clear()
             await self.redis.aclose()
             self.redis = None
+            if self._lease_redis is not None:
+                await self._lease_redis.aclose()
+                self._lease_redis = None
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -410,7 +441,7 @@ class ClusterNode:
     # -- keeping the leases -------------------------------------------------------------------
 
     async def _announce(self) -> None:
-        redis = self._need_redis()
+        redis = self._lease_redis or self._need_redis()
         async with redis.pipeline(transaction=False) as pipe:
             pipe.set(self.keys.node(self.node_id), self.url, px=self.ttl)
             pipe.sadd(self.keys.nodes, self.node_id)
@@ -435,8 +466,8 @@ class ClusterNode:
                 await self._announce()
                 if held:
                     keys = [key for room_id in held for key in self._lease_keys(room_id)]
-                    results = await self._scripts["renew"](keys=keys,
-                                                           args=[self.node_id, self.ttl])
+                    results = await self._scripts["renew"](
+                        keys=keys, args=[self.node_id, self.ttl], client=self._lease_redis)
                 else:
                     results = []
         except Exception as exc:
@@ -458,6 +489,14 @@ class ClusterNode:
             if now > lease.valid_until - margin:
                 self._lost(room_id, "its lease could not be renewed in time")
 
+    def holds(self, runner: RoomRunner) -> bool:
+        """Whether this node may serve the room now: its lease is this node's and, on this
+        node's clock, still has the margin :meth:`renew` keeps (asked before every request,
+        so a node that was stalled past its lease serves nothing once it wakes)."""
+        lease = self.owned.get(runner.id)
+        return (lease is not None
+                and time.monotonic() < lease.valid_until - 2 * self.config.renew_every)
+
     def _lease_keys(self, room_id: str) -> tuple[str, str, str]:
         runner = self.lobby.rooms.get(room_id)
         return (self.keys.owner(room_id), self.keys.info(room_id),
@@ -473,11 +512,7 @@ class ClusterNode:
     async def _drop(self, runner: RoomRunner) -> None:
         """Stop serving a room: its players are sent to find it again (4002); no leaving is
         written, since this node no longer writes about the room."""
-        if self.lobby.rooms.get(runner.id) is not runner:
-            return
-        await runner.evict(4002, "room moved: another server serves it now; connect again")
-        if self.lobby.rooms.get(runner.id) is runner:
-            self.lobby.remove(runner)
+        await self.lobby.drop(runner)
 
     # -- taking rooms over --------------------------------------------------------------------
 
@@ -521,9 +556,17 @@ class ClusterNode:
             return self.lobby.rooms[room_id]
         if not self.lobby.has_room_for_more:
             return None
-        redis = self._need_redis()
+        self._need_redis()
         sent = time.monotonic()
-        if not await redis.set(self.keys.owner(room_id), self.node_id, nx=True, px=self.ttl):
+        taken = await self._scripts["adopt"](keys=[self.keys.owner(room_id)],
+                                             args=[self.node_id, self.ttl])
+        if taken == -1:
+            if time.monotonic() >= self._held_off_until:
+                log.warning("Redis started less than a lease ago: no room is taken over "
+                            "until a node that held it has surely stopped serving it")
+            self._held_off_until = time.monotonic() + self.ttl / 1000
+            return None  # Redis may have lost the lease its old holder still serves it by
+        if not taken:
             return None  # another node was first
         self.owned[room_id] = Lease(sent + self.ttl / 1000)
         try:
@@ -578,6 +621,9 @@ class ClusterNode:
                     raise RoomMoved(f"room {key} is served by another server: connect there",
                                     url=url or None)
                 runner = await self.adopt(room_id)
+                if runner is None and time.monotonic() < self._held_off_until:
+                    raise RoomMoved(f"room {key} is between two servers: ask again in a "
+                                    "moment", url=None)
             if runner is not None:
                 if runner.room.private and not may_see_private:
                     raise not_found(key)
@@ -588,13 +634,32 @@ class ClusterNode:
 
     async def list_rooms(self, limit: int) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...]]:
         """Every public room of the cluster (those one can join first, at most ``limit``),
-        and the addresses of every node serving now."""
+        and the addresses of every node serving now: as read from Redis at most
+        :data:`LIST_FRESH` seconds ago, one read shared by every caller on this node."""
         self._need_redis()
+        listing = self._listing
+        if listing is None or time.monotonic() - listing[0] > LIST_FRESH:
+            reading = self._listing_task
+            if reading is None:
+                reading = asyncio.get_running_loop().create_task(self._read_list())
+                self._listing_task = reading
+                reading.add_done_callback(self._list_read)
+            listing = await asyncio.shield(reading)
+        _, rooms, nodes = listing
+        return rooms[:limit], nodes
+
+    def _list_read(self, task: asyncio.Task[Any]) -> None:
+        self._listing_task = None
+        if not task.cancelled() and task.exception() is None:
+            self._listing = task.result()
+
+    async def _read_list(self) -> tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]]:
+        read_at = time.monotonic()
         rows = await self._scripts["list"](keys=[self.keys.rooms], args=[self.keys.prefix])
         nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
         lines = [dict(zip(row[::2], row[1::2], strict=True)) for row in rows]
         lines = [f for f in lines if f.get("private") == "0"]
         lines.sort(key=lambda f: (LIST_ORDER.get(f["status"], 3), -float(f["created"])))
-        return (tuple(summary_from_fields(f) for f in lines[:limit]),
+        return (read_at, tuple(summary_from_fields(f) for f in lines),
                 tuple(sorted(nodes))[:NODES_MAX])
 

@@ -308,15 +308,26 @@ def test_spectators_watch_and_chat_without_changing_the_room() -> None:
 def test_a_fenced_room_expects_its_last_stored_version_in_every_write() -> None:
     room = new_room(fenced=True)
     change = room.take_seat("anna", "Anna", 1, now=NOW)
-    put, version = change.writes
-    assert isinstance(put, PutSeat)
-    assert isinstance(version, UpdateRoom) and version.expect_version == 0
+    # A seat change is one fenced write, which stores the new version with it.
+    [put] = change.writes
+    assert isinstance(put, PutSeat) and (put.expect_version, put.version) == (0, 1)
     done(room, change)
     assert room.stored_version == 1
+    adding = room.add_bot("anna", "random", 2)
+    [bot] = adding.writes
+    assert isinstance(bot, PutSeat) and (bot.expect_version, bot.version) == (1, 2)
+    room.abort(adding)
+    done(room, room.take_seat("biel", "Biel", 2, now=NOW))
+    change = room.leave("biel", dropped=False)
+    assert change is not None
+    [gone] = change.writes
+    assert isinstance(gone, RemoveSeat) and (gone.expect_version, gone.version) == (2, 3)
+    done(room, change)
+    assert room.fence == room.stored_version == 3
     done(room, room.take_seat("biel", "Biel", 2, now=NOW))
     change = room.start("anna", 3, now=NOW)
     [write] = change.writes
-    assert isinstance(write, UpdateRoom) and write.expect_version == 2 and write.version == 3
+    assert isinstance(write, UpdateRoom) and write.expect_version == 4 and write.version == 5
 
 
 def test_taking_a_room_over_fences_it_from_the_version_loaded() -> None:
@@ -344,6 +355,7 @@ def test_a_whole_game_ends_with_its_result_stored_and_the_timer_cancelled() -> N
         writes.extend(change.writes)
         effects = done(room, change)
     assert isinstance(writes[-1], Finish) and writes[-1].result["winners"]
+    assert writes[-1].expect_version is None  # not fenced: any version
     assert CancelTimer() in effects and room.deadline is None and room.finished_at == NOW
     replayed = engine.new_game(["P0", "P1"], "normal", 7)
     for seat, action in room.log:

@@ -469,13 +469,18 @@ class PostgresStore(Store):
 
         await self._write(room.room, work)
 
-    async def put_seat(self, seat: SeatRecord) -> None:
+    async def _set_version(
+        self, conn: asyncpg.Connection, room: str, version: int | None
+    ) -> None:
+        if version is not None:
+            await conn.execute("UPDATE rooms SET version = $1 WHERE room = $2", version, room)
+
+    async def put_seat(
+        self, seat: SeatRecord, *, version: int | None = None, expect_version: int | None = None
+    ) -> None:
         async def work(conn: asyncpg.Connection) -> None:
+            await self._status(conn, seat.room, expect_version)
             seats = await conn.fetchval("SELECT seats FROM rooms WHERE room = $1", seat.room)
-            if seats is None:
-                raise StoreError(
-                    f"room {seat.room} is not stored", code="unknown_room", path=self.path
-                )
             if not 0 <= seat.seat < seats:
                 raise StoreError(
                     f"room {seat.room} has seats 0–{seats - 1}, not {seat.seat}",
@@ -489,12 +494,19 @@ class PostgresStore(Store):
                 "token_hash = excluded.token_hash",
                 *attrs.astuple(seat, recurse=False),
             )
+            await self._set_version(conn, seat.room, version)
 
         await self._write(seat.room, work)
 
-    async def remove_seat(self, room: str, seat: int) -> None:
+    async def remove_seat(
+        self, room: str, seat: int, *, version: int | None = None,
+        expect_version: int | None = None,
+    ) -> None:
         async def work(conn: asyncpg.Connection) -> None:
+            if expect_version is not None or version is not None:
+                await self._status(conn, room, expect_version)
             await conn.execute("DELETE FROM seats WHERE room = $1 AND seat = $2", room, seat)
+            await self._set_version(conn, room, version)
 
         await self._write(room, work)
 
@@ -549,11 +561,12 @@ class PostgresStore(Store):
 
         await self._write(action.room, work)
 
-    async def finish(self, room: str, result: dict[str, Any], finished_at: float) -> None:
+    async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,
+                     expect_version: int | None = None) -> None:
         packed = pack_result(result, room)
 
         async def work(conn: asyncpg.Connection) -> None:
-            await self._refuse_finished(conn, room, "a second result")
+            await self._refuse_finished(conn, room, "a second result", expect_version)
             await conn.execute("INSERT INTO results (room, result) VALUES ($1, $2)", room, packed)
             await conn.execute(
                 "UPDATE rooms SET status = 'finished', finished_at = $1 WHERE room = $2",
@@ -563,8 +576,14 @@ class PostgresStore(Store):
 
         await self._write(room, work)
 
-    async def delete_room(self, room: str) -> None:
+    async def delete_room(self, room: str, *, expect_version: int | None = None) -> None:
         async def work(conn: asyncpg.Connection) -> None:
+            if expect_version is not None:
+                stored = await conn.fetchval(
+                    "SELECT version FROM rooms WHERE room = $1 FOR UPDATE", room
+                )
+                if stored is not None and stored != expect_version:
+                    raise version_conflict(room, stored, expect_version, self.path)
             # Seats, actions and the result go with it (ON DELETE CASCADE).
             await conn.execute("DELETE FROM rooms WHERE room = $1", room)
 

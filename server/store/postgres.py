@@ -19,7 +19,11 @@ How it keeps the promises of the interface:
   whatever the database's default.
 * **One server, or one cluster.** Like the SQLite file, a schema is held by one server: the
   store keeps a session advisory lock on it from open to close (PostgreSQL drops it when the
-  process dies), so a second castell-server is refused with ``database_in_use``. A store
+  process dies), so a second castell-server is refused with ``database_in_use``. Should
+  that session end under it (killed with ``pg_terminate_backend``, PostgreSQL restarted, the
+  network cut), the store logs it, takes the lock back at once, and makes no write until it
+  holds it again: a write meanwhile waits for it, or is refused when another server took the
+  lock first (``database_in_use``). A store
   opened ``shared`` takes the lock in shared mode instead: the nodes of a cluster share the
   schema with each other, and with no lone server. What keeps two nodes from writing one
   room is then the room's lease (``server.cluster``) and, should a stale holder try anyway,
@@ -153,6 +157,8 @@ class PostgresStore(Store):
         self._pool: asyncpg.Pool | None = None
         self._holder: asyncpg.Connection | None = None
         self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._relock = asyncio.Lock()
+        self._retaking: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.path!r}, schema={self.schema!r})"
@@ -198,6 +204,64 @@ class PostgresStore(Store):
                 raise self._translate(exc, opening=True) from exc
             raise
         self._pool, self._holder = pool, holder
+        holder.add_termination_listener(self._lock_lost)
+
+    # -- the lock's session -----------------------------------------------------------------
+
+    def _lock_lost(self, conn: asyncpg.Connection) -> None:
+        """The session holding the schema's lock ended (killed, the server restarted, the
+        network cut): the lock went with it. Retake it at once; no write is made until it
+        is held again (see :meth:`_check_lock`)."""
+        if conn is not self._holder or self._pool is None:
+            return  # closed by close(), or an older session
+        log.error("%s (schema %s): the session holding this server's lock on the schema "
+                  "was lost; no write is made until the lock is taken again",
+                  self.path, self.schema)
+        if self._retaking is None or self._retaking.done():
+            self._retaking = asyncio.get_running_loop().create_task(self._retake())
+
+    async def _retake(self) -> None:
+        """Try to take the lock back until it is held (or the store is closed)."""
+        delay = 0.0
+        while self._pool is not None:
+            await asyncio.sleep(delay)
+            try:
+                await self._check_lock()
+                return
+            except StoreError:
+                delay = min(5.0, delay * 2 or 0.25)
+
+    async def _check_lock(self) -> None:
+        """Before a write: the schema's lock must be held by this store, retaken if its
+        session was lost; refused (``database_in_use``, or ``store_failed`` when PostgreSQL
+        does not answer) otherwise, so that no write is made without it."""
+        holder = self._holder
+        if holder is not None and not holder.is_closed():
+            return
+        import asyncpg
+
+        async with self._relock:
+            holder = self._holder
+            if holder is not None and not holder.is_closed():
+                return
+            try:
+                new = await self._hold_lock(asyncpg)
+            except StoreError as exc:
+                if exc.code == "database_in_use":
+                    log.error("%s (schema %s): this server lost its lock on the schema and "
+                              "another server holds it now: no write is made", self.path,
+                              self.schema)
+                raise StoreError(f"{exc}", code="store_failed" if exc.code == "cannot_open"
+                                 else exc.code, path=self.path) from exc
+            if self._pool is None:
+                await new.close()
+                raise StoreError(
+                    f"the store {self.path} is not open", code="store_closed", path=self.path
+                )
+            self._holder = new
+            new.add_termination_listener(self._lock_lost)
+            log.warning("%s (schema %s): the lock on the schema is held again", self.path,
+                        self.schema)
 
     async def _hold_lock(self, asyncpg: Any) -> asyncpg.Connection:
         """A connection holding the schema's advisory lock (shared or not), or a refusal."""
@@ -235,6 +299,9 @@ class PostgresStore(Store):
     async def close(self) -> None:
         pool, self._pool = self._pool, None
         holder, self._holder = self._holder, None
+        if self._retaking is not None:
+            self._retaking.cancel()
+            self._retaking = None
         if pool is not None:
             await pool.close()
         if holder is not None:
@@ -403,6 +470,7 @@ class PostgresStore(Store):
         """Run ``work(conn)`` in one transaction, after this room's earlier writes."""
         pool = self._need_pool()
         async with self._room_turn(room):
+            await self._check_lock()
             try:
                 async with pool.acquire() as conn, conn.transaction():
                     return await work(conn)

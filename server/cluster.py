@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import random
 import secrets
@@ -124,14 +125,23 @@ if redis.call('GET', KEYS[4]) == ARGV[2] then redis.call('DEL', KEYS[4]) end
 return 1
 """
 
-# Every room summary (KEYS: room set; ARGV: prefix), forgetting ids whose summary expired.
+# Every public room's summary (KEYS: room set; ARGV: prefix), forgetting ids whose summary
+# expired: one JSON array of field maps, so that a thousand rooms cost the node one string to
+# read (an array of arrays of fields costs its parser a hundred times more).
 _LIST = """
 local out = {}
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local info = redis.call('HGETALL', ARGV[1] .. 'room:' .. id .. ':info')
-  if #info == 0 then redis.call('SREM', KEYS[1], id) else out[#out + 1] = info end
+  if #info == 0 then
+    redis.call('SREM', KEYS[1], id)
+  else
+    local fields = {}
+    for i = 1, #info, 2 do fields[info[i]] = info[i + 1] end
+    if fields['private'] == '0' then out[#out + 1] = fields end
+  end
 end
-return out
+if #out == 0 then return '[]' end
+return cjson.encode(out)
 """
 
 # Every live node's url (KEYS: node set; ARGV: prefix), forgetting nodes that expired.
@@ -655,10 +665,9 @@ class ClusterNode:
 
     async def _read_list(self) -> tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]]:
         read_at = time.monotonic()
-        rows = await self._scripts["list"](keys=[self.keys.rooms], args=[self.keys.prefix])
+        listed = await self._scripts["list"](keys=[self.keys.rooms], args=[self.keys.prefix])
         nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
-        lines = [dict(zip(row[::2], row[1::2], strict=True)) for row in rows]
-        lines = [f for f in lines if f.get("private") == "0"]
+        lines: list[dict[str, str]] = json.loads(listed)
         lines.sort(key=lambda f: (LIST_ORDER.get(f["status"], 3), -float(f["created"])))
         return (read_at, tuple(summary_from_fields(f) for f in lines),
                 tuple(sorted(nodes))[:NODES_MAX])

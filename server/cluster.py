@@ -298,11 +298,20 @@ class ClusterNode:
         except ImportError as exc:  # the optional `cluster` extra is not installed
             raise CastellError("a cluster node needs the redis package: install "
                                "castell[cluster]") from exc
+        from redis.asyncio.retry import Retry
+        from redis.backoff import ExponentialBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
+
         self.url = self.config.advertise or listening_url
-        client = aioredis.Redis.from_url(
-            self.config.redis_url, decode_responses=True,
-            socket_connect_timeout=5.0, socket_timeout=max(1.0, 2 * self.config.renew_every),
-        )
+        # A command on a connection that Redis closed (it restarted) is sent again on a
+        # new one, instead of failing the request that needed it.
+        options: dict[str, Any] = {
+            "decode_responses": True, "socket_connect_timeout": 5.0,
+            "socket_timeout": max(1.0, 2 * self.config.renew_every),
+            "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
+            "retry_on_error": [RedisConnectionError],
+        }
+        client = aioredis.Redis.from_url(self.config.redis_url, **options)
         try:
             await client.ping()
         except Exception as exc:
@@ -310,10 +319,8 @@ class ClusterNode:
             raise CastellError(f"Redis is not answering at {self.config.redis_url} ({exc}); "
                                "a cluster node needs it") from exc
         self.redis = client
-        self._lease_redis = aioredis.Redis.from_url(
-            self.config.redis_url, decode_responses=True, max_connections=2,
-            socket_connect_timeout=5.0, socket_timeout=max(1.0, 2 * self.config.renew_every),
-        )
+        self._lease_redis = aioredis.Redis.from_url(self.config.redis_url, max_connections=2,
+                                                    **options)
         for name, source in (("renew", _RENEW), ("publish", _PUBLISH), ("release", _RELEASE),
                              ("list", _LIST), ("nodes", _NODES), ("locate", _LOCATE),
                              ("adopt", _ADOPT)):

@@ -3,14 +3,21 @@
 Real node processes share the real PostgreSQL (a fresh schema) and the real Redis (a fresh
 prefix). One node is frozen (SIGSTOP) past its lease while requests queue up for it; the other
 takes the room over; when the frozen node wakes up, its queued join and leave must not touch
-the seats the room has now, and every player gets their seat back.
+the seats the room has now, and every player gets their seat back. A private redis-server is
+restarted empty under two nodes: the room must not be taken over before its old node stopped
+serving it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import shutil
 import signal
+import socket
+import subprocess
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -108,3 +115,69 @@ async def test_a_node_frozen_past_its_lease_writes_no_seat_once_it_wakes(db, pre
             await again.client.close()
         for result in (anna_back, eve_again):
             await result.client.close()
+
+
+def a_free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class PrivateRedis:
+    """A redis-server of this test alone, without persistence: restarted, it is empty."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.skip("redis-server is not installed: the Redis restart test needs one")
+        self.binary = binary
+        self.port = a_free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(
+                    ("127.0.0.1", self.port), timeout=0.2):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("the private redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+async def test_after_redis_restarts_empty_no_room_is_served_by_two_nodes(db):
+    redis = PrivateRedis()
+    redis.start()
+    lease_ms = 4000  # renewals every second: the old holder learns late
+    args = ("--db", db, "--redis", redis.url, "--lease-ms", str(lease_ms),
+            "--bot-delay", "0", "--log-level", "warning")
+    try:
+        await asyncio.sleep(lease_ms / 1000 + 1.5)  # a Redis up for longer than a lease
+        a, b = await start_nodes(2, *args)
+        with a, b:
+            anna = await player(a.url, "Anna")
+            made = await anna.request(m.CreateRoom, name="Amnesia", seats=3)
+            redis.stop()
+            redis.start()  # empty: every lease is gone, node A does not know it yet
+            dani = await join_anywhere([b.url], "Dani", made.room, timeout=30)
+            # Node B serves the room only once node A has stopped serving it.
+            assert anna.closed.is_set() and anna.ws.close_code == 4002
+            assert dani.joined.seat == 1
+            anna_back = await join_anywhere([a.url, b.url], "Anna", made.room,
+                                            token=made.token, timeout=20)
+            assert (anna_back.url, anna_back.joined.seat) == (dani.url, 0)
+            seats = await stored_seats(db, made.room)
+            assert sorted((seat, name) for seat, (name, _) in seats.items()) == \
+                [(0, "Anna"), (1, "Dani")]
+            for client in (anna_back.client, dani.client):
+                await client.close()
+    finally:
+        redis.stop()

@@ -18,16 +18,26 @@ replays its game (:meth:`server.room.Room.from_record`), moves the stored versio
 (:meth:`~server.room.Room.take_over`) and serves it from then on; a player asking for the room
 adopts it on the spot too. The players come back with their seat tokens to any node.
 
-**Fencing.** A lease alone cannot stop a node that was frozen past its lease and wakes up to
-write. So every write about a room expects the version its holder stored last
-(``expect_version``, :mod:`server.store`): the taking over moves that version, and from then
-on the old holder's writes are refused by the database itself.
+Every request a node serves about a room is checked against the lease first, on the node's
+own clock (:meth:`ClusterNode.holds`), so a node frozen past its lease serves nothing once it
+wakes. The renewals have a Redis connection of their own: they never wait behind requests.
+
+**Fencing.** A lease alone cannot stop a node that was frozen past its lease and wakes up in
+the middle of a write. So every write about a room (actions, seats, status, result, deletion)
+expects the version its holder stored last (``expect_version``, :mod:`server.store`): the
+taking over moves that version, and from then on the old holder's writes are refused by the
+database itself; a node whose write is refused so drops the room at once (4002).
+
+**Redis restarted.** A Redis that lost its data no longer knows who holds what, while a node
+may still believe, for up to half a lease, that it does. So a room is taken over only from a
+Redis up for longer than a lease and a second (the ``_ADOPT`` script checks its uptime).
 
 **The room list.** Each held room has a summary hash ``room:<id>:info`` (its room-list line,
 plus where it is served), rewritten after each change of the room and expiring with the lease;
 a private room's code maps to its id (``code:<CODE>``). ``list_rooms`` on any node reads every
-node's summaries; ``join_room`` for a room served elsewhere answers ``moved`` with the url of
-the node that serves it (:class:`shared.errors.RoomMoved`).
+node's summaries, as one JSON string, at most every :data:`LIST_FRESH` seconds; ``join_room``
+for a room served elsewhere answers ``moved`` with the url of the node that serves it
+(:class:`shared.errors.RoomMoved`).
 
 Every key starts with a prefix (``castell:`` by default), so several clusters — or test runs —
 can share one Redis. ``redis`` (redis-py's asyncio client) is imported only by a cluster node.

@@ -547,8 +547,13 @@ class PostgresStore(Store):
         self, seat: SeatRecord, *, version: int | None = None, expect_version: int | None = None
     ) -> None:
         async def work(conn: asyncpg.Connection) -> None:
-            await self._status(conn, seat.room, expect_version)
+            if expect_version is not None:
+                await self._status(conn, seat.room, expect_version)
             seats = await conn.fetchval("SELECT seats FROM rooms WHERE room = $1", seat.room)
+            if seats is None:
+                raise StoreError(
+                    f"room {seat.room} is not stored", code="unknown_room", path=self.path
+                )
             if not 0 <= seat.seat < seats:
                 raise StoreError(
                     f"room {seat.room} has seats 0–{seats - 1}, not {seat.seat}",

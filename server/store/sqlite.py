@@ -471,8 +471,13 @@ class SQLiteStore(Store):
         version: int | None,
         expect_version: int | None,
     ) -> None:
-        self._status(conn, seat.room, expect_version)
+        if expect_version is not None:
+            self._status(conn, seat.room, expect_version)
         row = conn.execute("SELECT seats FROM rooms WHERE room = ?", (seat.room,)).fetchone()
+        if row is None:
+            raise StoreError(
+                f"room {seat.room} is not stored", code="unknown_room", path=self.path
+            )
         if not 0 <= seat.seat < row[0]:
             raise StoreError(
                 f"room {seat.room} has seats 0–{row[0] - 1}, not {seat.seat}",

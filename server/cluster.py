@@ -18,16 +18,26 @@ replays its game (:meth:`server.room.Room.from_record`), moves the stored versio
 (:meth:`~server.room.Room.take_over`) and serves it from then on; a player asking for the room
 adopts it on the spot too. The players come back with their seat tokens to any node.
 
-**Fencing.** A lease alone cannot stop a node that was frozen past its lease and wakes up to
-write. So every write about a room expects the version its holder stored last
-(``expect_version``, :mod:`server.store`): the taking over moves that version, and from then
-on the old holder's writes are refused by the database itself.
+Every request a node serves about a room is checked against the lease first, on the node's
+own clock (:meth:`ClusterNode.holds`), so a node frozen past its lease serves nothing once it
+wakes. The renewals have a Redis connection of their own: they never wait behind requests.
+
+**Fencing.** A lease alone cannot stop a node that was frozen past its lease and wakes up in
+the middle of a write. So every write about a room (actions, seats, status, result, deletion)
+expects the version its holder stored last (``expect_version``, :mod:`server.store`): the
+taking over moves that version, and from then on the old holder's writes are refused by the
+database itself; a node whose write is refused so drops the room at once (4002).
+
+**Redis restarted.** A Redis that lost its data no longer knows who holds what, while a node
+may still believe, for up to half a lease, that it does. So a room is taken over only from a
+Redis up for longer than a lease and a second (the ``_ADOPT`` script checks its uptime).
 
 **The room list.** Each held room has a summary hash ``room:<id>:info`` (its room-list line,
 plus where it is served), rewritten after each change of the room and expiring with the lease;
 a private room's code maps to its id (``code:<CODE>``). ``list_rooms`` on any node reads every
-node's summaries; ``join_room`` for a room served elsewhere answers ``moved`` with the url of
-the node that serves it (:class:`shared.errors.RoomMoved`).
+node's summaries, as one JSON string, at most every :data:`LIST_FRESH` seconds; ``join_room``
+for a room served elsewhere answers ``moved`` with the url of the node that serves it
+(:class:`shared.errors.RoomMoved`).
 
 Every key starts with a prefix (``castell:`` by default), so several clusters — or test runs —
 can share one Redis. ``redis`` (redis-py's asyncio client) is imported only by a cluster node.
@@ -37,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import random
 import secrets
@@ -70,6 +81,20 @@ MIN_LEASE_MS = 300
 ADOPT_PER_SCAN = 20
 #: Keys asked for in one MGET.
 _CHUNK = 500
+#: Seconds a node's copy of the cluster's room list serves every ``list_rooms`` on the node
+#: before it is read again (one read at a time, shared by all who ask meanwhile).
+LIST_FRESH = 0.3
+
+# Take a room's lease (KEYS: owner; ARGV: node id, ttl): 1 taken, 0 another node holds it,
+# -1 not yet: Redis started less than a lease (and a second) ago, so it may have lost leases
+# that a node still believes it holds, and will until its own clock says they ran out.
+_ADOPT = """
+local info = redis.call('INFO', 'server')
+local up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+if up * 1000 < tonumber(ARGV[2]) + 1000 then return -1 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+"""
 
 # Extend each lease (KEYS: owner, info, code keys of each room; ARGV: node id, ttl) that is
 # still this node's: one round trip for all of a node's rooms. Returns 1 or 0 per room.
@@ -110,14 +135,23 @@ if redis.call('GET', KEYS[4]) == ARGV[2] then redis.call('DEL', KEYS[4]) end
 return 1
 """
 
-# Every room summary (KEYS: room set; ARGV: prefix), forgetting ids whose summary expired.
+# Every public room's summary (KEYS: room set; ARGV: prefix), forgetting ids whose summary
+# expired: one JSON array of field maps, so that a thousand rooms cost the node one string to
+# read (an array of arrays of fields costs its parser a hundred times more).
 _LIST = """
 local out = {}
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local info = redis.call('HGETALL', ARGV[1] .. 'room:' .. id .. ':info')
-  if #info == 0 then redis.call('SREM', KEYS[1], id) else out[#out + 1] = info end
+  if #info == 0 then
+    redis.call('SREM', KEYS[1], id)
+  else
+    local fields = {}
+    for i = 1, #info, 2 do fields[info[i]] = info[i + 1] end
+    if fields['private'] == '0' then out[#out + 1] = fields end
+  end
 end
-return out
+if #out == 0 then return '[]' end
+return cjson.encode(out)
 """
 
 # Every live node's url (KEYS: node set; ARGV: prefix), forgetting nodes that expired.
@@ -241,6 +275,14 @@ class ClusterNode:
         self.url = ""
         self.owned: dict[str, Lease] = {}
         self.redis: redis.asyncio.Redis | None = None
+        #: The leases' own connection: renewals never wait behind client traffic.
+        self._lease_redis: redis.asyncio.Redis | None = None
+        #: The cluster's public rooms as last read: (when, every summary, node urls).
+        self._listing: tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]] | None = None
+        self._listing_task: asyncio.Task[
+            tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]]] | None = None
+        #: Until when (monotonic) rooms are not taken over: Redis lost its data lately.
+        self._held_off_until = 0.0
         self._scripts: dict[str, Any] = {}
         self._dirty: set[str] = set()
         #: What each held room's summary said when last written: (seats taken, status).
@@ -250,6 +292,7 @@ class ClusterNode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[None]] = []
         lobby.subscribe(on_change=self._changed, on_remove=self._removed)
+        lobby.guard = self.holds
 
     @property
     def ttl(self) -> int:
@@ -265,11 +308,20 @@ class ClusterNode:
         except ImportError as exc:  # the optional `cluster` extra is not installed
             raise CastellError("a cluster node needs the redis package: install "
                                "castell[cluster]") from exc
+        from redis.asyncio.retry import Retry
+        from redis.backoff import ExponentialBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
+
         self.url = self.config.advertise or listening_url
-        client = aioredis.Redis.from_url(
-            self.config.redis_url, decode_responses=True,
-            socket_connect_timeout=5.0, socket_timeout=max(1.0, 2 * self.config.renew_every),
-        )
+        # A command on a connection that Redis closed (it restarted) is sent again on a
+        # new one, instead of failing the request that needed it.
+        options: dict[str, Any] = {
+            "decode_responses": True, "socket_connect_timeout": 5.0,
+            "socket_timeout": max(1.0, 2 * self.config.renew_every),
+            "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
+            "retry_on_error": [RedisConnectionError],
+        }
+        client = aioredis.Redis.from_url(self.config.redis_url, **options)
         try:
             await client.ping()
         except Exception as exc:
@@ -277,8 +329,11 @@ class ClusterNode:
             raise CastellError(f"Redis is not answering at {self.config.redis_url} ({exc}); "
                                "a cluster node needs it") from exc
         self.redis = client
+        self._lease_redis = aioredis.Redis.from_url(self.config.redis_url, max_connections=2,
+                                                    **options)
         for name, source in (("renew", _RENEW), ("publish", _PUBLISH), ("release", _RELEASE),
-                             ("list", _LIST), ("nodes", _NODES), ("locate", _LOCATE)):
+                             ("list", _LIST), ("nodes", _NODES), ("locate", _LOCATE),
+                             ("adopt", _ADOPT)):
             self._scripts[name] = client.register_script(source)
         await self._announce()
         await self._scan()
@@ -311,6 +366,9 @@ class ClusterNode:
             self.owned.clear()
             await self.redis.aclose()
             self.redis = None
+            if self._lease_redis is not None:
+                await self._lease_redis.aclose()
+                self._lease_redis = None
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -410,7 +468,7 @@ class ClusterNode:
     # -- keeping the leases -------------------------------------------------------------------
 
     async def _announce(self) -> None:
-        redis = self._need_redis()
+        redis = self._lease_redis or self._need_redis()
         async with redis.pipeline(transaction=False) as pipe:
             pipe.set(self.keys.node(self.node_id), self.url, px=self.ttl)
             pipe.sadd(self.keys.nodes, self.node_id)
@@ -435,8 +493,8 @@ class ClusterNode:
                 await self._announce()
                 if held:
                     keys = [key for room_id in held for key in self._lease_keys(room_id)]
-                    results = await self._scripts["renew"](keys=keys,
-                                                           args=[self.node_id, self.ttl])
+                    results = await self._scripts["renew"](
+                        keys=keys, args=[self.node_id, self.ttl], client=self._lease_redis)
                 else:
                     results = []
         except Exception as exc:
@@ -458,6 +516,14 @@ class ClusterNode:
             if now > lease.valid_until - margin:
                 self._lost(room_id, "its lease could not be renewed in time")
 
+    def holds(self, runner: RoomRunner) -> bool:
+        """Whether this node may serve the room now: its lease is this node's and, on this
+        node's clock, still has the margin :meth:`renew` keeps (asked before every request,
+        so a node that was stalled past its lease serves nothing once it wakes)."""
+        lease = self.owned.get(runner.id)
+        return (lease is not None
+                and time.monotonic() < lease.valid_until - 2 * self.config.renew_every)
+
     def _lease_keys(self, room_id: str) -> tuple[str, str, str]:
         runner = self.lobby.rooms.get(room_id)
         return (self.keys.owner(room_id), self.keys.info(room_id),
@@ -473,11 +539,7 @@ class ClusterNode:
     async def _drop(self, runner: RoomRunner) -> None:
         """Stop serving a room: its players are sent to find it again (4002); no leaving is
         written, since this node no longer writes about the room."""
-        if self.lobby.rooms.get(runner.id) is not runner:
-            return
-        await runner.evict(4002, "room moved: another server serves it now; connect again")
-        if self.lobby.rooms.get(runner.id) is runner:
-            self.lobby.remove(runner)
+        await self.lobby.drop(runner)
 
     # -- taking rooms over --------------------------------------------------------------------
 
@@ -521,9 +583,17 @@ class ClusterNode:
             return self.lobby.rooms[room_id]
         if not self.lobby.has_room_for_more:
             return None
-        redis = self._need_redis()
+        self._need_redis()
         sent = time.monotonic()
-        if not await redis.set(self.keys.owner(room_id), self.node_id, nx=True, px=self.ttl):
+        taken = await self._scripts["adopt"](keys=[self.keys.owner(room_id)],
+                                             args=[self.node_id, self.ttl])
+        if taken == -1:
+            if time.monotonic() >= self._held_off_until:
+                log.warning("Redis started less than a lease ago: no room is taken over "
+                            "until a node that held it has surely stopped serving it")
+            self._held_off_until = time.monotonic() + self.ttl / 1000
+            return None  # Redis may have lost the lease its old holder still serves it by
+        if not taken:
             return None  # another node was first
         self.owned[room_id] = Lease(sent + self.ttl / 1000)
         try:
@@ -578,6 +648,9 @@ class ClusterNode:
                     raise RoomMoved(f"room {key} is served by another server: connect there",
                                     url=url or None)
                 runner = await self.adopt(room_id)
+                if runner is None and time.monotonic() < self._held_off_until:
+                    raise RoomMoved(f"room {key} is between two servers: ask again in a "
+                                    "moment", url=None)
             if runner is not None:
                 if runner.room.private and not may_see_private:
                     raise not_found(key)
@@ -588,13 +661,31 @@ class ClusterNode:
 
     async def list_rooms(self, limit: int) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...]]:
         """Every public room of the cluster (those one can join first, at most ``limit``),
-        and the addresses of every node serving now."""
+        and the addresses of every node serving now: as read from Redis at most
+        :data:`LIST_FRESH` seconds ago, one read shared by every caller on this node."""
         self._need_redis()
-        rows = await self._scripts["list"](keys=[self.keys.rooms], args=[self.keys.prefix])
+        listing = self._listing
+        if listing is None or time.monotonic() - listing[0] > LIST_FRESH:
+            reading = self._listing_task
+            if reading is None:
+                reading = asyncio.get_running_loop().create_task(self._read_list())
+                self._listing_task = reading
+                reading.add_done_callback(self._list_read)
+            listing = await asyncio.shield(reading)
+        _, rooms, nodes = listing
+        return rooms[:limit], nodes
+
+    def _list_read(self, task: asyncio.Task[Any]) -> None:
+        self._listing_task = None
+        if not task.cancelled() and task.exception() is None:
+            self._listing = task.result()
+
+    async def _read_list(self) -> tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]]:
+        read_at = time.monotonic()
+        listed = await self._scripts["list"](keys=[self.keys.rooms], args=[self.keys.prefix])
         nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
-        lines = [dict(zip(row[::2], row[1::2], strict=True)) for row in rows]
-        lines = [f for f in lines if f.get("private") == "0"]
+        lines: list[dict[str, str]] = json.loads(listed)
         lines.sort(key=lambda f: (LIST_ORDER.get(f["status"], 3), -float(f["created"])))
-        return (tuple(summary_from_fields(f) for f in lines[:limit]),
+        return (read_at, tuple(summary_from_fields(f) for f in lines),
                 tuple(sorted(nodes))[:NODES_MAX])
 

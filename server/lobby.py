@@ -59,7 +59,7 @@ class Lobby:
                  turn_time_scale: float = 1.0,
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.rooms: dict[str, RoomRunner] = {}
         self.codes: dict[str, RoomRunner] = {}
         self.max_rooms = max_rooms
@@ -77,6 +77,8 @@ class Lobby:
         self.clock = clock
         self._on_change: list[Listener] = []
         self._on_remove: list[Listener] = []
+        #: Whether this server still holds a room (set by a cluster node: its lease).
+        self.guard: Callable[[RoomRunner], bool] | None = None
 
     def subscribe(self, *, on_change: Listener | None = None,
                   on_remove: Listener | None = None) -> None:
@@ -132,7 +134,26 @@ class Lobby:
 
     def _runner(self, room: Room[Connection]) -> RoomRunner:
         return RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
-                          on_empty=self._on_empty)
+                          on_empty=self._on_empty, on_lost=self._lost, held=self._held)
+
+    def _held(self, runner: RoomRunner) -> bool:
+        return self.guard is None or self.guard(runner)
+
+    def _lost(self, runner: RoomRunner, why: str) -> None:
+        """This server may no longer serve a room (see RoomRunner.on_lost): its members are
+        sent to find it again (4002) and it is let go of, without writing anything."""
+        log.warning("room %s is no longer served here: %s", runner.id, why)
+        task = asyncio.get_running_loop().create_task(self.drop(runner))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drop(self, runner: RoomRunner) -> None:
+        """Stop serving a room another server serves now; nothing more is written."""
+        if self.rooms.get(runner.id) is not runner:
+            return
+        await runner.evict(4002, "room moved: another server serves it now; connect again")
+        if self.rooms.get(runner.id) is runner:
+            self.remove(runner)
 
     def _room_options(self) -> dict[str, Any]:
         return {"bot_delay": self.bot_delay, "time_scale": self.turn_time_scale}
@@ -317,7 +338,8 @@ class Lobby:
         game never started is worth nothing once empty)."""
         runner.close()
         if forget and self.store is not None:
-            task = asyncio.get_running_loop().create_task(self.store.delete_room(runner.id))
+            task = asyncio.get_running_loop().create_task(
+                self.store.delete_room(runner.id, expect_version=runner.room.fence))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         self.rooms.pop(runner.id, None)

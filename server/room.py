@@ -92,13 +92,19 @@ class BadToken(RoomError):
 
 @attrs.frozen
 class PutSeat:
+    """Who holds a seat; with ``version``, the room's version stored in the same write."""
+
     record: SeatRecord
+    version: int | None = None
+    expect_version: int | None = None
 
 
 @attrs.frozen
 class RemoveSeat:
     room: str
     seat: int
+    version: int | None = None
+    expect_version: int | None = None
 
 
 @attrs.frozen
@@ -121,6 +127,7 @@ class Finish:
     room: str
     result: dict[str, Any]
     finished_at: float
+    expect_version: int | None = None
 
 
 #: One store write, performed by the driver (:func:`server.runner.perform`).
@@ -417,6 +424,11 @@ class Room(Generic[M]):
         """The stored version a write must find (None: any), see :attr:`fenced`."""
         return self.stored_version if self.fenced else None
 
+    @property
+    def fence(self) -> int | None:
+        """What a write about this room from outside a change (deleting it) must expect."""
+        return self._fence()
+
     def _version_write(self, version: int) -> list[Write]:
         """A presence change bumps the version too: store it, seats filling before the start
         too, so that a room restored after a crash never goes back to a version its players
@@ -424,6 +436,11 @@ class Room(Generic[M]):
         if self.state is not None and self.state.over:
             return []
         return [UpdateRoom(self.id, version, self._fence())]
+
+    def _seat_version(self, version: int) -> int | None:
+        """The version a seat write stores with it (one fenced write per seat change), or
+        None when a presence change of this room stores no version (see above)."""
+        return version if self._version_write(version) else None
 
     def _propose(self, writes: Callable[[int], list[Write]],
                  apply: Callable[[], _Outcome[M]], *, forced: bool = False,
@@ -435,7 +452,11 @@ class Room(Generic[M]):
         version = self.version + 1
         stored = writes(version)
         change = Change(version, tuple(stored), forced)
-        stores_version = any(isinstance(w, UpdateRoom | AppendAction) for w in stored)
+        stores_version = any(
+            isinstance(w, UpdateRoom | AppendAction)
+            or (isinstance(w, PutSeat | RemoveSeat) and w.version is not None)
+            for w in stored
+        )
         self._pending = _Pending(change, apply, failed, stores_version)
         return change
 
@@ -507,7 +528,7 @@ class Room(Generic[M]):
 
         def writes(version: int) -> list[Write]:
             record = SeatRecord(self.id, index, name, token_hash=seat.token_hash)
-            return [PutSeat(record), *self._version_write(version)]
+            return [PutSeat(record, self._seat_version(version), self._fence())]
 
         def apply() -> _Outcome[M]:
             self.seats[index] = seat
@@ -531,7 +552,7 @@ class Room(Generic[M]):
 
         def writes(version: int) -> list[Write]:
             record = SeatRecord(self.id, index, name, bot=True, bot_level=level)
-            return [PutSeat(record), *self._version_write(version)]
+            return [PutSeat(record, self._seat_version(version), self._fence())]
 
         def apply() -> _Outcome[M]:
             self.seats[index] = Seat(index, name, bot=level)
@@ -589,7 +610,7 @@ class Room(Generic[M]):
         assert seat is not None
         if self.state is None:
             def writes(version: int) -> list[Write]:
-                return [RemoveSeat(self.id, index), *self._version_write(version)]
+                return [RemoveSeat(self.id, index, self._seat_version(version), self._fence())]
 
             def apply() -> _Outcome[M]:
                 self.seats[index] = None
@@ -717,8 +738,9 @@ class Room(Generic[M]):
             out: list[Write] = [AppendAction(ActionRecord(
                 self.id, len(self.log), seat, pack_action(action), now, version,
             ), self._fence())]
-            if new.over:
-                out.append(Finish(self.id, game_result(new), now))
+            if new.over:  # the action just stored this version: the result expects it
+                out.append(Finish(self.id, game_result(new), now,
+                                  version if self.fenced else None))
             return out
 
         def apply() -> _Outcome[M]:

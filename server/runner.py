@@ -41,8 +41,9 @@ from server.room import (
     WakeBot,
     Write,
 )
+from server.store.errors import VersionConflict
 from shared.actions import Action, EndTurn
-from shared.errors import CastellError
+from shared.errors import CastellError, RoomMoved
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -65,12 +66,12 @@ async def perform(store: Store, write: Write) -> None:
         case UpdateRoom(room, version, expect, status, started_at):
             await store.update_room(room, version=version, expect_version=expect,
                                     status=status, started_at=started_at)
-        case PutSeat(record):
-            await store.put_seat(record)
-        case RemoveSeat(room, seat):
-            await store.remove_seat(room, seat)
-        case Finish(room, result, finished_at):
-            await store.finish(room, result, finished_at)
+        case PutSeat(record, version, expect):
+            await store.put_seat(record, version=version, expect_version=expect)
+        case RemoveSeat(room, seat, version, expect):
+            await store.remove_seat(room, seat, version=version, expect_version=expect)
+        case Finish(room, result, finished_at, expect):
+            await store.finish(room, result, finished_at, expect_version=expect)
 
 
 class RoomRunner:
@@ -79,7 +80,9 @@ class RoomRunner:
     def __init__(self, room: Room[Connection], store: Store | None, *,
                  clock: Callable[[], float] = time.time,
                  on_change: Callable[[RoomRunner], None] | None = None,
-                 on_empty: Callable[[RoomRunner], None] | None = None) -> None:
+                 on_empty: Callable[[RoomRunner], None] | None = None,
+                 on_lost: Callable[[RoomRunner, str], None] | None = None,
+                 held: Callable[[RoomRunner], bool] | None = None) -> None:
         self.room = room
         self.store = store
         self.clock = clock
@@ -87,6 +90,13 @@ class RoomRunner:
         self.on_change = on_change
         #: Called when the last member left.
         self.on_empty = on_empty
+        #: Called (with why) when this server may no longer serve the room: the store
+        #: refused a write as fenced out (``version_conflict``: another node took the room
+        #: over), or its lease ran out. The room is to be dropped at once.
+        self.on_lost = on_lost
+        #: Whether this server still holds the room (a cluster node: its lease, checked on
+        #: this node's clock); asked before every request is served.
+        self.held = held
         self._lock = asyncio.Lock()
         self._timer: asyncio.Task[None] | None = None
         self._bots: asyncio.Task[None] | None = None
@@ -107,6 +117,7 @@ class RoomRunner:
     async def join(self, conn: Connection, name: str, re: int) -> int:
         """Seat ``conn`` in the lowest free seat; returns the seat."""
         async with self._lock:
+            self._check_held()
             await self._settle()
             await self._request(self.room.take_seat(conn, name, re, now=self.clock()))
             seat = self.room.seat_of(conn)
@@ -116,6 +127,7 @@ class RoomRunner:
     async def resume(self, conn: Connection, token: str, re: int) -> int:
         """Give ``conn`` the seat whose token this is; returns the seat."""
         async with self._lock:
+            self._check_held()
             await self._settle()
             await self._request(self.room.resume(conn, token, re))
             seat = self.room.seat_of(conn)
@@ -125,6 +137,7 @@ class RoomRunner:
     async def watch(self, conn: Connection, re: int, *,
                     max_spectators: int | None = None) -> None:
         async with self._lock:
+            self._check_held()
             self._perform(self.room.watch(conn, re, max_spectators=max_spectators))
 
     async def leave(self, conn: Connection, *, dropped: bool) -> None:
@@ -140,21 +153,25 @@ class RoomRunner:
 
     async def add_bot(self, conn: Connection, level: str, re: int) -> None:
         async with self._lock:
+            self._check_held()
             await self._settle()
             await self._request(self.room.add_bot(conn, level, re))
 
     async def start(self, conn: Connection, re: int) -> None:
         async with self._lock:
+            self._check_held()
             await self._settle()
             await self._request(self.room.start(conn, re, now=self.clock()))
 
     async def act(self, conn: Connection, action: Action, re: int) -> None:
         async with self._lock:
+            self._check_held()
             await self._settle()
             await self._request(self.room.act(conn, action, re, now=self.clock()))
 
     def chat(self, conn: Connection, name: str, text: str, re: int) -> None:
         """Chat changes nothing of the room: no lock, no write."""
+        self._check_held()
         self._perform(self.room.chat(conn, name, text, re))
 
     # -- what the lobby and the cluster ask -------------------------------------------------
@@ -191,6 +208,18 @@ class RoomRunner:
         if self._bots is not None and self._bots is not asyncio.current_task():
             self._bots.cancel()
 
+    def _check_held(self) -> None:
+        """Refuse to serve a room this server no longer holds (and drop it)."""
+        if self._closed:
+            raise RoomMoved("this room is no longer served here: ask again", url=None)
+        if self.held is not None and not self.held(self):
+            self._lose("its lease ran out before a request was served")
+            raise RoomMoved("this room is no longer served here: ask again", url=None)
+
+    def _lose(self, why: str) -> None:
+        if self.on_lost is not None and not self._closed:
+            self.on_lost(self, why)
+
     # -- the write path ---------------------------------------------------------------------
 
     async def _request(self, change: Change) -> None:
@@ -206,6 +235,14 @@ class RoomRunner:
                 for write in change.writes:
                     await perform(self.store, write)
         except Exception as exc:
+            if isinstance(exc, VersionConflict):
+                # Another server took the room over: this one must stop serving it now,
+                # and nothing of the change stands (not even a forced one).
+                log.warning("room %s: version %d was refused, another server holds the "
+                            "room: %s", self.room.id, change.version, exc)
+                self.room.abort(change)
+                self._lose("another server wrote to it (version_conflict)")
+                return False
             if await self._read_back(change, exc):
                 log.warning("room %s: the store's answer to version %d was lost, but the "
                             "version was stored: the room goes on from it", self.room.id,

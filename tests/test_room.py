@@ -75,11 +75,12 @@ def test_taking_a_seat_writes_it_then_replies_and_pushes() -> None:
     # nothing changes before the store says yes
     assert room.taken == 1 and room.version == 1 and room.busy
     assert change.version == 2
-    # the seat, and the version it makes (so that a crash never takes the room back to a
-    # version its players saw), even before the start
-    assert [type(w) for w in change.writes] == [PutSeat, UpdateRoom]
-    assert change.writes[0].record.seat == 1 and change.writes[0].record.name == "Biel"
-    assert change.writes[1].version == 2 and change.writes[1].expect_version is None
+    # the seat and, in the same write, the version it makes (so that a crash never takes
+    # the room back to a version its players saw), even before the start
+    [put] = change.writes
+    assert isinstance(put, PutSeat)
+    assert put.record.seat == 1 and put.record.name == "Biel"
+    assert put.version == 2 and put.expect_version is None
     effects = done(room, change)
     assert room.taken == 2 and room.version == 2 and not room.busy
     # the joiner: its reply (with its token), then the current view with no events
@@ -214,8 +215,9 @@ def test_bots_are_woken_on_their_turn_and_play_legal_moves() -> None:
     room = new_room()
     done(room, room.take_seat("anna", "Anna", 1, now=NOW))
     change = room.add_bot("anna", "random", 2)
-    write, _version = change.writes
-    assert isinstance(write, PutSeat) and write.record.bot and write.record.bot_level == "random"
+    [write] = change.writes
+    assert isinstance(write, PutSeat) and write.version == change.version
+    assert write.record.bot and write.record.bot_level == "random"
     done(room, change)
     effects = done(room, room.start("anna", 3, now=NOW))
     state = room.state
@@ -278,7 +280,8 @@ def test_leaving_is_forced_and_frees_a_seat_only_before_the_start() -> None:
     room = seated(3)
     change = room.leave("p1", dropped=True)
     assert change is not None and change.forced
-    assert [type(w) for w in change.writes] == [RemoveSeat, UpdateRoom]
+    [remove] = change.writes
+    assert isinstance(remove, RemoveSeat) and remove.version == change.version
     # the store failed, yet the member is gone: committed unstored
     room.commit(change, now=NOW, stored=False)
     assert room.seats[1] is None and room.stored_version == change.version - 1
@@ -326,15 +329,26 @@ def test_spectators_are_capped_and_chat_is_lossy_where_replies_and_states_are_no
 def test_a_fenced_room_expects_its_last_stored_version_in_every_write() -> None:
     room = new_room(fenced=True)
     change = room.take_seat("anna", "Anna", 1, now=NOW)
-    put, version = change.writes
-    assert isinstance(put, PutSeat)
-    assert isinstance(version, UpdateRoom) and version.expect_version == 0
+    # A seat change is one fenced write, which stores the new version with it.
+    [put] = change.writes
+    assert isinstance(put, PutSeat) and (put.expect_version, put.version) == (0, 1)
     done(room, change)
     assert room.stored_version == 1
+    adding = room.add_bot("anna", "random", 2)
+    [bot] = adding.writes
+    assert isinstance(bot, PutSeat) and (bot.expect_version, bot.version) == (1, 2)
+    room.abort(adding)
+    done(room, room.take_seat("biel", "Biel", 2, now=NOW))
+    change = room.leave("biel", dropped=False)
+    assert change is not None
+    [gone] = change.writes
+    assert isinstance(gone, RemoveSeat) and (gone.expect_version, gone.version) == (2, 3)
+    done(room, change)
+    assert room.fence == room.stored_version == 3
     done(room, room.take_seat("biel", "Biel", 2, now=NOW))
     change = room.start("anna", 3, now=NOW)
     [write] = change.writes
-    assert isinstance(write, UpdateRoom) and write.expect_version == 2 and write.version == 3
+    assert isinstance(write, UpdateRoom) and write.expect_version == 4 and write.version == 5
 
 
 def test_taking_a_room_over_fences_it_from_the_version_loaded() -> None:
@@ -362,6 +376,7 @@ def test_a_whole_game_ends_with_its_result_stored_and_the_timer_cancelled() -> N
         writes.extend(change.writes)
         effects = done(room, change)
     assert isinstance(writes[-1], Finish) and writes[-1].result["winners"]
+    assert writes[-1].expect_version is None  # not fenced: any version
     assert CancelTimer() in effects and room.deadline is None and room.finished_at == NOW
     replayed = engine.new_game(["P0", "P1"], "normal", 7)
     for seat, action in room.log:

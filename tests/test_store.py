@@ -222,6 +222,34 @@ async def test_a_fenced_write_needs_the_version_it_expects(store: Store):
     assert refused.value.code == "unknown_room"
 
 
+async def test_every_write_about_a_room_is_fenced(store: Store):
+    await fill(store)  # at version 14
+    # A seat change is one write: the seat and the room's new version, fenced.
+    await store.put_seat(SeatRecord("r1", 1, "Biel"), version=15, expect_version=14)
+    await store.remove_seat("r1", 2, version=16, expect_version=15)
+    game = await store.load("r1")
+    assert game.room.version == 16 and [s.name for s in game.seats] == ["Anna", "Biel"]
+    # Another server took the room over (version 17): the old holder changes nothing more.
+    await store.update_room("r1", version=17, expect_version=16)
+    before = await store.load("r1")
+    refusals = [
+        store.put_seat(SeatRecord("r1", 1, "Eve"), version=17, expect_version=16),
+        store.put_seat(SeatRecord("r1", 2, "Eve"), expect_version=16),
+        store.remove_seat("r1", 0, version=17, expect_version=16),
+        store.finish("r1", {"winners": [0]}, 1_700_000_999.0, expect_version=16),
+        store.delete_room("r1", expect_version=16),
+    ]
+    for write in refusals:
+        with pytest.raises(StoreError) as refused:
+            await write
+        assert refused.value.code == "version_conflict"
+    assert await store.load("r1") == before
+    await store.finish("r1", {"winners": [0]}, 1_700_000_999.0, expect_version=17)
+    await store.delete_room("r1", expect_version=17)
+    assert await store.load("r1") is None
+    await store.delete_room("r1", expect_version=17)  # not stored: nothing to refuse
+
+
 async def test_creating_a_stored_room_again_is_refused(store: Store):
     stored = await fill(store)
     with pytest.raises(StoreError) as refused:

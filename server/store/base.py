@@ -24,7 +24,7 @@ from typing import Any, Final, Self
 import attrs
 import msgpack
 
-from server.store.errors import StoreError
+from server.store.errors import StoreError, VersionConflict
 from shared.view import RoomStatus
 
 #: A room's life (:class:`~shared.view.RoomStatus`): seats being filled, a game under way, a
@@ -192,10 +192,9 @@ def room_changes(
 
 def version_conflict(room: str, stored: int, expected: int, path: str | None) -> StoreError:
     """The ``version_conflict`` refusal of a fenced write (see :meth:`Store.append_action`)."""
-    return StoreError(
+    return VersionConflict(
         f"room {room} is at version {stored}, not {expected}: another server has taken it "
         "over, so this write is refused",
-        code="version_conflict",
         path=path,
     )
 
@@ -270,13 +269,20 @@ class Store(abc.ABC):
         """Store a new room (``room_exists`` if its id is already stored)."""
 
     @abc.abstractmethod
-    async def put_seat(self, seat: SeatRecord) -> None:
+    async def put_seat(
+        self, seat: SeatRecord, *, version: int | None = None, expect_version: int | None = None
+    ) -> None:
         """Store who holds a seat, replacing whoever held it (``invalid_record`` when the seat
-        number is outside the room's seats)."""
+        number is outside the room's seats). With ``version``, the room's version is set to
+        it in the same transaction; ``expect_version`` fences as in :meth:`append_action`."""
 
     @abc.abstractmethod
-    async def remove_seat(self, room: str, seat: int) -> None:
-        """Free a seat; nothing happens when it is not held."""
+    async def remove_seat(
+        self, room: str, seat: int, *, version: int | None = None,
+        expect_version: int | None = None,
+    ) -> None:
+        """Free a seat; nothing happens when it is not held. ``version`` and
+        ``expect_version`` as in :meth:`put_seat`."""
 
     @abc.abstractmethod
     async def update_room(
@@ -309,12 +315,16 @@ class Store(abc.ABC):
         ``version_conflict`` unless the room's stored version is exactly that one. A server
         that holds a room passes the version it last stored; once another server has taken
         the room over (and written a newer version), the old holder can no longer write.
+        Every write about a room takes it (seats, status, result, deletion), checked in the
+        write's own transaction.
         """
 
     @abc.abstractmethod
-    async def finish(self, room: str, result: dict[str, Any], finished_at: float) -> None:
+    async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,
+                     expect_version: int | None = None) -> None:
         """Mark a room finished and store its result (plain msgpack-able data: dicts, lists,
-        str, int, float, bool, None; tuples come back as lists)."""
+        str, int, float, bool, None; tuples come back as lists). ``expect_version`` fences
+        as in :meth:`append_action`."""
 
     @abc.abstractmethod
     async def load(self, room: str) -> GameRecord | None:
@@ -349,8 +359,10 @@ class Store(abc.ABC):
         """The most recently finished rooms, latest first, at most ``limit``."""
 
     @abc.abstractmethod
-    async def delete_room(self, room: str) -> None:
-        """Forget a room and everything about it; nothing happens when it is not stored."""
+    async def delete_room(self, room: str, *, expect_version: int | None = None) -> None:
+        """Forget a room and everything about it; nothing happens when it is not stored.
+        ``expect_version`` fences as in :meth:`append_action` (a room not stored is not
+        refused: there is nothing to delete)."""
 
     async def __aenter__(self) -> Self:
         await self.open()

@@ -50,3 +50,10 @@ class StoreError(CastellError):
         assert code in CODES, code
         super().__init__(message, code=code)
         self.path = path
+
+
+class VersionConflict(StoreError):
+    """A fenced write found another version stored: another server holds the room now."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message, code="version_conflict", path=path)

@@ -19,7 +19,11 @@ How it keeps the promises of the interface:
   whatever the database's default.
 * **One server, or one cluster.** Like the SQLite file, a schema is held by one server: the
   store keeps a session advisory lock on it from open to close (PostgreSQL drops it when the
-  process dies), so a second castell-server is refused with ``database_in_use``. A store
+  process dies), so a second castell-server is refused with ``database_in_use``. Should
+  that session end under it (killed with ``pg_terminate_backend``, PostgreSQL restarted, the
+  network cut), the store logs it, takes the lock back at once, and makes no write until it
+  holds it again: a write meanwhile waits for it, or is refused when another server took the
+  lock first (``database_in_use``). A store
   opened ``shared`` takes the lock in shared mode instead: the nodes of a cluster share the
   schema with each other, and with no lone server. What keeps two nodes from writing one
   room is then the room's lease (``server.cluster``) and, should a stale holder try anyway,
@@ -154,6 +158,8 @@ class PostgresStore(Store):
         self._pool: asyncpg.Pool | None = None
         self._holder: asyncpg.Connection | None = None
         self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._relock = asyncio.Lock()
+        self._retaking: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.path!r}, schema={self.schema!r})"
@@ -199,6 +205,64 @@ class PostgresStore(Store):
                 raise self._translate(exc, opening=True) from exc
             raise
         self._pool, self._holder = pool, holder
+        holder.add_termination_listener(self._lock_lost)
+
+    # -- the lock's session -----------------------------------------------------------------
+
+    def _lock_lost(self, conn: asyncpg.Connection) -> None:
+        """The session holding the schema's lock ended (killed, the server restarted, the
+        network cut): the lock went with it. Retake it at once; no write is made until it
+        is held again (see :meth:`_check_lock`)."""
+        if conn is not self._holder or self._pool is None:
+            return  # closed by close(), or an older session
+        log.error("%s (schema %s): the session holding this server's lock on the schema "
+                  "was lost; no write is made until the lock is taken again",
+                  self.path, self.schema)
+        if self._retaking is None or self._retaking.done():
+            self._retaking = asyncio.get_running_loop().create_task(self._retake())
+
+    async def _retake(self) -> None:
+        """Try to take the lock back until it is held (or the store is closed)."""
+        delay = 0.0
+        while self._pool is not None:
+            await asyncio.sleep(delay)
+            try:
+                await self._check_lock()
+                return
+            except StoreError:
+                delay = min(5.0, delay * 2 or 0.25)
+
+    async def _check_lock(self) -> None:
+        """Before a write: the schema's lock must be held by this store, retaken if its
+        session was lost; refused (``database_in_use``, or ``store_failed`` when PostgreSQL
+        does not answer) otherwise, so that no write is made without it."""
+        holder = self._holder
+        if holder is not None and not holder.is_closed():
+            return
+        import asyncpg
+
+        async with self._relock:
+            holder = self._holder
+            if holder is not None and not holder.is_closed():
+                return
+            try:
+                new = await self._hold_lock(asyncpg)
+            except StoreError as exc:
+                if exc.code == "database_in_use":
+                    log.error("%s (schema %s): this server lost its lock on the schema and "
+                              "another server holds it now: no write is made", self.path,
+                              self.schema)
+                raise StoreError(f"{exc}", code="store_failed" if exc.code == "cannot_open"
+                                 else exc.code, path=self.path) from exc
+            if self._pool is None:
+                await new.close()
+                raise StoreError(
+                    f"the store {self.path} is not open", code="store_closed", path=self.path
+                )
+            self._holder = new
+            new.add_termination_listener(self._lock_lost)
+            log.warning("%s (schema %s): the lock on the schema is held again", self.path,
+                        self.schema)
 
     async def _hold_lock(self, asyncpg: Any) -> asyncpg.Connection:
         """A connection holding the schema's advisory lock (shared or not), or a refusal."""
@@ -236,6 +300,9 @@ class PostgresStore(Store):
     async def close(self) -> None:
         pool, self._pool = self._pool, None
         holder, self._holder = self._holder, None
+        if self._retaking is not None:
+            self._retaking.cancel()
+            self._retaking = None
         if pool is not None:
             await pool.close()
         if holder is not None:
@@ -404,6 +471,7 @@ class PostgresStore(Store):
         """Run ``work(conn)`` in one transaction, after this room's earlier writes."""
         pool = self._need_pool()
         async with self._room_turn(room):
+            await self._check_lock()
             try:
                 async with pool.acquire() as conn, conn.transaction():
                     return await work(conn)
@@ -470,8 +538,18 @@ class PostgresStore(Store):
 
         await self._write(room.room, work)
 
-    async def put_seat(self, seat: SeatRecord) -> None:
+    async def _set_version(
+        self, conn: asyncpg.Connection, room: str, version: int | None
+    ) -> None:
+        if version is not None:
+            await conn.execute("UPDATE rooms SET version = $1 WHERE room = $2", version, room)
+
+    async def put_seat(
+        self, seat: SeatRecord, *, version: int | None = None, expect_version: int | None = None
+    ) -> None:
         async def work(conn: asyncpg.Connection) -> None:
+            if expect_version is not None:
+                await self._status(conn, seat.room, expect_version)
             seats = await conn.fetchval("SELECT seats FROM rooms WHERE room = $1", seat.room)
             if seats is None:
                 raise StoreError(
@@ -490,12 +568,19 @@ class PostgresStore(Store):
                 "token_hash = excluded.token_hash",
                 *attrs.astuple(seat, recurse=False),
             )
+            await self._set_version(conn, seat.room, version)
 
         await self._write(seat.room, work)
 
-    async def remove_seat(self, room: str, seat: int) -> None:
+    async def remove_seat(
+        self, room: str, seat: int, *, version: int | None = None,
+        expect_version: int | None = None,
+    ) -> None:
         async def work(conn: asyncpg.Connection) -> None:
+            if expect_version is not None or version is not None:
+                await self._status(conn, room, expect_version)
             await conn.execute("DELETE FROM seats WHERE room = $1 AND seat = $2", room, seat)
+            await self._set_version(conn, room, version)
 
         await self._write(room, work)
 
@@ -550,11 +635,12 @@ class PostgresStore(Store):
 
         await self._write(action.room, work)
 
-    async def finish(self, room: str, result: dict[str, Any], finished_at: float) -> None:
+    async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,
+                     expect_version: int | None = None) -> None:
         packed = pack_result(result, room)
 
         async def work(conn: asyncpg.Connection) -> None:
-            await self._refuse_finished(conn, room, "a second result")
+            await self._refuse_finished(conn, room, "a second result", expect_version)
             await conn.execute("INSERT INTO results (room, result) VALUES ($1, $2)", room, packed)
             await conn.execute(
                 "UPDATE rooms SET status = 'finished', finished_at = $1 WHERE room = $2",
@@ -564,8 +650,14 @@ class PostgresStore(Store):
 
         await self._write(room, work)
 
-    async def delete_room(self, room: str) -> None:
+    async def delete_room(self, room: str, *, expect_version: int | None = None) -> None:
         async def work(conn: asyncpg.Connection) -> None:
+            if expect_version is not None:
+                stored = await conn.fetchval(
+                    "SELECT version FROM rooms WHERE room = $1 FOR UPDATE", room
+                )
+                if stored is not None and stored != expect_version:
+                    raise version_conflict(room, stored, expect_version, self.path)
             # Seats, actions and the result go with it (ON DELETE CASCADE).
             await conn.execute("DELETE FROM rooms WHERE room = $1", room)
 

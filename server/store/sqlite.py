@@ -469,10 +469,24 @@ class SQLiteStore(Store):
         marks = ", ".join("?" * len(values))
         conn.execute(f"INSERT INTO rooms ({_ROOM_COLUMNS}) VALUES ({marks})", values)
 
-    async def put_seat(self, seat: SeatRecord) -> None:
-        await self._write(self._put_seat, seat)
+    def _set_version(self, conn: sqlite3.Connection, room: str, version: int | None) -> None:
+        if version is not None:
+            conn.execute("UPDATE rooms SET version = ? WHERE room = ?", (version, room))
 
-    def _put_seat(self, conn: sqlite3.Connection, seat: SeatRecord) -> None:
+    async def put_seat(
+        self, seat: SeatRecord, *, version: int | None = None, expect_version: int | None = None
+    ) -> None:
+        await self._write(self._put_seat, seat, version, expect_version)
+
+    def _put_seat(
+        self,
+        conn: sqlite3.Connection,
+        seat: SeatRecord,
+        version: int | None,
+        expect_version: int | None,
+    ) -> None:
+        if expect_version is not None:
+            self._status(conn, seat.room, expect_version)
         row = conn.execute("SELECT seats FROM rooms WHERE room = ?", (seat.room,)).fetchone()
         if row is None:
             raise StoreError(
@@ -490,13 +504,26 @@ class SQLiteStore(Store):
             "bot_level = excluded.bot_level, token_hash = excluded.token_hash",
             attrs.astuple(seat, recurse=False),
         )
+        self._set_version(conn, seat.room, version)
 
-    async def remove_seat(self, room: str, seat: int) -> None:
-        await self._write(
-            lambda conn: conn.execute(
-                "DELETE FROM seats WHERE room = ? AND seat = ?", (room, seat)
-            )
-        )
+    async def remove_seat(
+        self, room: str, seat: int, *, version: int | None = None,
+        expect_version: int | None = None,
+    ) -> None:
+        await self._write(self._remove_seat, room, seat, version, expect_version)
+
+    def _remove_seat(
+        self,
+        conn: sqlite3.Connection,
+        room: str,
+        seat: int,
+        version: int | None,
+        expect_version: int | None,
+    ) -> None:
+        if expect_version is not None or version is not None:
+            self._status(conn, room, expect_version)
+        conn.execute("DELETE FROM seats WHERE room = ? AND seat = ?", (room, seat))
+        self._set_version(conn, room, version)
 
     async def update_room(
         self,
@@ -550,22 +577,39 @@ class SQLiteStore(Store):
             "UPDATE rooms SET version = ? WHERE room = ?", (action.version, action.room)
         )
 
-    async def finish(self, room: str, result: dict[str, Any], finished_at: float) -> None:
-        await self._write(self._finish, room, pack_result(result, room), finished_at)
+    async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,
+                     expect_version: int | None = None) -> None:
+        await self._write(
+            self._finish, room, pack_result(result, room), finished_at, expect_version
+        )
 
     def _finish(
-        self, conn: sqlite3.Connection, room: str, result: bytes, finished_at: float
+        self,
+        conn: sqlite3.Connection,
+        room: str,
+        result: bytes,
+        finished_at: float,
+        expect_version: int | None,
     ) -> None:
-        self._refuse_finished(conn, room, "a second result")
+        self._refuse_finished(conn, room, "a second result", expect_version)
         conn.execute("INSERT INTO results (room, result) VALUES (?, ?)", (room, result))
         conn.execute(
             "UPDATE rooms SET status = 'finished', finished_at = ? WHERE room = ?",
             (finished_at, room),
         )
 
-    async def delete_room(self, room: str) -> None:
+    async def delete_room(self, room: str, *, expect_version: int | None = None) -> None:
+        await self._write(self._delete_room, room, expect_version)
+
+    def _delete_room(
+        self, conn: sqlite3.Connection, room: str, expect_version: int | None
+    ) -> None:
+        if expect_version is not None:
+            row = conn.execute("SELECT version FROM rooms WHERE room = ?", (room,)).fetchone()
+            if row is not None and row[0] != expect_version:
+                raise version_conflict(room, row[0], expect_version, self.path)
         # Seats, actions and the result go with it (ON DELETE CASCADE).
-        await self._write(lambda conn: conn.execute("DELETE FROM rooms WHERE room = ?", (room,)))
+        conn.execute("DELETE FROM rooms WHERE room = ?", (room,))
 
     # -- reads ------------------------------------------------------------------------------
 

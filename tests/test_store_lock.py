@@ -1,0 +1,101 @@
+"""A lone server on PostgreSQL holds its schema's lock for as long as it writes: when the
+lock's session is killed (``pg_terminate_backend``), it says so and takes the lock back before
+any further write, so a second lone server on the same schema is still refused.
+
+Real PostgreSQL, a fresh schema per test (tests/support/services.py); real server processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+
+from client.net import GameClient
+from server.store import RoomRecord, SeatRecord
+from server.store.errors import StoreError
+from server.store.postgres import PostgresStore
+from shared import messages as m
+from tests.support.servers import ServerProcess
+from tests.support.services import POSTGRES_URL, fresh_schema
+
+pytestmark = pytest.mark.timeout(60)
+
+# The session holding a schema's lock: the advisory lock on hashtext('castell-server:SCHEMA'),
+# whose low 32 bits PostgreSQL shows as objid.
+_HOLDERS = """
+SELECT pid FROM pg_locks
+WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+  AND objid::bigint = (hashtext($1)::bigint & 4294967295)
+"""
+
+
+async def lock_holders(schema: str) -> list[int]:
+    conn = await asyncpg.connect(POSTGRES_URL, timeout=10)
+    try:
+        return sorted(row[0] for row in await conn.fetch(_HOLDERS, f"castell-server:{schema}"))
+    finally:
+        await conn.close()
+
+
+async def kill_lock_session(schema: str) -> int:
+    [pid] = await lock_holders(schema)
+    conn = await asyncpg.connect(POSTGRES_URL, timeout=10)
+    try:
+        assert await conn.fetchval("SELECT pg_terminate_backend($1)", pid)
+    finally:
+        await conn.close()
+    return pid
+
+
+async def retaken(schema: str, killed: int, within: float = 10.0) -> list[int]:
+    """The lock's holders once the killed session is gone (none, if nobody took it)."""
+    async with asyncio.timeout(within):
+        while killed in await lock_holders(schema):
+            await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)  # time to take it back
+    return await lock_holders(schema)
+
+
+async def test_a_store_whose_lock_session_is_killed_takes_it_back_before_it_writes():
+    async with fresh_schema() as url:
+        store = PostgresStore(url, pool_size=2)
+        schema = store.schema
+        await store.open()
+        try:
+            await store.create_room(RoomRecord("r1", "Lock", 2, "normal", None, False, None, 1))
+            killed = await kill_lock_session(schema)
+            await store.put_seat(SeatRecord("r1", 0, "Anna"))  # after the lock is held again
+            holders = await lock_holders(schema)
+            assert holders and killed not in holders
+            second = PostgresStore(url, pool_size=2)
+            with pytest.raises(StoreError) as refused:
+                await second.open()
+            assert refused.value.code == "database_in_use"
+        finally:
+            await store.close()
+
+
+async def test_a_lone_server_whose_lock_session_is_killed_keeps_the_schema_to_itself():
+    async with fresh_schema() as url:
+        schema = PostgresStore(url).schema
+        with ServerProcess("--db", url, "--log-level", "warning") as first:
+            anna = await GameClient.connect(first.url)
+            await anna.hello("Anna")
+            made = await anna.request(m.CreateRoom, name="Alone", seats=2)
+            killed = await kill_lock_session(schema)
+            # Without a write in between, the server notices by itself and takes it back.
+            assert await retaken(schema, killed), "nobody holds the schema's lock"
+            with pytest.raises(RuntimeError, match="another castell-server"):
+                ServerProcess("--db", url, timeout=15)
+            biel = await GameClient.connect(first.url)
+            await biel.hello("Biel")
+            joined = await biel.request(m.JoinRoom, room=made.room)
+            assert joined.seat == 1
+            for client in (anna, biel):
+                await client.close()
+            first.terminate()
+            log = first.stderr()
+        assert "the session holding this server's lock on the schema was lost" in log
+        assert "the lock on the schema is held again" in log

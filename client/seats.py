@@ -1,11 +1,13 @@
 """The seats this user holds, kept between runs so that a restarted ``castell`` can resume.
 
 A seat token proves a seat (docs/protocol.md, ``join_room``): whoever has it plays that seat.
-The file maps server URL → room id → ``{token, name, seat}`` (``name`` is the room's name, to
-ask "resume your game in 'Friday night' (seat 2)?"). It lives in the user's state folder,
-readable by the user alone (mode 0600, folder 0700), and is replaced atomically so that a
-crash never leaves half a file. A token is forgotten when its game ends or the server refuses
-it.
+The file maps server URL → ``ROOM#SEAT`` → ``{room, seat, token, name, player}`` (``name`` is
+the room's name, to ask "resume your game in 'Friday night' (seat 2)?"; ``player`` the name the
+seat was taken under, so that friends who play from one account each find their own seat, and
+never another's). Older files keyed by room alone, without ``player``, are still read. It lives
+in the user's state folder, readable by the user alone (mode 0600, folder 0700), and is
+replaced atomically so that a crash never leaves half a file. A token is forgotten when its
+game ends or the server refuses it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ class HeldSeat:
     token: str
     name: str  # the room's name
     seat: int
+    player: str = ""  # who took it ("" in files written before names were kept)
+
+    @property
+    def key(self) -> str:
+        return f"{self.room}#{self.seat}"
 
 
 class SeatStore:
@@ -70,30 +77,41 @@ class SeatStore:
                 os.unlink(tmp)
             raise
 
-    def held(self, url: str) -> list[HeldSeat]:
-        """The seats held on the server at ``url``, most recently remembered first."""
+    def held(self, url: str, player: str | None = None) -> list[HeldSeat]:
+        """The seats held on the server at ``url`` (by ``player``, when given: a seat taken
+        under another name is someone else's), most recently remembered first."""
         out = []
-        for room, entry in reversed(list((self._load().get(url) or {}).items())):
+        for key, entry in reversed(list((self._load().get(url) or {}).items())):
             try:
-                out.append(HeldSeat(url, room, str(entry["token"]), str(entry.get("name", room)),
-                                    int(entry["seat"])))
-            except (KeyError, TypeError, ValueError):
+                room = str(entry.get("room", key))
+                held = HeldSeat(url, room, str(entry["token"]), str(entry.get("name", room)),
+                                int(entry["seat"]), str(entry.get("player", "")))
+            except (AttributeError, KeyError, TypeError, ValueError):
                 continue  # a damaged entry is skipped, not fatal
+            if player is None or not held.player or held.player == player:
+                out.append(held)
         return out
 
     def remember(self, seat: HeldSeat) -> None:
         data = self._load()
         rooms = data.setdefault(seat.url, {})
-        rooms.pop(seat.room, None)  # re-insert: the latest comes last
-        rooms[seat.room] = {"token": seat.token, "name": seat.name, "seat": seat.seat}
+        rooms.pop(seat.room, None)  # an entry of an older file, keyed by room alone
+        rooms.pop(seat.key, None)  # re-insert: the latest comes last
+        rooms[seat.key] = {"room": seat.room, "seat": seat.seat, "token": seat.token,
+                           "name": seat.name, "player": seat.player}
         self._save(data)
 
-    def forget(self, url: str, room: str) -> None:
+    def forget(self, url: str, room: str, seat: int | None = None) -> None:
+        """Forget the seat ``seat`` of ``room`` (every seat of it, when None)."""
         data = self._load()
         rooms = data.get(url) or {}
-        if room not in rooms:
+        gone = [key for key, entry in rooms.items()
+                if isinstance(entry, dict) and entry.get("room", key) == room
+                and (seat is None or entry.get("seat") == seat)]
+        if not gone:
             return
-        del rooms[room]
+        for key in gone:
+            del rooms[key]
         if not rooms:
             data.pop(url, None)
         self._save(data)

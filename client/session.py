@@ -394,7 +394,7 @@ class Session:
                                                   token=held.token)
         except ServerError as exc:
             if exc.code in SEAT_GONE and self.seats is not None:
-                self.seats.forget(held.url, held.room)
+                self.seats.forget(held.url, held.room, held.seat)
             raise
         self.token = held.token
         await self._joined(reply, held.room)
@@ -420,17 +420,18 @@ class Session:
     # -- the seat file -------------------------------------------------------------------
 
     def held_seats(self) -> list[HeldSeat]:
-        return self.seats.held(self.home) if self.seats is not None else []
+        return self.seats.held(self.home, self.name) if self.seats is not None else []
 
     def _remember(self) -> None:
         if self.seats is None or self.room is None or self.token is None or self.seat is None:
             return
-        held = HeldSeat(self.home, self.room, self.token, self.room_name or self.room, self.seat)
+        held = HeldSeat(self.home, self.room, self.token, self.room_name or self.room, self.seat,
+                        self.name)
         if held != self._remembered:
             self.seats.remember(held)
             self._remembered = held
 
     def _forget(self) -> None:
         if self.seats is not None and self.room is not None:
-            self.seats.forget(self.home, self.room)
+            self.seats.forget(self.home, self.room, self.seat)
         self._remembered = None

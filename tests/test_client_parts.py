@@ -100,6 +100,31 @@ def test_seats_are_kept_per_server_privately_and_forgotten(tmp_path):
     assert not list(store.folder.glob(".seats-*"))  # no temporary file left behind
 
 
+def test_friends_on_one_account_each_find_their_own_seat_of_one_room(tmp_path):
+    store = SeatStore(tmp_path)
+    anna = HeldSeat("ws://h:1", "r1", "tok-a", "Friday night", 0, "Anna")
+    biel = HeldSeat("ws://h:1", "r1", "tok-b", "Friday night", 1, "Biel")
+    store.remember(anna)
+    store.remember(biel)  # Biel's seat does not replace Anna's
+    assert store.held("ws://h:1", "Anna") == [anna]
+    assert store.held("ws://h:1", "Biel") == [biel]
+    assert store.held("ws://h:1", "Carla") == []  # a spectator is offered no one's seat
+    assert store.held("ws://h:1") == [biel, anna]
+    store.forget("ws://h:1", "r1", 1)
+    assert store.held("ws://h:1") == [anna]
+    store.forget("ws://h:1", "r1")  # every seat of the room
+    assert store.held("ws://h:1") == []
+
+
+def test_a_seat_file_of_an_older_client_is_still_read(tmp_path):
+    store = SeatStore(tmp_path)
+    store.path.write_text('{"ws://h:1": {"r1": {"token": "t", "name": "Old", "seat": 2}}}')
+    old = HeldSeat("ws://h:1", "r1", "t", "Old", 2)
+    assert store.held("ws://h:1", "Anna") == [old]  # no name kept: offered as before
+    store.remember(HeldSeat("ws://h:1", "r1", "t", "Old", 2, "Anna"))  # rewritten in the new form
+    assert store.held("ws://h:1") == [HeldSeat("ws://h:1", "r1", "t", "Old", 2, "Anna")]
+
+
 def test_a_damaged_seat_file_is_read_as_empty_and_then_replaced(tmp_path):
     store = SeatStore(tmp_path)
     store.path.write_text("{not json")

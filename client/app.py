@@ -71,6 +71,7 @@ STYLE = Style.from_dict({
 EVENT_LINES = 12
 BOARD_STEP = 10
 LOBBY_REFRESH = 5  # seconds between two looks at the room list, in the lobby
+SEAT_LOST_PAUSE = 4.0  # seconds the words stay up when another client took the seat back
 STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
 
 
@@ -239,6 +240,7 @@ class TerminalScreen:
 
         self.spawn(boot())
         self.spawn(self._tick())
+        self.spawn(self._close_when_seat_lost(pump))
         try:
             await self.app.run_async()
         finally:
@@ -248,6 +250,15 @@ class TerminalScreen:
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pump
+
+    async def _close_when_seat_lost(self, pump: asyncio.Task[None]) -> None:
+        """A newer connection took the seat back: this client has nothing left to do. It
+        says why, leaves the words up for a moment, then closes."""
+        with contextlib.suppress(Exception):
+            await asyncio.shield(pump)
+        if self.controller.session.seat_lost:
+            await asyncio.sleep(SEAT_LOST_PAUSE)
+            self.exit()
 
     async def _tick(self) -> None:
         """Redraw once a second while a turn timer runs, for its countdown, or while the
@@ -259,8 +270,9 @@ class TerminalScreen:
             await asyncio.sleep(1.0)
             seconds += 1
             view = self.controller.view
-            if self.controller.connection is not None or (
-                    view is not None and view.deadline is not None):
+            down = self.controller.connection is not None \
+                and not self.controller.session.stopped
+            if down or (view is not None and view.deadline is not None):
                 self.refresh()
             # not while a line is being typed: `join 2` must mean the room it meant
             if (seconds % self.lobby_refresh == 0 and self.controller.mode == "lobby"
@@ -398,6 +410,8 @@ class TerminalScreen:
         if conn is not None:
             # the time it has been down: a retry can take a while, the line should not freeze
             since = int(time.monotonic() - self._conn_since) if self._conn_since else 0
+            if self.controller.session.stopped:  # not coming back: nothing to count
+                since = 0
             return "status.conn", f" {conn}{f' ({since} s)' if since >= 3 else ''} "
         if self.message is not None:
             return self.message

@@ -209,7 +209,7 @@ class Session:
                 self.stopped = True
                 self.listener.on_connection(
                     "your seat was taken back by another connection (another castell "
-                    "playing it?): this one stops here")
+                    "playing it?): this one closes")
                 break
             self.listener.on_connection(f"connection lost ({client.ws.close_reason or code}) "
                                         f"— reconnecting…")

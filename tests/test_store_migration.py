@@ -92,16 +92,23 @@ def a_game(room: str, seed: int, *, moves: int | None = None) -> Game:
     return Game(record, tuple(action for _, action in played), state)
 
 
+#: Columns added after schema 1 (by migration 3): a schema-1 table has none of them.
+LATER_COLUMNS = {"started_version", "timed_out"}
+
+
 def columns(cls: type) -> list[str]:
-    return [f.name for f in attrs.fields(cls)]
+    return [f.name for f in attrs.fields(cls) if f.name not in LATER_COLUMNS]
+
+
+def values(record: object) -> tuple:
+    return tuple(getattr(record, name) for name in columns(type(record)))
 
 
 def rows(record: GameRecord) -> list[tuple[str, list[str], list[tuple]]]:
     """The rows of one game, by table, in the order they are inserted."""
-    out = [("rooms", columns(RoomRecord), [attrs.astuple(record.room, recurse=False)]),
-           ("seats", columns(SeatRecord), [attrs.astuple(s, recurse=False) for s in record.seats]),
-           ("actions", columns(ActionRecord),
-            [attrs.astuple(a, recurse=False) for a in record.actions])]
+    out = [("rooms", columns(RoomRecord), [values(record.room)]),
+           ("seats", columns(SeatRecord), [values(s) for s in record.seats]),
+           ("actions", columns(ActionRecord), [values(a) for a in record.actions])]
     if record.result is not None:
         out.append(("results", ["room", "result"],
                     [(record.room.room, pack_result(record.result, record.room.room))]))
@@ -226,7 +233,7 @@ async def test_a_schema_1_database_is_upgraded_and_its_games_replay(schema1: Sch
     assert await schema1.version() == 1
 
     async with schema1.open() as store:
-        assert await schema1.version() == LATEST == 2
+        assert await schema1.version() == LATEST
         stored = await schema1.raw_actions()
         for game in games:
             loaded = await store.load(game.record.room.room)

@@ -7,6 +7,7 @@ durable. They are frozen attrs classes:
 * :class:`RoomRecord` — a room's settings, seed, status and version;
 * :class:`SeatRecord` — who sits where; a seat token only as its hash (:func:`hash_token`);
 * :class:`ActionRecord` — one applied action, stored as the bytes of its fields;
+* :class:`ChatRecord` — one chat line said in a room (the last :data:`CHAT_KEPT` are kept);
 * :class:`GameRecord` — all of one room's records, as :meth:`Store.load` returns them.
 
 :class:`Store` is the abstract interface, every method a coroutine. A write is durable when its
@@ -35,6 +36,10 @@ STATUSES: Final = tuple(status.value for status in RoomStatus)
 #: draws them with ``secrets.randbits(63)``.
 SEED_LIMIT = 2**63
 
+#: The chat lines kept per room: storing one more forgets the oldest (docs/protocol.md,
+#: ``history``).
+CHAT_KEPT: Final = 500
+
 
 def _check_status(_instance: object, _attribute: attrs.Attribute, value: str) -> None:
     if value not in STATUSES:
@@ -52,6 +57,9 @@ class RoomRecord:
 
     ``room`` is the room id, ``code`` a private room's join code (None for a public room),
     ``version`` the room's latest version as pushed in ``state``; times are Unix seconds.
+    ``started_version`` is the version at which the game started (stored by
+    :meth:`Store.update_room` with the status ``playing``; None before, and for a game
+    started before schema 3).
     """
 
     room: str
@@ -67,6 +75,7 @@ class RoomRecord:
     created_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
+    started_version: int | None = None
 
 
 @attrs.frozen
@@ -95,7 +104,8 @@ class ActionRecord:
     reads it back. The store keeps these bytes opaque: it neither reads nor checks them (until
     schema 2 they were the whole request frame; migration 2 rewrote them, see
     :mod:`server.store.migrations`). ``version`` is the room's version after the action;
-    ``at`` when it was applied (Unix seconds).
+    ``at`` when it was applied (Unix seconds); ``timed_out`` whether the turn timer played it
+    (an ``end_turn`` for a seat whose time ran out: its history says ``timeout``).
     """
 
     room: str
@@ -104,6 +114,21 @@ class ActionRecord:
     action: bytes
     at: float
     version: int
+    timed_out: bool = False
+
+
+@attrs.frozen
+class ChatRecord:
+    """One chat line said in a room: ``version`` is the room's version when it was said (a
+    line changes no version), ``seat`` the speaker's seat (None for a spectator), ``name``
+    and ``text`` as pushed, ``at`` when (Unix seconds)."""
+
+    room: str
+    version: int
+    seat: int | None
+    name: str
+    text: str
+    at: float
 
 
 @attrs.frozen
@@ -174,7 +199,8 @@ def room_changes(
     path: str | None,
 ) -> dict[str, Any]:
     """The columns an :meth:`Store.update_room` call changes (those given), by name; a status
-    that is not one of :data:`STATUSES` is refused (``invalid_record``)."""
+    that is not one of :data:`STATUSES` is refused (``invalid_record``). The status
+    ``playing`` with a version stores that version as the room's ``started_version``."""
     if status is not None and status not in STATUSES:
         raise StoreError(
             f"status must be one of {', '.join(STATUSES)}, not {status!r}",
@@ -187,6 +213,8 @@ def room_changes(
         "started_at": started_at,
         "finished_at": finished_at,
     }
+    if status == RoomStatus.PLAYING.value and version is not None:
+        given["started_version"] = version
     return {name: value for name, value in given.items() if value is not None}
 
 
@@ -325,6 +353,17 @@ class Store(abc.ABC):
         """Mark a room finished and store its result (plain msgpack-able data: dicts, lists,
         str, int, float, bool, None; tuples come back as lists). ``expect_version`` fences
         as in :meth:`append_action`."""
+
+    @abc.abstractmethod
+    async def append_chat(self, line: ChatRecord, *, expect_version: int | None = None) -> None:
+        """Store a chat line after the room's others, durably before returning, and forget
+        the room's oldest lines past :data:`CHAT_KEPT`. The room's version is not changed;
+        ``expect_version`` fences as in :meth:`append_action` (an unknown room is refused,
+        ``unknown_room``)."""
+
+    @abc.abstractmethod
+    async def load_chat(self, room: str) -> list[ChatRecord]:
+        """The chat lines kept for ``room``, oldest first (none for an unknown room)."""
 
     @abc.abstractmethod
     async def load(self, room: str) -> GameRecord | None:

@@ -17,7 +17,11 @@ SQL cannot express (each backend runs it row by row). The versions:
    stored as the whole ``action`` request frame that carried it (``type``, ``id`` 0, ``kind``
    and the action's fields);
 2. an action stored as its fields only (:func:`shared.codec.pack_action`): every stored action
-   rewritten by :func:`action_fields_from_frame`.
+   rewritten by :func:`action_fields_from_frame`;
+3. what a room's history needs besides its actions (:mod:`server.history`): whether an action
+   was the turn timer's (``actions.timed_out``), the version at which the game started
+   (``rooms.started_version``; nil for a game started before), and the room's chat lines
+   (``chat``, the last :data:`~server.store.base.CHAT_KEPT` of each room).
 """
 
 from __future__ import annotations
@@ -123,6 +127,22 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     # 2: an action stored as its fields, not as the request frame that carried it.
     (_ACTIONS_AS_FIELDS,),
+    # 3: what a room's history needs besides its actions.
+    (
+        "ALTER TABLE rooms ADD COLUMN started_version INTEGER",
+        "ALTER TABLE actions ADD COLUMN timed_out INTEGER NOT NULL DEFAULT 0 "
+        "CHECK (timed_out IN (0, 1))",
+        """CREATE TABLE chat (
+            line INTEGER PRIMARY KEY,
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            version INTEGER NOT NULL,
+            seat INTEGER,
+            name TEXT NOT NULL,
+            text TEXT NOT NULL,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX chat_by_room ON chat (room, line)",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -177,11 +197,26 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     # 2: an action stored as its fields, not as the request frame that carried it.
     (_ACTIONS_AS_FIELDS,),
+    # 3: what a room's history needs besides its actions.
+    (
+        "ALTER TABLE rooms ADD COLUMN started_version BIGINT",
+        "ALTER TABLE actions ADD COLUMN timed_out BOOLEAN NOT NULL DEFAULT FALSE",
+        """CREATE TABLE chat (
+            line BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            version BIGINT NOT NULL,
+            seat INTEGER,
+            name TEXT NOT NULL,
+            text TEXT NOT NULL,
+            at DOUBLE PRECISION NOT NULL
+        )""",
+        "CREATE INDEX chat_by_room ON chat (room, line)",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
-POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results")
+POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

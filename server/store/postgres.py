@@ -48,7 +48,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import attrs
 
 from server.store.base import (
+    CHAT_KEPT,
     ActionRecord,
+    ChatRecord,
     GameRecord,
     RoomRecord,
     SeatRecord,
@@ -83,6 +85,7 @@ DEFAULT_SCHEMA = "castell"
 _ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
 _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
+_CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
 
 
 def _marks(count: int) -> str:
@@ -626,7 +629,7 @@ class PostgresStore(Store):
                 )
                 raise seq_refused(action, last, stored is not None, self.path)
             await conn.execute(
-                f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)",
+                f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 *attrs.astuple(action, recurse=False),
             )
             await conn.execute(
@@ -634,6 +637,30 @@ class PostgresStore(Store):
             )
 
         await self._write(action.room, work)
+
+    async def append_chat(self, line: ChatRecord, *, expect_version: int | None = None) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            await self._status(conn, line.room, expect_version)
+            await conn.execute(
+                f"INSERT INTO chat ({_CHAT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)",
+                *attrs.astuple(line, recurse=False),
+            )
+            await conn.execute(
+                "DELETE FROM chat WHERE room = $1 AND line <= (SELECT line FROM chat "
+                "WHERE room = $1 ORDER BY line DESC LIMIT 1 OFFSET $2)",
+                line.room, CHAT_KEPT,
+            )
+
+        await self._write(line.room, work)
+
+    async def load_chat(self, room: str) -> list[ChatRecord]:
+        async def work(conn: asyncpg.Connection) -> list[ChatRecord]:
+            rows = await conn.fetch(
+                f"SELECT {_CHAT_COLUMNS} FROM chat WHERE room = $1 ORDER BY line", room
+            )
+            return [ChatRecord(*row) for row in rows]
+
+        return await self._read(work)
 
     async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,
                      expect_version: int | None = None) -> None:

@@ -42,7 +42,9 @@ import attrs
 import platformdirs
 
 from server.store.base import (
+    CHAT_KEPT,
     ActionRecord,
+    ChatRecord,
     GameRecord,
     RoomRecord,
     SeatRecord,
@@ -67,6 +69,7 @@ SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
 _ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
 _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
+_CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
 
 T = TypeVar("T")
 
@@ -95,7 +98,9 @@ def _seat(row: tuple) -> SeatRecord:
 
 
 def _action(row: tuple) -> ActionRecord:
-    return ActionRecord(*row)
+    values = list(row)
+    values[6] = bool(values[6])  # timed_out
+    return ActionRecord(*values)
 
 
 class SQLiteStore(Store):
@@ -570,11 +575,38 @@ class SQLiteStore(Store):
             ).fetchone()
             raise seq_refused(action, last, stored is not None, self.path)
         conn.execute(
-            f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
             attrs.astuple(action, recurse=False),
         )
         conn.execute(
             "UPDATE rooms SET version = ? WHERE room = ?", (action.version, action.room)
+        )
+
+    async def append_chat(self, line: ChatRecord, *, expect_version: int | None = None) -> None:
+        await self._write(self._append_chat, line, expect_version)
+
+    def _append_chat(
+        self, conn: sqlite3.Connection, line: ChatRecord, expect_version: int | None
+    ) -> None:
+        self._status(conn, line.room, expect_version)
+        conn.execute(
+            f"INSERT INTO chat ({_CHAT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            attrs.astuple(line, recurse=False),
+        )
+        conn.execute(
+            "DELETE FROM chat WHERE room = ? AND line <= (SELECT line FROM chat WHERE room = ? "
+            "ORDER BY line DESC LIMIT 1 OFFSET ?)",
+            (line.room, line.room, CHAT_KEPT),
+        )
+
+    async def load_chat(self, room: str) -> list[ChatRecord]:
+        return await self._read(
+            lambda conn: [
+                ChatRecord(*row)
+                for row in conn.execute(
+                    f"SELECT {_CHAT_COLUMNS} FROM chat WHERE room = ? ORDER BY line", (room,)
+                )
+            ]
         )
 
     async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,

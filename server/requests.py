@@ -17,13 +17,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from server.connection import Connection, ConnState
+from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.lobby import LIST_ORDER
 from server.room import BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
 from shared import messages as m
-from shared.codec import decode_request, encode
+from shared.codec import MAX_FRAME, decode_request, encode
 from shared.errors import (
     ERROR_CODES,
     CastellError,
@@ -51,7 +52,8 @@ _REFUSED: dict[ConnState, dict[type, tuple[str, str]]] = {
     ConnState.GREETING: {},  # everything but hello: see dispatch()
     ConnState.LOBBY: {
         kind: ("not_in_room", "you are not in a room")
-        for kind in (m.LeaveRoom, m.AddBot, m.StartGame, m.Chat, m.ActionRequest)
+        for kind in (m.LeaveRoom, m.AddBot, m.StartGame, m.Chat, m.ActionRequest,
+                     m.HistoryRequest)
     },
     ConnState.SEATED: {
         m.Hello: ("already_in_room", "you cannot change your name while in a room"),
@@ -112,6 +114,7 @@ class Requests:
             m.StartGame: self.on_start_game,
             m.Chat: self.on_chat,
             m.ActionRequest: self.on_action,
+            m.HistoryRequest: self.on_history,
         }
 
     def use_cluster(self, node: ClusterNode) -> None:
@@ -356,7 +359,24 @@ class Requests:
         if not self.chat_by_room.take(runner.id, time.monotonic()):
             raise CastellError("slow down: this room is chatting too fast",
                                code="rate_limited")
-        runner.chat(conn, conn.name or "?", msg.text, msg.id)
+        await runner.chat(conn, conn.name or "?", msg.text, msg.id)
 
     async def on_action(self, conn: Connection, msg: m.ActionRequest) -> None:
         await self._room_of(conn).act(conn, msg.action, msg.id)
+
+    async def on_history(self, conn: Connection, msg: m.HistoryRequest) -> None:
+        entries = await self._room_of(conn).history(msg.before, msg.limit)
+        self.reply(conn, history_reply(msg.id, entries))
+
+
+def history_reply(re: int, entries: list[Entry], *, frame: int = MAX_FRAME) -> m.History:
+    """The ``history`` reply holding the latest of ``entries`` that fit in one frame (all
+    of them, unless they would not): the client asks for the ones before with ``before``."""
+    keep = len(entries)
+    while True:
+        reply = m.History(re=re, entries=[m.HistoryEntry(e.version, tuple(e.events))
+                                          for e in entries[len(entries) - keep:]])
+        size = len(encode(reply))
+        if size <= frame or keep == 0:
+            return reply
+        keep = min(keep - 1, keep * frame // size)

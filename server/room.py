@@ -34,6 +34,7 @@ import attrs
 from server import bots
 from server.store.base import (
     ActionRecord,
+    ChatRecord,
     GameRecord,
     SeatRecord,
     hash_token,
@@ -130,8 +131,16 @@ class Finish:
     expect_version: int | None = None
 
 
+@attrs.frozen
+class AppendChat:
+    """A chat line kept with the room (it changes no version; fenced like the rest)."""
+
+    record: ChatRecord
+    expect_version: int | None
+
+
 #: One store write, performed by the driver (:func:`server.runner.perform`).
-Write = PutSeat | RemoveSeat | UpdateRoom | AppendAction | Finish
+Write = PutSeat | RemoveSeat | UpdateRoom | AppendAction | Finish | AppendChat
 
 
 # -- what the driver does -------------------------------------------------------------------
@@ -293,6 +302,8 @@ class Room(Generic[M]):
         #: memory and comes back from the store on demand.
         self.changed_at = now
         self.finished_at: float | None = None
+        #: The version and events of the change committed last (what a history adds).
+        self.committed: tuple[int, list[Any]] = (0, [])
 
     @classmethod
     def from_record(cls, record: GameRecord, *, now: float, **options: Any) -> Room[M]:
@@ -481,6 +492,7 @@ class Room(Generic[M]):
             if pending.stores_version:
                 self.stored_version = change.version
         outcome = pending.apply()
+        self.committed = (self.version, outcome.events)
         effects.extend(outcome.before)
         effects.extend(self._turn_effects(now))
         to = tuple(member for member in self.members() if member != outcome.skip)
@@ -627,14 +639,27 @@ class Room(Generic[M]):
 
         return self._propose(self._version_write, gone, forced=True)
 
-    def chat(self, member: M, name: str, text: str, re: int) -> list[Effect[M]]:
-        """Someone in the room says something: ``ok``, then a ``chat`` push to everyone. A
-        player speaks under the seat's name, as the view shows it."""
+    def speaker(self, member: M, name: str) -> tuple[int | None, str]:
+        """Who says a chat line: a player speaks from the seat, under its name as the view
+        shows it; a spectator under ``name`` (the connection's)."""
         seat = self.seat_of(member)
         if seat is not None:
             taken = self.seats[seat]
             assert taken is not None
             name = taken.name
+        return seat, name
+
+    def chat_line(self, member: M, name: str, text: str, *, now: float) -> AppendChat:
+        """The write that keeps a chat line with the room, stored before the line is said
+        (:meth:`chat`): at the room's version, which it does not change."""
+        seat, name = self.speaker(member, name)
+        return AppendChat(ChatRecord(self.id, self.version, seat, name, text, now),
+                          self._fence())
+
+    def chat(self, member: M, name: str, text: str, re: int) -> list[Effect[M]]:
+        """Someone in the room says something: ``ok``, then a ``chat`` push to everyone. A
+        player speaks under the seat's name, as the view shows it."""
+        seat, name = self.speaker(member, name)
         return [Send((member,), encode(m.Ok(re=re))),
                 Send(tuple(self.members()),
                      encode(m.ChatPush(room=self.id, seat=seat, name=name, text=text)),
@@ -696,7 +721,8 @@ class Room(Generic[M]):
         def again() -> list[Any]:
             return [ArmTimer(key, self.retry_delay)]
 
-        return self._play(seat, EndTurn(), now, extra=[ev.TurnTimedOut(seat)], failed=again)
+        return self._play(seat, EndTurn(), now, extra=[ev.TurnTimedOut(seat)], failed=again,
+                          timed_out=True)
 
     def bot_turn(self) -> BotTurn | None:
         """The bot whose turn it is, with what it needs to choose; None when a person is to
@@ -728,7 +754,7 @@ class Room(Generic[M]):
 
     def _play(self, seat: int, action: Action, now: float, *, extra: list[Any] | None = None,
               ack: tuple[M, int] | None = None,
-              failed: Callable[[], list[Any]] | None = None) -> Change:
+              failed: Callable[[], list[Any]] | None = None, timed_out: bool = False) -> Change:
         if self.state is None:
             raise RoomError("the game has not started yet", code="game_not_started")
         new, events = engine.apply(self.state, seat, action)
@@ -736,7 +762,7 @@ class Room(Generic[M]):
         def writes(version: int) -> list[Write]:
             # Acknowledged means durable (docs/protocol.md): stored first, then changed.
             out: list[Write] = [AppendAction(ActionRecord(
-                self.id, len(self.log), seat, pack_action(action), now, version,
+                self.id, len(self.log), seat, pack_action(action), now, version, timed_out,
             ), self._fence())]
             if new.over:  # the action just stored this version: the result expects it
                 out.append(Finish(self.id, game_result(new), now,

@@ -23,8 +23,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from server import bots
+from server.history import Entry, History, derive
 from server.room import (
     AppendAction,
+    AppendChat,
     ArmTimer,
     BotTurn,
     CancelTimer,
@@ -41,6 +43,7 @@ from server.room import (
     WakeBot,
     Write,
 )
+from server.store.base import CHAT_KEPT
 from server.store.errors import VersionConflict
 from shared.actions import Action, EndTurn
 from shared.errors import CastellError, RoomMoved
@@ -72,6 +75,8 @@ async def perform(store: Store, write: Write) -> None:
             await store.remove_seat(room, seat, version=version, expect_version=expect)
         case Finish(room, result, finished_at, expect):
             await store.finish(room, result, finished_at, expect_version=expect)
+        case AppendChat(record, expect):
+            await store.append_chat(record, expect_version=expect)
 
 
 class RoomRunner:
@@ -104,6 +109,9 @@ class RoomRunner:
         #: A version the store may or may not hold: a write's answer was lost and could not
         #: be read back (see :meth:`_settle`).
         self._doubt: int | None = None
+        #: The room's history as derived from the store (None: not yet, or to derive
+        #: again), kept up to date as changes commit; without a store, from memory alone.
+        self._history: History | None = None if store is not None else History()
 
     @property
     def id(self) -> str:
@@ -169,10 +177,53 @@ class RoomRunner:
             await self._settle()
             await self._request(self.room.act(conn, action, re, now=self.clock()))
 
-    def chat(self, conn: Connection, name: str, text: str, re: int) -> None:
-        """Chat changes nothing of the room: no lock, no write."""
-        self._check_held()
-        self._perform(self.room.chat(conn, name, text, re))
+    async def chat(self, conn: Connection, name: str, text: str, re: int) -> None:
+        """A chat line is kept with the room (stored first: acknowledged means durable),
+        then said to everyone; it changes no version."""
+        async with self._lock:
+            self._check_held()
+            await self._settle()
+            write = self.room.chat_line(conn, name, text, now=self.clock())
+            if self.store is not None:
+                try:
+                    await perform(self.store, write)
+                except VersionConflict as exc:
+                    log.warning("room %s: a chat line was refused, another server holds the "
+                                "room: %s", self.room.id, exc)
+                    self._lose("another server wrote to it (version_conflict)")
+                    raise RoomMoved("this room is no longer served here: ask again",
+                                    url=None) from exc
+                except Exception as exc:
+                    log.error("room %s: a chat line could not be stored: %s", self.room.id,
+                              exc, exc_info=exc)
+                    raise StoreUnavailable("the chat line could not be saved just now: try "
+                                           "again in a moment") from exc
+            line = write.record
+            if self._history is not None:
+                self._history.add_chat(line.version, line.seat, line.name, line.text)
+                if self.store is not None and self._history.chat_lines > CHAT_KEPT:
+                    self._history = None  # the store forgot the oldest: derive it again
+            self._perform(self.room.chat(conn, name, text, re))
+
+    async def history(self, before: int | None, limit: int) -> list[Entry]:
+        """The room's history entries below version ``before`` (the latest: None), at most
+        ``limit``, oldest first (see :mod:`server.history`)."""
+        async with self._lock:
+            self._check_held()
+            if self._history is None:
+                assert self.store is not None
+                try:
+                    record = await self.store.load(self.room.id)
+                    chat = await self.store.load_chat(self.room.id)
+                except Exception as exc:
+                    log.error("room %s: its history could not be read: %s", self.room.id, exc,
+                              exc_info=exc)
+                    raise StoreUnavailable("the game's history could not be read just now: "
+                                           "try again in a moment") from exc
+                if record is None:
+                    raise StoreUnavailable("the game's history could not be read just now")
+                self._history = derive(record, chat)
+            return self._history.page(before, limit)
 
     # -- what the lobby and the cluster ask -------------------------------------------------
 
@@ -188,7 +239,7 @@ class RoomRunner:
             except BaseException:
                 self.room.abort(change)
                 raise
-            self._perform(self.room.commit(change, now=self.clock()))
+            self._commit(change)
 
     async def evict(self, code: int, reason: str) -> None:
         """Stop serving the room here: every member is closed with ``code``, nothing more is
@@ -247,12 +298,12 @@ class RoomRunner:
                 log.warning("room %s: the store's answer to version %d was lost, but the "
                             "version was stored: the room goes on from it", self.room.id,
                             change.version)
-                self._perform(self.room.commit(change, now=self.clock()))
+                self._commit(change)
                 return True
             if change.forced:
                 log.error("room %s: version %d could not be stored (%s); it stands in "
                           "memory", self.room.id, change.version, exc, exc_info=exc)
-                self._perform(self.room.commit(change, now=self.clock(), stored=False))
+                self._commit(change, stored=False)
             else:
                 log.error("room %s: the store refused version %d, which was dropped: %s",
                           self.room.id, change.version, exc, exc_info=exc)
@@ -263,7 +314,7 @@ class RoomRunner:
             raise
         if self.room.failures:
             log.info("room %s: the store works again", self.room.id)
-        self._perform(self.room.commit(change, now=self.clock()))
+        self._commit(change)
         if self.on_change is not None:
             self.on_change(self)
         return True
@@ -302,7 +353,16 @@ class RoomRunner:
             log.warning("room %s: version %d was stored although its answer was lost: the "
                         "room is reloaded from the store", self.room.id, stored)
             self.room, effects = self.room.reloaded(record, now=self.clock())
+            self._history = None  # derived again from what the store holds
             self._perform(effects)
+
+    def _commit(self, change: Change, *, stored: bool = True) -> None:
+        """Commit a change the store holds (or a forced one), perform its effects, and add
+        its events to the history."""
+        self._perform(self.room.commit(change, now=self.clock(), stored=stored))
+        if self._history is not None:
+            version, events = self.room.committed
+            self._history.add(version, events)
 
     def _perform(self, effects: list[Effect[Connection]]) -> None:
         for effect in effects:

@@ -155,3 +155,14 @@ RoomEvent = (
     PlayerJoined | PlayerLeft | PlayerConnected | PlayerDisconnected | GameStarted
     | TurnTimedOut
 )
+
+
+@attrs.frozen
+class ChatSaid:
+    """A chat line, as a room's history keeps it (``history``; live, chat is a ``chat``
+    push): ``seat`` None for a spectator."""
+
+    KIND: ClassVar[str] = "chat"
+    seat: int | None
+    name: str
+    text: str

@@ -9,7 +9,8 @@ message never becomes an object: :func:`from_wire` raises one
 :class:`~shared.errors.ProtocolError` instead.
 
 Requests carry an ``id``; the server's replies carry ``re``, that id; pushes carry neither.
-Both directions have a ``chat`` message: :class:`Chat` (a request) and :class:`ChatPush`.
+Both directions have a ``chat`` message: :class:`Chat` (a request) and :class:`ChatPush`; and
+a ``history`` message: :class:`HistoryRequest` and its reply :class:`History`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from shared.wire import (
     ActionKind,
     BotLevel,
     ChatText,
+    HistoryLimit,
     Invalid,
     JoinAs,
     MessageId,
@@ -146,6 +148,17 @@ class ActionRequest:
 
     def unstructure_wire(self) -> dict[str, Any]:
         return _unstructure_action_request(self)
+
+
+@attrs.frozen
+class HistoryRequest:
+    """Ask for the room's history: the entries with versions below ``before`` (the latest
+    ones when None), at most ``limit``. Reply: :class:`History`."""
+
+    TYPE: ClassVar[str] = "history"
+    id: MessageId
+    before: Version | None = None
+    limit: HistoryLimit = 200
 
 
 # Server → client ------------------------------------------------------------------------------
@@ -278,6 +291,28 @@ class StatePush:
 
 
 @attrs.frozen
+class HistoryEntry:
+    """What happened at one version of a room: its events, as in ``state`` pushes, and the
+    chat lines said at it (events of kind ``chat``)."""
+
+    version: Version
+    events: tuple[dict[str, Any], ...] = attrs.field(converter=_events)
+
+
+def _entries(value: Iterable[HistoryEntry]) -> tuple[HistoryEntry, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class History:
+    """Reply to :class:`HistoryRequest`: the room's history entries, oldest first."""
+
+    TYPE: ClassVar[str] = "history"
+    re: MessageId
+    entries: tuple[HistoryEntry, ...] = attrs.field(converter=_entries)
+
+
+@attrs.frozen
 class ChatPush:
     """Push: someone in the room said something (``seat`` None for a spectator)."""
 
@@ -299,8 +334,9 @@ class NoticePush:
 
 
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
-    | ActionRequest
-ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush
+    | ActionRequest | HistoryRequest
+ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
+    | History
 Message = Request | ServerMessage
 
 #: Client → server messages by ``type``.
@@ -308,13 +344,13 @@ REQUEST_TYPES: Final[dict[str, type]] = {
     cls.TYPE: cls
     for cls in (
         Hello, ListRooms, CreateRoom, JoinRoom, LeaveRoom, AddBot, StartGame, Chat,
-        ActionRequest,
+        ActionRequest, HistoryRequest,
     )
 }
 #: Server → client messages by ``type``.
 SERVER_TYPES: Final[dict[str, type]] = {
     cls.TYPE: cls
-    for cls in (Welcome, Rooms, Joined, Ok, Error, StatePush, ChatPush, NoticePush)
+    for cls in (Welcome, Rooms, Joined, Ok, Error, StatePush, ChatPush, NoticePush, History)
 }
 
 
@@ -409,8 +445,9 @@ def from_wire(
     """The message a wire map stands for, checked field by field.
 
     ``sender`` restricts the types accepted to those that side sends (``"client"`` for a
-    server reading requests); with None, both are accepted and the ``chat`` type is a request
-    when it carries an ``id`` (every request does, no server message does).
+    server reading requests); with None, both are accepted and a type both sides send
+    (``chat``, ``history``) is a request when it carries an ``id`` (every request does, no
+    server message does).
 
     Raises :class:`ProtocolError`: ``bad_message`` when ``payload`` is not a map with a string
     ``type``; ``unknown_type``; ``invalid_field`` (with ``field``) for anything else. ``re`` is

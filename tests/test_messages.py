@@ -23,10 +23,10 @@ from tests.support.wire_strategies import actions, messages
 
 PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",
-    "chat", "action",
+    "chat", "action", "history",
 }
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
-                               "notice"}
+                               "notice", "history"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():
@@ -78,6 +78,24 @@ def test_error_always_carries_re_and_rule():
         "type": "error", "re": None, "code": "bad_message",
         "message": "a message must be a map", "rule": None,
     }
+
+
+def test_history_asks_for_the_latest_200_unless_told_and_is_a_reply_with_re():
+    assert m.from_wire({"type": "history", "id": 1}) == m.HistoryRequest(1, None, 200)
+    assert m.from_wire({"type": "history", "id": 1, "before": 40, "limit": 500}) == \
+        m.HistoryRequest(1, 40, 500)
+    for limit in (0, 501, True, 2.0):
+        with pytest.raises(ProtocolError) as refused:
+            m.from_wire({"type": "history", "id": 1, "limit": limit})
+        assert refused.value.field == "limit"
+    with pytest.raises(ProtocolError) as refused:
+        m.from_wire({"type": "history", "id": 1, "before": -1})
+    assert refused.value.field == "before"
+    reply = {"type": "history", "re": 1, "entries": [
+        {"version": 3, "events": [{"kind": "chat", "seat": None, "name": "Pau", "text": "ep"}]}]}
+    said = reply["entries"][0]["events"][0]
+    assert m.from_wire(reply) == m.History(1, [m.HistoryEntry(3, [said])])
+    assert m.to_wire(m.from_wire(reply)) == reply
 
 
 def test_chat_is_a_request_with_an_id_and_a_push_without():

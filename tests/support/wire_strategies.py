@@ -61,6 +61,7 @@ requests = st.one_of(
     st.builds(m.StartGame, ids),
     st.builds(m.Chat, ids, texts(1, 200)),
     st.builds(m.ActionRequest, ids, actions),
+    st.builds(m.HistoryRequest, ids, st.none() | st.integers(0, 2**63 - 1), st.integers(1, 500)),
 )
 
 # Plain data as it may sit in a view or an event.
@@ -89,6 +90,9 @@ server_messages = st.one_of(
               st.lists(flat_maps, max_size=4)),
     st.builds(m.ChatPush, room_ids, st.none() | seats, names, texts(1, 200)),
     st.builds(m.NoticePush, room_ids, texts(1, 200)),
+    st.builds(m.History, ids, st.lists(
+        st.builds(m.HistoryEntry, st.integers(0, 2**63 - 1), st.lists(flat_maps, max_size=3)),
+        max_size=3)),
 )
 
 messages = requests | server_messages

@@ -16,6 +16,7 @@ import random
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import msgpack
@@ -320,3 +321,103 @@ async def test_a_read_only_open_refuses_a_schema_1_file_untouched(tmp_path: Path
         assert refused.value.code == "schema_too_old"
         assert "has an older schema (1)" in str(refused.value)
         assert path.read_bytes() == before and await schema1.version() == 1
+
+
+# Schema 2 to 3 ----------------------------------------------------------------------------
+
+
+def schema2_game(room: str, seed: int, moves: int) -> Game:
+    """A game as a schema-2 database holds it: actions stored as their fields."""
+    game = a_game(room, seed, moves=moves)
+    actions = tuple(attrs.evolve(a, action=pack_action(action))
+                    for a, action in zip(game.record.actions, game.actions, strict=True))
+    return attrs.evolve(game, record=attrs.evolve(game.record, actions=actions))
+
+
+@contextlib.asynccontextmanager
+async def schema2(schema1_made: Callable[[Path], Any], tmp_path: Path
+                  ) -> AsyncIterator[Schema1]:
+    """A schema-2 database: schema 1's tables (migration 2 changed rows, not tables) with
+    rows of schema 2, at version 2."""
+    async with schema1_made(tmp_path) as made:
+        async def write(games: list[GameRecord]) -> None:
+            await made.write(games)
+            if isinstance(made.open(), SQLiteStore):
+                conn = sqlite3.connect(tmp_path / "castell.sqlite3", isolation_level=None)
+                try:
+                    conn.execute("UPDATE schema_version SET version = 2")
+                finally:
+                    conn.close()
+            else:
+                import asyncpg
+
+                store = made.open()
+                assert isinstance(store, PostgresStore)
+                conn = await asyncpg.connect(POSTGRES_URL,
+                                             server_settings={"search_path": store.schema})
+                try:
+                    await conn.execute("UPDATE schema_version SET version = 2")
+                finally:
+                    await conn.close()
+
+        yield attrs.evolve(made, write=write)
+
+
+@pytest.fixture(params=[pytest.param(sqlite_schema1, id="sqlite"),
+                        pytest.param(postgres_schema1, id="postgresql")])
+async def old2(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Schema1]:
+    async with schema2(request.param, tmp_path) as made:
+        yield made
+
+
+async def test_a_schema_2_database_is_upgraded_keeping_its_games_and_gains_history(old2):
+    from server.history import derive
+
+    games = [schema2_game("done", 3, 10_000), schema2_game("playing", 6, 90)]
+    await old2.write([g.record for g in games])
+    assert await old2.version() == 2
+    raw = await old2.raw_actions()
+
+    async with old2.open() as store:
+        assert await old2.version() == LATEST == 3
+        assert await old2.raw_actions() == raw  # no stored action was rewritten
+        for game in games:
+            loaded = await store.load(game.record.room.room)
+            assert loaded == game.record  # started_version None, timed_out False: defaults
+            assert Room.from_record(loaded, now=0.0).state == game.state
+            # The history of a game started before schema 3 begins just before its first
+            # action, and each action's events come back at its version.
+            entries = derive(loaded, []).entries
+            assert entries[0].version == loaded.actions[0].version - 1
+            assert entries[0].events[0] == {"kind": "started"}
+            assert [e.version for e in entries[1:]] == [a.version for a in loaded.actions]
+            assert await store.load_chat(game.record.room.room) == []
+
+        # The game under way goes on, its timer's turn and its chat stored the new way.
+        room: Room[str] = Room.from_record(await store.load("playing"), now=0.0)
+        for taken in room.seats:
+            taken.member = f"player {taken.index}"
+        say = room.chat_line("player 0", "?", "seguim", now=1.0)
+        await perform(store, say)
+        assert room.state.turn is not None
+        change = room.timer_fired((room.state.round, room.state.turn), now=2.0)
+        for write in change.writes:
+            await perform(store, write)
+        room.commit(change, now=2.0)
+        loaded = await store.load("playing")
+        assert [a.timed_out for a in loaded.actions] == [False] * 90 + [True]
+        assert loaded.actions[-1].version == room.version
+        chat = await store.load_chat("playing")
+        assert [(c.version, c.seat, c.name, c.text) for c in chat] == \
+            [(room.version - 1, 0, "Anna", "seguim")]
+        last = derive(loaded, chat).entries[-2:]
+        assert last[0].events[-1] == {"kind": "chat", "seat": 0, "name": "Anna",
+                                      "text": "seguim"}
+        assert last[1].version == room.version
+        assert last[1].events[:2] == [{"kind": "timeout", "seat": loaded.actions[-1].seat},
+                                      {"kind": "action", "seat": loaded.actions[-1].seat,
+                                       "action": {"kind": "end_turn"}}]
+
+    async with old2.open() as store:  # opened again: left as it is
+        assert await old2.version() == 3
+        assert len(await store.load_chat("playing")) == 1

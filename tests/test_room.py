@@ -16,6 +16,7 @@ from server.room import (
     NOTICE_BACK,
     NOTICE_DOWN,
     AppendAction,
+    AppendChat,
     ArmTimer,
     BadToken,
     CancelTimer,
@@ -30,6 +31,7 @@ from server.room import (
     UpdateRoom,
     WakeBot,
 )
+from server.store.base import ChatRecord
 from shared import engine
 from shared.actions import EndTurn, Move
 from shared.errors import RuleError
@@ -190,6 +192,8 @@ def test_a_turn_timer_is_armed_each_turn_and_ends_the_turn_when_it_fires() -> No
     assert room.timer_fired((state.round, 1 - (state.turn or 0)), now=NOW) is None
     change = room.timer_fired(timer.key, now=NOW + 60)
     assert change is not None
+    [write] = change.writes
+    assert isinstance(write, AppendAction) and write.record.timed_out  # history keeps it
     effects = done(room, change, now=NOW + 60)
     push = sent(effects, "p0")[0]
     assert push["events"][0] == {"kind": "timeout", "seat": state.turn}
@@ -309,6 +313,20 @@ def test_spectators_watch_and_chat_without_changing_the_room() -> None:
     assert sent(effects, "p1") == [{"type": "ok", "re": 4}, chat]
     with pytest.raises(RoomError):
         room.add_bot("eve", "random", 5)
+
+
+def test_a_chat_line_is_kept_at_the_room_s_version_without_changing_it() -> None:
+    room = started(fenced=True)
+    room.watch("eve", 3)
+    version = room.version
+    said = room.chat_line("p1", "whatever", "bona sort!", now=NOW + 1)
+    assert isinstance(said, AppendChat) and said.expect_version == room.stored_version
+    assert said.record == ChatRecord("r1", version, 1, "P1", "bona sort!", NOW + 1)
+    assert room.chat_line("eve", "Eve", "hola", now=NOW).record.seat is None
+    assert room.version == version and not room.busy
+    change = room.act("p0", EndTurn(), 4, now=NOW)
+    [write] = change.writes
+    assert isinstance(write, AppendAction) and not write.record.timed_out
 
 
 def test_spectators_are_capped_and_chat_is_lossy_where_replies_and_states_are_not() -> None:

@@ -4,7 +4,9 @@ replaying to the states they had, new actions appended after (server/store/migra
 
 Each backend gets a schema-1 database built the way the Castell of schema 1 built it: the
 statements of migration 1, then rows whose actions are ``encode(ActionRequest(0, action))``,
-the bytes that Castell stored.
+the bytes that Castell stored. A schema-2 database is the same tables at version 2 with the
+actions as their fields; migration 3 adds chat, timed-out turns and the start's version
+without rewriting anything.
 """
 
 from __future__ import annotations

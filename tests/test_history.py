@@ -261,3 +261,23 @@ async def test_history_after_a_cluster_takeover_is_the_same():
             assert back.url == b.url
             assert await history(back.client, limit=500) == before
             await back.client.close()
+
+
+def test_a_reply_holds_the_latest_entries_that_fit_in_one_frame():
+    from server.history import Entry, History
+    from server.requests import history_reply
+    from shared.codec import MAX_FRAME, decode_server, encode
+
+    kept = History()
+    for version in range(1, 501):
+        for n in range(3):
+            kept.add_chat(version, None, "Pau", f"{version}-{n} " + "x" * 190)
+    entries = kept.page(None, 500)
+    reply = history_reply(7, entries)
+    data = encode(reply)
+    assert MAX_FRAME - 2000 < len(data) <= MAX_FRAME
+    assert decode_server(data) == reply
+    got = [e.version for e in reply.entries]
+    assert got == list(range(501 - len(got), 501))  # the latest, oldest first
+    small = [Entry(1, [{"kind": "started"}])]
+    assert history_reply(8, small) == m.History(8, [m.HistoryEntry(1, [{"kind": "started"}])])

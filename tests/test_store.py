@@ -758,3 +758,35 @@ def test_a_server_on_sqlite_never_loads_the_scale_out_libraries(tmp_path: Path):
     loader = run_python(code, str(tmp_path / "castell.sqlite3"), stdout=subprocess.PIPE)
     out, _ = loader.communicate(timeout=30)
     assert loader.returncode == 0 and out == "[]\n"
+
+
+async def test_chat_lines_keep_their_order_and_only_the_last_ones_are_kept(store: Store):
+    from server.store.base import CHAT_KEPT, ChatRecord
+
+    await fill(store)  # at version 14
+    await store.create_room(a_room("r2"))
+    lines = [ChatRecord("r1", 14 + n // 100, n % 3 or None, f"P{n % 3}", f"línia {n}",
+                        1_700_000_200.0 + n) for n in range(CHAT_KEPT + 3)]
+    await store.append_chat(ChatRecord("r2", 4, None, "Eve", "altra sala", 1.0))
+    for line in lines:
+        await store.append_chat(line, expect_version=14)
+    assert await store.load_chat("r1") == lines[3:]  # the oldest three forgotten
+    assert await store.load_chat("r2") == [ChatRecord("r2", 4, None, "Eve", "altra sala", 1.0)]
+    assert (await store.load("r1")).room.version == 14  # a line changes no version
+    for refused_line, expect, code in (
+            (lines[0], 13, "version_conflict"),
+            (attrs.evolve(lines[0], room="nowhere"), None, "unknown_room")):
+        with pytest.raises(StoreError) as refused:
+            await store.append_chat(refused_line, expect_version=expect)
+        assert refused.value.code == code
+    assert await store.load_chat("nowhere") == []
+    await store.delete_room("r1")
+    assert await store.load_chat("r1") == []
+
+
+async def test_a_game_started_stores_the_version_it_started_at(store: Store):
+    await store.create_room(a_room(status="waiting", started_at=None, version=3))
+    await store.update_room("r1", version=4, expect_version=3)
+    assert (await store.load("r1")).room.started_version is None
+    await store.update_room("r1", status="playing", version=5, started_at=2.0)
+    assert (await store.load("r1")).room.started_version == 5

@@ -130,6 +130,7 @@ def test_the_limits_table_states_the_code_s_limits():
         "`recruit` sizes": wire.RECRUIT_MAX,
         "`build` levels": wire.MAX_LEVELS,
         "castellers in one `build` level": wire.MAX_LEVEL_WIDTH,
+        "`history` entries": wire.HISTORY_MAX,
     }
     for label, number in expected.items():
         assert label in limits, label
@@ -164,3 +165,9 @@ def test_every_json_example_is_a_valid_message_event_or_view():
     assert views >= 2
     documented = {(t, True) for t in m.REQUEST_TYPES} | {(t, False) for t in m.SERVER_TYPES}
     assert seen_types == documented  # an example of every message, both `chat`s included
+
+
+def test_the_chat_bound_stated_is_the_store_s():
+    from server.store.base import CHAT_KEPT
+
+    assert f"**last {CHAT_KEPT} chat lines**" in section(DOC, "Replies and pushes")

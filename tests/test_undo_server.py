@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
+import msgpack
 import pytest
 
 from client.net import GameClient, ServerError
+from server.room import AppendAction, ArmTimer, Room, Send
 from shared import messages as m
 from shared.actions import Build, EndTurn, Move, Recruit, Undo, action_fields
+from shared.codec import pack_action
+from shared.errors import RuleError
 from shared.view import state_from_view
 from tests.support.servers import ServerProcess, serving
 from tests.support.wire import caught_up
@@ -31,6 +35,39 @@ async def _two_players(url: str) -> tuple[str, list[GameClient], list[str]]:
 async def _at(clients: list[GameClient], version: int) -> list[m.StatePush]:
     """Each client's push of ``version``."""
     return [await c.wait_state(lambda p, v=version: p.version == v) for c in clients]
+
+
+NOW = 1_000_000.0
+
+
+def test_the_room_stores_an_undo_like_any_action_and_keeps_the_turn_s_timer():
+    room: Room[str] = Room("r1", "Table", 2, "normal", 60, False, seed=7, now=NOW)
+    for i in range(2):
+        room.commit(room.take_seat(f"p{i}", f"P{i}", i + 1, now=NOW), now=NOW)
+    effects = room.commit(room.start("p0", 9, now=NOW), now=NOW)
+    [timer] = [e for e in effects if isinstance(e, ArmTimer)]
+    state = room.state
+    assert state is not None and state.turn is not None
+    actor = f"p{state.turn}"
+    room.commit(room.act(actor, Move("gir"), 10, now=NOW + 5), now=NOW + 5)
+    change = room.act(actor, Undo(), 11, now=NOW + 10)
+    [write] = change.writes
+    assert isinstance(write, AppendAction) and write.record.action == pack_action(Undo())
+    effects = room.commit(change, now=NOW + 10)
+    assert room.state == state and room.log[-1] == (state.turn, Undo())
+    # the same turn: no fresh timer, the deadline stays where it was
+    assert not any(isinstance(e, ArmTimer) for e in effects) and room.deadline == NOW + 60
+    sent = [msgpack.unpackb(e.data) for e in effects if isinstance(e, Send) and actor in e.to]
+    [push] = [message for message in sent if message["type"] == "state"]
+    assert push["events"] == [{"kind": "undone", "seat": state.turn,
+                               "action": {"kind": "move", "region": "gir"}}]
+    # the timer ends the turn as always, and what it ended cannot be undone
+    fired = room.timer_fired(timer.key, now=NOW + 60)
+    assert fired is not None
+    room.commit(fired, now=NOW + 60)
+    with pytest.raises(RuleError) as refused:
+        room.act(f"p{1 - state.turn}", Undo(), 12, now=NOW + 61)
+    assert refused.value.code == "nothing_to_undo"
 
 
 async def test_an_undo_is_acknowledged_and_pushed_with_the_undone_event():

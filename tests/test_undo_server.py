@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import attrs
 import msgpack
 import pytest
 
@@ -14,8 +15,9 @@ from shared import messages as m
 from shared.actions import Build, EndTurn, Move, Recruit, Undo, action_fields
 from shared.codec import pack_action
 from shared.errors import RuleError
+from shared.record import GameRecordFile, replay
 from shared.view import state_from_view
-from tests.support.servers import ServerProcess, serving
+from tests.support.servers import ServerProcess, run_server_cli, serving
 from tests.support.wire import caught_up
 
 
@@ -155,3 +157,14 @@ async def test_an_acknowledged_undo_survives_kill_9(tmp_path):
         assert last.version == now.version + 2
         for c in back:
             await c.close()
+
+    # the export holds the undos, and its replay ends where the game is
+    out = tmp_path / "record.json"
+    done = await asyncio.to_thread(run_server_cli, "export", room, "--db", db, "-o", str(out),
+                                   "--unfinished")
+    assert done.returncode == 0, done.stderr
+    record = GameRecordFile.from_json(out.read_text())
+    assert [a.action for a in record.actions].count(Undo()) == 3
+    final, _ = replay(record)[-1]
+    seen = state_from_view(last.view)
+    assert seen == attrs.evolve(final, bag=seen.bag)  # a view shows the bag as a count

@@ -27,6 +27,7 @@ from shared.actions import (
     Recruit,
     Special,
     Train,
+    Undo,
 )
 from shared.board import REGION_NAMES, REGIONS, SIZES, TILES
 from shared.errors import CastellError
@@ -134,6 +135,9 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         ),
         CommandHelp("dismantle", "dismantle", "take your tower down (free)"),
         CommandHelp("end", "end", "end your turn", ("end",)),
+        CommandHelp("undo", "undo", "take back your last action of this turn", ("undo",),
+                    "Undo again to take back the action before, back to the turn's start; "
+                    "an ended turn cannot be taken back."),
         CommandHelp("chat", "chat TEXT", "say something to the room", ("chat good luck!",)),
         CommandHelp("hint", "hint", "list what you can do now"),
         CommandHelp("help", "help [COMMAND]", "list the commands, or explain one",
@@ -150,7 +154,8 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
 #: Other spellings accepted for a command.
 ALIASES: Final = {"end_turn": "end", "exit": "quit", "?": "help", "say": "chat",
                   "lobby": "leave"}
-ACTION_COMMANDS: Final = ("move", "recruit", "train", "special", "build", "dismantle", "end")
+ACTION_COMMANDS: Final = ("move", "recruit", "train", "special", "build", "dismantle", "end",
+                          "undo")
 #: Lobby commands, which a game can only point back to.
 LOBBY_WORDS: Final = ("join", "watch", "create", "list", "resume")
 CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "leave", "quit")
@@ -282,6 +287,7 @@ def _parse_levels(text: str) -> tuple[tuple[int, ...], ...]:
 
 _NO_ARGUMENTS: Final[dict[str, type]] = {
     "hint": Hint, "quit": Quit, "leave": Leave, "end": EndTurn, "dismantle": Dismantle,
+    "undo": Undo,
 }
 
 
@@ -372,4 +378,6 @@ def action_to_command(action: Action) -> str:
             return "dismantle"
         case EndTurn():
             return "end"
+        case Undo():
+            return "undo"
     raise TypeError(f"not an action: {action!r}")

@@ -353,6 +353,17 @@ def action_words(action: Mapping[str, Any], where: str | None,
     return f"did {safe(kind)}"
 
 
+def undone_words(action: Mapping[str, Any]) -> str:
+    """What an ``undone`` event took back, after the player's name: ``took back: move to
+    Girona``."""
+    words = action_words(action, None)
+    verbs = {"moved": "move", "recruited": "recruit", "trained": "train", "spent": "spend",
+             "built": "build", "dismantled": "dismantle"}
+    first, _, rest = words.partition(" ")
+    words = f"{verbs[first]} {rest}" if first in verbs else words
+    return f"took back: {words}"
+
+
 def festival_title(event: Event) -> str:
     return (f"Festival at {safe(event.get('town'))} ({region_label(event.get('region'))}), "
             f"size {safe(event.get('size'))}")
@@ -389,6 +400,8 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
     if kind == "action":
         return [who(view, seat), Part(" " + action_words(event.get("action") or {}, where,
                                                          event.get("raised")))]
+    if kind == "undone":
+        return [who(view, seat), Part(" " + undone_words(event.get("action") or {}))]
     if kind == "turn":
         return [Part("— "), who(view, seat), Part("'s turn")]
     if kind == "round":

@@ -86,10 +86,17 @@ class EndTurn:
     KIND: ClassVar[str] = "end_turn"
 
 
-Action = Move | Recruit | Train | Special | Build | Dismantle | EndTurn
+@attrs.frozen
+class Undo:
+    """Take back your last action of this turn (repeated, back to the turn's start)."""
+
+    KIND: ClassVar[str] = "undo"
+
+
+Action = Move | Recruit | Train | Special | Build | Dismantle | EndTurn | Undo
 
 ACTION_TYPES: dict[str, type[Action]] = {
-    cls.KIND: cls for cls in (Move, Recruit, Train, Special, Build, Dismantle, EndTurn)
+    cls.KIND: cls for cls in (Move, Recruit, Train, Special, Build, Dismantle, EndTurn, Undo)
 }
 
 #: Effects of a special action (§4) and the field each one needs.

@@ -15,7 +15,10 @@ reproduced exactly. Two levels:
     :mod:`shared.greedy`). It uses no randomness: its choice is a function of the state.
 
 :func:`choose` never returns an illegal action: should a policy ever propose one, or fail,
-it ends the turn instead (a bot must not stall a game).
+it ends the turn instead (a bot must not stall a game). Nor does it ever return an ``undo``
+(a bot has no misclicks to take back, and one that undid could loop forever): the policies
+choose among :func:`~shared.engine.legal_actions`, which never lists it, and :func:`choose`
+ends the turn instead of passing one on.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from shared import engine, greedy
-from shared.actions import Action, Build, EndTurn
+from shared.actions import Action, Build, EndTurn, Undo
 from shared.state import GameState
 from shared.tower import check_tower
 
@@ -104,6 +107,8 @@ def choose(state: GameState, seat: int, level: str, rng: random.Random) -> Actio
         return EndTurn()
     try:
         action = policy(state, seat, rng)
+        if isinstance(action, Undo):
+            return EndTurn()
         engine.apply(state, seat, action)
     except Exception:  # a bot's bug must not stall the room; the tests call policies bare
         return EndTurn()

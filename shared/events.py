@@ -21,6 +21,16 @@ class ActionTaken:
 
 
 @attrs.frozen
+class Undone:
+    """``seat`` took back its last action of the turn (``action``: its wire fields, as in
+    :class:`ActionTaken`); the state is again the one before that action."""
+
+    KIND: ClassVar[str] = "undone"
+    seat: int
+    action: dict[str, Any]
+
+
+@attrs.frozen
 class TurnStarted:
     KIND: ClassVar[str] = "turn"
     seat: int
@@ -90,7 +100,7 @@ class GameEnded:
 
 
 Event = (
-    ActionTaken | TurnStarted | RoundStarted | Refilled | Trained | Performed
+    ActionTaken | Undone | TurnStarted | RoundStarted | Refilled | Trained | Performed
     | FestivalResolved | GameEnded
 )
 

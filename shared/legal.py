@@ -4,6 +4,10 @@ Every action but ``build`` (free-form: any legal tower) is listed exactly as
 :func:`shared.engine.apply` would accept it: moves, each distinct choice of one or two
 castellers to recruit, each usable training (one per effect for a ``special`` tile), each
 special effect, ``dismantle`` when a tower stands, and ``end_turn``.
+
+``undo`` is never listed: whether one is possible depends on the turn's steps, which the
+public view does not show, and a list built from a view (the client's) must be the list built
+from the state; and bots, which choose among these actions, never undo.
 """
 
 from __future__ import annotations
@@ -72,7 +76,8 @@ def _trainings(state: GameState, player: Player) -> list[Action]:
 
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
-    """Every legal action of ``seat`` now except ``build``; empty when it may not act."""
+    """Every legal action of ``seat`` now except ``build`` and ``undo``; empty when it may
+    not act."""
     if state.over or seat != state.turn:
         return []
     player = state.players[seat]

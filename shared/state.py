@@ -13,6 +13,7 @@ from typing import Generic, TypeVar
 
 import attrs
 
+from shared.actions import Action
 from shared.board import REGION_INDEX, REGIONS, SKILLS, wheel_segments, wheel_tile_index
 
 
@@ -122,11 +123,26 @@ class Score:
 
 
 @attrs.frozen
+class TurnStep:
+    """One action of the turn under way and the whole state just before it: what an
+    ``undo`` takes back and what it goes back to."""
+
+    before: GameState
+    action: Action
+
+
+@attrs.frozen
 class GameState:
     """Everything about one game at one moment.
 
     ``round`` is 1–10 while playing; ``turn`` is the seat to act, or None once the game is
     over. ``done`` lists the once-per-turn actions (§4) the current seat has taken.
+
+    ``undo`` is the turn's last step (None at the start of a turn): its ``before`` is the
+    state an ``undo`` returns, itself holding the step before, back to the turn's start. It
+    is bookkeeping of the engine, not part of the game's public or secret facts: it takes no
+    part in equality, hashing or ``repr`` (two states of the same position are equal however
+    the turn got there), and nothing shows it (the view, the codec).
     """
 
     variant: str
@@ -145,6 +161,7 @@ class GameState:
     done: tuple[str, ...] = ()
     scores: tuple[Score, ...] | None = None
     winners: tuple[int, ...] | None = None
+    undo: TurnStep | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def seats(self) -> int:

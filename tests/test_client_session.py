@@ -206,3 +206,19 @@ async def test_a_waiting_room_tells_each_player_its_settings_code_and_who_starts
             await ctrl.session.stop()
         for pump in pumps:
             pump.cancel()
+
+
+async def test_a_typed_undo_takes_the_last_action_back_and_says_so(server, url, tmp_path):
+    async with _running(url, tmp_path) as (ctrl, out):
+        await ctrl.handle("create Friday night seats=2")
+        await ctrl.handle("bot")
+        await _until(lambda: ctrl.view is not None and len(ctrl.view.players) == 2)
+        await ctrl.handle("start")
+        await _until(lambda: ctrl.mode == "game" and ctrl.view.turn == ctrl.me, timeout=10)
+        await ctrl.handle("undo")
+        assert "error: you have nothing to take back this turn" in out.getvalue()
+        await ctrl.handle("move gir")
+        await _until(lambda: ctrl.view.players[ctrl.me].region == "gir")
+        await ctrl.handle("undo")
+        await _until(lambda: "Anna took back: move to gir" in out.getvalue())
+        assert ctrl.view.players[ctrl.me].region is None and ctrl.view.turn == ctrl.me

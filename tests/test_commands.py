@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from client import commands as c
 from client import rulebook
 from client.commands import CommandError, action_to_command, parse
-from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
+from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train, Undo
 from shared.board import REGION_NAMES
 from shared.errors import CastellError
 from tests.support.wire_strategies import actions
@@ -40,6 +40,7 @@ from tests.support.wire_strategies import actions
     ("dismantle", Dismantle()),
     ("end", EndTurn()),
     ("end_turn", EndTurn()),
+    ("undo", Undo()),
     ("chat hello there", c.Chat("hello there")),
     ("chat   [bold]x[/]  y ", c.Chat("[bold]x[/]  y")),
     ("hint", c.Hint()),
@@ -145,3 +146,4 @@ def test_action_to_command_examples():
     assert action_to_command(Train("all", effect="move", region="tar")) == "train all move tar"
     assert action_to_command(Build(((7, 7, 7), (5, 5), (2,)))) == "build 7 7 7 / 5 5 / 2"
     assert action_to_command(EndTurn()) == "end"
+    assert action_to_command(Undo()) == "undo"

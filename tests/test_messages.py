@@ -15,6 +15,7 @@ from shared.actions import (
     Recruit,
     Special,
     Train,
+    Undo,
     action_fields,
 )
 from shared.errors import CastellError, GameOver, NotYourTurn, ProtocolError, RuleError
@@ -262,6 +263,7 @@ def test_decoded_actions_are_the_engine_s_action_types():
 ONE_OF_EACH_KIND = [
     Move("ebr"), Recruit((3, 5)), Train("region"), Train("all", effect="recruit", size=4),
     Special("perform", tile="lp01"), Build(((5, 5), (3,))), Dismantle(), EndTurn(),
+    Undo(),
 ]
 
 

@@ -287,6 +287,28 @@ def test_every_event_kind_has_words():
     ]
 
 
+def test_an_undone_action_has_a_line_saying_what_was_taken_back():
+    view = sv.typed(sv.four_seat())
+    taken_back = [
+        {"kind": "move", "region": "gir"},
+        {"kind": "recruit", "sizes": [8, 3]},
+        {"kind": "train", "choice": "all"},
+        {"kind": "special", "effect": "perform", "tile": "lp08"},
+        {"kind": "build", "levels": [[7, 7], [5]]},
+        {"kind": "dismantle"},
+    ]
+    lines = render_plain(view, 0, [{"kind": "undone", "seat": 0, "action": action}
+                                   for action in taken_back])
+    assert lines[-len(taken_back):] == [
+        "Anna took back: move to gir",
+        "Anna took back: recruit 8 3",
+        "Anna took back: train with the `all` tile",
+        "Anna took back: spend a token to perform lp08",
+        "Anna took back: build 2 levels: 7 7 / 5",
+        "Anna took back: dismantle the tower",
+    ]
+
+
 def test_a_skill_trained_alone_still_has_its_own_line():
     lines = render_plain(sv.typed(sv.four_seat()), 0,
                          [{"kind": "trained", "seat": 2, "tile": "mix"}])

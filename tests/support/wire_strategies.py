@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from shared import messages as m
-from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
+from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train, Undo
 from shared.board import REGIONS, TILES
 from shared.errors import ERROR_CODES
 from shared.wire import MAX_LEVEL_WIDTH, MAX_LEVELS, printable
@@ -46,6 +46,7 @@ actions = st.one_of(
                               min_size=1, max_size=MAX_LEVELS)),
     st.just(Dismantle()),
     st.just(EndTurn()),
+    st.just(Undo()),
 )
 
 requests = st.one_of(

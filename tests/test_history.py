@@ -281,3 +281,42 @@ def test_a_reply_holds_the_latest_entries_that_fit_in_one_frame():
     assert got == list(range(501 - len(got), 501))  # the latest, oldest first
     small = [Entry(1, [{"kind": "started"}])]
     assert history_reply(8, small) == m.History(8, [m.HistoryEntry(1, [{"kind": "started"}])])
+
+
+async def test_undos_are_in_the_history_as_they_were_pushed_and_after_a_restart(tmp_path):
+    from shared.actions import EndTurn, Undo
+    from shared.engine import legal_actions
+    from shared.view import state_from_view
+
+    path = tmp_path / "g.sqlite3"
+    async with SQLiteStore(path) as store, serving(store) as (_, url):
+        room, clients, tokens, recorder = await a_game(url)
+        undone = 0
+        for _ in range(6):  # each turn: a first action, taken back, then the turn ended
+            view = clients[0].state.view
+            seat = view["turn"]
+            actor = clients[seat]
+            state = state_from_view(clients[0].state.view)
+            first = next((a for a in legal_actions(state, seat)
+                          if not isinstance(a, EndTurn)), None)
+            if first is not None:
+                await actor.act(first)
+                await actor.act(Undo())
+                undone += 1
+            await actor.act(EndTurn())
+            v = actor.state.version
+            for client in clients:
+                await client.wait_state(lambda p, v=v: p.version >= v)
+        await seen(recorder, lambda p: p.version >= clients[0].state.version)
+        expected = expected_history(recorder.drain())
+        live = await history(clients[0], limit=500)
+        assert live == expected
+        assert sum(e["kind"] == "undone" for _, evs in live for e in evs) == undone > 0
+        for client in (*clients, recorder):
+            await client.close()
+    # a server started afresh on the file derives the very same history from the store
+    async with SQLiteStore(path) as store, serving(store) as (_, url):
+        anna = await player(url, "Anna")
+        await anna.request(m.JoinRoom, room=room, token=tokens[0])
+        assert await history(anna, limit=500) == live
+        await anna.close()

@@ -89,8 +89,15 @@ def test_a_game_in_the_terminal_against_a_server(tmp_path):
             term.wait_for(r"you can:")
             term.type("end\r")
             term.wait_for(r"round 2/10 · your turn")
+
+            # quitting a game under way asks once, and says the seat is kept and how to return
             term.type("quit\r")
+            term.wait_for(r"quit now\? \[y/N\]")
+            assert f"Your seat in 'Friday night' (seat 0) is kept: `castell {url} --resume` " \
+                "takes it back." in term.text()
+            term.type("y\r")
             term.child.expect(pexpect.EOF, timeout=5)
+            assert f"`castell {url} --resume` takes it back." in term.child.before
         finally:
             status = term.close()
         assert status == 0

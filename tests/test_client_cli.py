@@ -417,3 +417,26 @@ def test_a_seat_taken_under_localhost_is_offered_under_127_0_0_1(tmp_path):
     held = json.loads((tmp_path / "castell" / "seats.json").read_text())
     assert len(held) == 1 and set(held) <= {f"ws://localhost:{port}", f"ws://127.0.0.1:{port}"}
     assert len(next(iter(held.values()))) == 1
+
+
+def test_ctrl_c_in_a_plain_game_on_a_terminal_asks_before_quitting(tmp_path):
+    child = pexpect.spawn(sys.executable, ["-m", "client", "play", "--plain", "--seats", "2",
+                                           "--bot-delay", "0", "--name", "Anna"],
+                          cwd=str(ROOT), env=client_env(tmp_path), encoding="utf-8",
+                          timeout=15)
+    try:
+        child.expect("Your turn")
+        child.sendintr()
+        child.expect(r"is kept: `castell play --resume` takes it back\.\s+quit now\? \[y/N\]")
+        child.sendline("n")
+        child.expect("not quitting: the game goes on")
+        child.sendline("look")
+        child.expect(r"round 1/10 · your turn")  # still playing
+        child.sendintr()
+        child.expect(r"quit now\? \[y/N\]")
+        child.sendintr()  # a second Ctrl-C confirms
+        child.expect(pexpect.EOF)
+        assert "`castell play --resume` takes it back." in child.before
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0

@@ -315,8 +315,10 @@ class TerminalScreen:
 
         @kb.add("c-c")
         def _interrupt(event: Any) -> None:
-            if self._asking is not None:
-                self._asking[1].set_result(None)
+            if self._asking is not None:  # a second Ctrl-C confirms quitting
+                if not self._asking[1].done():
+                    self._asking[1].set_result("y" if self.controller.confirming_quit
+                                               else None)
             elif self.input.text:
                 self.input.reset()
             else:
@@ -325,7 +327,7 @@ class TerminalScreen:
         @kb.add("c-d")
         def _eof(event: Any) -> None:
             if not self.input.text:
-                self.spawn(self.controller.quit())
+                self.spawn(self.controller.quit(confirm=False))
 
         @kb.add("escape", eager=True)
         def _close(event: Any) -> None:

@@ -1,11 +1,13 @@
 """``castell``: join a server, play a game against bots, or replay a recorded game.
 
     castell [ws://HOST:PORT] [--name NAME] [--plain] [--no-color] [--cafile PEM] [--insecure]
-    castell play [--seats N] [--variant normal|advanced] [--bots greedy|random] ...
+    castell play [--resume | --new] [--seats N] [--variant normal|advanced] [--bots ...] ...
     castell replay FILE [--plain]
 
 The screen is full-screen (:mod:`client.app`) on a terminal, and line by line
 (:mod:`client.plain`) with ``--plain`` or when standard input or output is not a terminal.
+A player who leaves a game under way is told, once the screen closes, that the seat is kept
+and which command brings them back.
 """
 
 from __future__ import annotations
@@ -78,7 +80,14 @@ def build_play_parser() -> argparse.ArgumentParser:
     from client.play import DEFAULT_BOT_DELAY
 
     p = argparse.ArgumentParser(prog="castell play",
-                                description="Play a game against bots, right now, offline.")
+                                description="Play a game against bots, right now, offline. "
+                                            "Games are kept on this computer: an unfinished "
+                                            "one is offered again next time.")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="go back to your unfinished game without asking")
+    again.add_argument("--new", action="store_true",
+                       help="start a new game (an unfinished one stays kept)")
     p.add_argument("--seats", type=int, choices=(2, 3, 4), default=4,
                    help="players at the table, you included (default 4)")
     p.add_argument("--variant", choices=("normal", "advanced"), default="normal")
@@ -109,11 +118,14 @@ def _use_color(no_color: bool) -> bool:
 
 
 async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
-                     color: bool) -> int:
-    """Put a controller and a screen on ``session`` and run until the player quits."""
+                     color: bool, comeback: str | None = None) -> int:
+    """Put a controller and a screen on ``session`` and run until the player quits; then,
+    if a game under way was left, say that the seat is kept and how to come back
+    (``comeback``, the command that does)."""
     from client.controller import Controller
 
     controller = Controller(session)
+    controller.comeback = comeback
 
     async def boot() -> None:
         if startup is not None:
@@ -127,6 +139,9 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
         from client.app import TerminalScreen
 
         await TerminalScreen(controller, color=color, history=_history()).run(boot)
+    kept = controller.kept_seat()
+    if kept is not None:
+        print(f"{kept[0].upper()}{kept[1:]}.", flush=True)
     return 1 if session.seat_lost else 0
 
 
@@ -168,7 +183,15 @@ async def _join(args: argparse.Namespace) -> int:
         await controller.start(resume=args.resume)
 
     return await run_screen(session, startup, plain=_use_plain(args.plain),
-                            color=_use_color(args.no_color))
+                            color=_use_color(args.no_color), comeback=comeback_command(url))
+
+
+def comeback_command(url: str) -> str:
+    """The command that takes a seat on the server at ``url`` back."""
+    from client.seats import server_key
+
+    where = "" if server_key(url) == server_key(DEFAULT_URL) else f" {url}"
+    return f"castell{where} --resume"
 
 
 async def _play(args: argparse.Namespace) -> int:
@@ -177,10 +200,13 @@ async def _play(args: argparse.Namespace) -> int:
     plain, color = _use_plain(args.plain), _use_color(args.no_color)
 
     async def run(session: Session, begin: Startup) -> int:
-        return await run_screen(session, begin, plain=plain, color=color)
+        return await run_screen(session, begin, plain=plain, color=color,
+                                comeback="castell play --resume")
 
+    again = "resume" if args.resume else "new" if args.new else None
     return await play(args.name or default_name(), seats=args.seats, variant=args.variant,
-                      level=args.bots, bot_delay=max(0.0, args.bot_delay), run=run)
+                      level=args.bots, bot_delay=max(0.0, args.bot_delay), run=run,
+                      resume=again)
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -219,8 +219,29 @@ class Controller:
         if self.session.room is None:
             await self.guard(self.refresh_rooms())
 
-    async def start_play(self, seats: int, variant: str, level: str) -> None:
-        """``castell play``: a room of our own, bots in every other seat, and go."""
+    async def start_play(self, seats: int, variant: str, level: str,
+                         resume: str | None = None) -> None:
+        """``castell play``: back to the unfinished game (``resume="resume"``, or when the
+        player says so), else a room of our own, bots in every other seat, and go
+        (``resume="new"``: a new game without asking)."""
+        held = self.session.held_seats() if resume != "new" else []
+        if held:
+            h = held[0]
+            take = resume == "resume"
+            if not take:
+                answer = await self.screen.ask(
+                    f"resume your unfinished game {safe(h.name)!r} (seat {h.seat})? "
+                    f"[Y/n, n starts a new one] ")
+                try:
+                    take = answer is not None and lb.parse_yes(answer, True)
+                except c.CommandError:
+                    take = False
+            if take:
+                await self.guard(self._resume(h))
+                if self.session.room is not None:
+                    return
+        elif resume == "resume":
+            self.screen.info("no unfinished game to resume: a new one starts")
         await self.session.create_room(f"{self.session.name}'s game", seats, variant)
         for _ in range(seats - 1):
             await self.session.add_bot(level)
@@ -394,6 +415,39 @@ class Controller:
             raise c.CommandError("the game is over: `leave` for the lobby, `quit` to leave")
         await self.session.act(action)
 
-    async def quit(self) -> None:
+    #: The command that brings this player back to a game left with ``quit`` (set by
+    #: ``castell``: ``castell play --resume``, ``castell ADDRESS --resume``).
+    comeback: str | None = None
+    #: True while ``quit`` waits for its confirmation (a second Ctrl-C confirms).
+    confirming_quit = False
+
+    def kept_seat(self) -> str | None:
+        """In a game under way with a seat: that the seat is kept, and how to come back."""
+        view = self.view
+        if self.me is None or view is None or view.status != RoomStatus.PLAYING \
+                or self.session.seat_lost:
+            return None
+        how = f"`{self.comeback}` takes it back" if self.comeback else \
+            "`resume` in the lobby takes it back"
+        return f"your seat in {safe(self.session.room_name or view.name)!r} (seat {self.me}) " \
+               f"is kept: {how}"
+
+    async def quit(self, *, confirm: bool = True) -> None:
+        """Close Castell; in a game under way, after asking once (the seat is kept)."""
+        kept = self.kept_seat()
+        if kept is not None and confirm and getattr(self.screen, "interactive", True):
+            self.confirming_quit = True
+            self.screen.info(f"{kept[0].upper()}{kept[1:]}.")
+            try:
+                answer = await self.screen.ask("quit now? [y/N] ")
+            finally:
+                self.confirming_quit = False
+            try:
+                sure = answer is not None and lb.parse_yes(answer, False)
+            except c.CommandError:
+                sure = False
+            if not sure:
+                self.screen.info("not quitting: the game goes on")
+                return
         await self.session.stop()
         self.screen.exit()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
 import threading
 import time
@@ -22,6 +23,9 @@ from client.render import chat_text, event_lines, render_plain
 from client.session import RoomState
 from shared import messages as m
 from shared.view import RoomStatus
+
+#: A line that stands for Ctrl-C typed on a terminal (a line read never holds it).
+INTERRUPT = "\x03"
 
 PLAIN_HELP = ("look       print the whole board again",
               "wait       wait until it is your turn (or the game starts or ends)")
@@ -37,6 +41,9 @@ class PlainScreen:
         self.stdin = stdin if stdin is not None else sys.stdin
         self.stdout = stdout if stdout is not None else sys.stdout
         self.echo = (not self.stdin.isatty()) if echo is None else echo
+        #: Whether a person answers (standard input is a terminal): only then does ``quit``
+        #: ask before leaving a game, and Ctrl-C ask instead of closing at once.
+        self.interactive = self.stdin.isatty()
         self._lines: asyncio.Queue[str | None] = asyncio.Queue()
         self._room: str | None = None
         self._changed = asyncio.Event()
@@ -62,6 +69,8 @@ class PlainScreen:
     async def ask(self, question: str) -> str | None:
         self.say(question.rstrip())
         line = await self._lines.get()
+        if line == INTERRUPT:  # Ctrl-C: confirms quitting, cancels any other question
+            return "y" if self.controller.confirming_quit else None
         if line is not None and self.echo:
             self.say(f"> {line}")
         return line
@@ -144,6 +153,9 @@ class PlainScreen:
         threading.Thread(target=self._reader, args=(loop,), daemon=True).start()
         session = self.controller.session
         pump = asyncio.create_task(session.run())
+        if self.interactive:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signal.SIGINT, self._lines.put_nowait, INTERRUPT)
         try:
             if startup is not None:
                 await self.controller.guard(startup())
@@ -153,10 +165,16 @@ class PlainScreen:
                 line = await self._lines.get()
                 if line is None:
                     break
+                if line == INTERRUPT:
+                    await self.controller.guard(self.controller.quit())
+                    continue
                 if self.echo:
                     self.say(f"> {line}")
                 await self.handle(line)
         finally:
+            if self.interactive:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.remove_signal_handler(signal.SIGINT)
             await session.stop()
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

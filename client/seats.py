@@ -1,10 +1,16 @@
 """The seats this user holds, kept between runs so that a restarted ``castell`` can resume.
 
 A seat token proves a seat (docs/protocol.md, ``join_room``): whoever has it plays that seat.
-The file maps server URL → ``ROOM#SEAT`` → ``{room, seat, token, name, player}`` (``name`` is
+The file maps server address → ``ROOM#SEAT`` → ``{room, seat, token, name, player}`` (``name`` is
 the room's name, to ask "resume your game in 'Friday night' (seat 2)?"; ``player`` the name the
 seat was taken under, so that friends who play from one account each find their own seat, and
-never another's). Older files keyed by room alone, without ``player``, are still read. It lives
+never another's). Older files keyed by room alone, without ``player``, are still read.
+
+A server has many spellings: ``ws://localhost:18765``, ``localhost:18765``,
+``127.0.0.1:18765`` and ``ws://127.0.0.1:18765/`` all reach the same one. Seats are stored
+under the address in its normal form (:func:`server_key`), and looked up under every stored
+address that names the same server (:func:`same_server`: same scheme, port and path, and a
+host that resolves to an address in common; the loopback addresses are one). It lives
 in the user's state folder, readable by the user alone (mode 0600, folder 0700), and is
 replaced atomically so that a crash never leaves half a file. A token is forgotten when its
 game ends or the server refuses it.
@@ -13,13 +19,19 @@ game ends or the server refuses it.
 from __future__ import annotations
 
 import contextlib
+import functools
+import ipaddress
 import json
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
+
+from client.address import AddressError, server_url
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -30,6 +42,64 @@ def default_state_dir() -> Path:
     from platformdirs import user_state_path
 
     return user_state_path("castell")
+
+
+LOOPBACK = "loopback"
+
+
+def server_key(url: str) -> str:
+    """``url`` in the form seats are stored under: a full ``ws(s)://host:port`` address, the
+    host in lower case, no trailing slash. A key that is no server address (``castell play``
+    keeps its seats under a name of its own, with a space in it) is kept as it is."""
+    if any(ch.isspace() for ch in url):
+        return url
+    try:
+        return server_url(url.lower() if "://" not in url else _lower_host(url))
+    except (AddressError, ValueError):
+        return url
+
+
+def _lower_host(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    return f"{scheme}://{host.lower()}{slash}{path}"
+
+
+@functools.lru_cache(maxsize=64)
+def _addresses(host: str) -> frozenset[str]:
+    """The addresses ``host`` names (itself, when it cannot be resolved); every loopback
+    address counts as one, :data:`LOOPBACK`."""
+    name = host.strip("[]")
+    try:
+        found = {ipaddress.ip_address(name)}
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            return frozenset({name})
+        found = set()
+        for info in infos:
+            with contextlib.suppress(ValueError):
+                found.add(ipaddress.ip_address(str(info[4][0]).split("%")[0]))
+        if not found:
+            return frozenset({name})
+    return frozenset(LOOPBACK if a.is_loopback else str(a) for a in found)
+
+
+def same_server(a: str, b: str) -> bool:
+    """Whether the addresses ``a`` and ``b`` reach the same server."""
+    a, b = server_key(a), server_key(b)
+    if a == b:
+        return True
+    try:
+        pa, pb = urlsplit(a), urlsplit(b)
+        if (pa.scheme, pa.port, pa.path) != (pb.scheme, pb.port, pb.path):
+            return False
+    except ValueError:
+        return False
+    if not pa.hostname or not pb.hostname or "://" not in a or "://" not in b:
+        return False
+    return bool(_addresses(pa.hostname) & _addresses(pb.hostname))
 
 
 @attrs.frozen
@@ -77,41 +147,69 @@ class SeatStore:
                 os.unlink(tmp)
             raise
 
+    def _aliases(self, data: dict[str, Any], url: str) -> list[str]:
+        """The stored addresses that name the server at ``url``: its own key first."""
+        key = server_key(url)
+        return [key] * (key in data) + [k for k in data if k != key and same_server(k, url)]
+
     def held(self, url: str, player: str | None = None) -> list[HeldSeat]:
-        """The seats held on the server at ``url`` (by ``player``, when given: a seat taken
-        under another name is someone else's), most recently remembered first."""
-        out = []
-        for key, entry in reversed(list((self._load().get(url) or {}).items())):
-            try:
-                room = str(entry.get("room", key))
-                held = HeldSeat(url, room, str(entry["token"]), str(entry.get("name", room)),
-                                int(entry["seat"]), str(entry.get("player", "")))
-            except (AttributeError, KeyError, TypeError, ValueError):
-                continue  # a damaged entry is skipped, not fatal
-            if player is None or not held.player or held.player == player:
-                out.append(held)
+        """The seats held on the server at ``url``, whichever spelling of its address they
+        were stored under (by ``player``, when given: a seat taken under another name is
+        someone else's), most recently remembered first."""
+        data = self._load()
+        out: list[HeldSeat] = []
+        seen: set[tuple[str, int]] = set()
+        for stored in self._aliases(data, url):
+            rooms = data.get(stored)
+            if not isinstance(rooms, dict):
+                continue
+            for key, entry in reversed(list(rooms.items())):
+                try:
+                    room = str(entry.get("room", key))
+                    held = HeldSeat(stored, room, str(entry["token"]),
+                                    str(entry.get("name", room)), int(entry["seat"]),
+                                    str(entry.get("player", "")))
+                except (AttributeError, KeyError, TypeError, ValueError):
+                    continue  # a damaged entry is skipped, not fatal
+                if (held.room, held.seat) in seen:
+                    continue
+                if player is None or not held.player or held.player == player:
+                    seen.add((held.room, held.seat))
+                    out.append(held)
         return out
 
     def remember(self, seat: HeldSeat) -> None:
         data = self._load()
-        rooms = data.setdefault(seat.url, {})
-        rooms.pop(seat.room, None)  # an entry of an older file, keyed by room alone
-        rooms.pop(seat.key, None)  # re-insert: the latest comes last
+        key = server_key(seat.url)
+        for stored in self._aliases(data, seat.url):  # one entry per seat, under the new key
+            rooms = data.get(stored)
+            if isinstance(rooms, dict):
+                rooms.pop(seat.room, None)  # an entry of an older file, keyed by room alone
+                rooms.pop(seat.key, None)  # re-insert: the latest comes last
+                if not rooms and stored != key:
+                    del data[stored]
+        rooms = data.setdefault(key, {})
         rooms[seat.key] = {"room": seat.room, "seat": seat.seat, "token": seat.token,
                            "name": seat.name, "player": seat.player}
         self._save(data)
 
     def forget(self, url: str, room: str, seat: int | None = None) -> None:
-        """Forget the seat ``seat`` of ``room`` (every seat of it, when None)."""
+        """Forget the seat ``seat`` of ``room`` (every seat of it, when None) on the server at
+        ``url``, under whichever spelling of its address it was stored."""
         data = self._load()
-        rooms = data.get(url) or {}
-        gone = [key for key, entry in rooms.items()
-                if isinstance(entry, dict) and entry.get("room", key) == room
-                and (seat is None or entry.get("seat") == seat)]
-        if not gone:
-            return
-        for key in gone:
-            del rooms[key]
-        if not rooms:
-            data.pop(url, None)
-        self._save(data)
+        changed = False
+        for stored in self._aliases(data, url):
+            rooms = data.get(stored)
+            if not isinstance(rooms, dict):
+                continue
+            gone = [key for key, entry in rooms.items()
+                    if isinstance(entry, dict) and entry.get("room", key) == room
+                    and (seat is None or entry.get("seat") == seat)]
+            for key in gone:
+                del rooms[key]
+                changed = True
+            if not rooms:
+                del data[stored]
+                changed = True
+        if changed:
+            self._save(data)

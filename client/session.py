@@ -123,11 +123,13 @@ class Session:
 
     def __init__(self, url: str, name: str, listener: Listener | None = None, *,
                  ssl_context: ssl.SSLContext | None = None, seats: SeatStore | None = None,
-                 first_retry: float = FIRST_RETRY, max_retry: float = MAX_RETRY) -> None:
+                 first_retry: float = FIRST_RETRY, max_retry: float = MAX_RETRY,
+                 home: str | None = None) -> None:
         self.url = url
-        #: The address the user gave: seats are remembered under it, whichever node of a
-        #: cluster serves the room today.
-        self.home = url
+        #: The address the user gave (or ``home``, a name of its own): seats are remembered
+        #: under it, whichever node of a cluster serves the room today, and looked up under
+        #: every spelling of it (:func:`client.seats.same_server`).
+        self.home = home if home is not None else url
         #: Every node known to serve this lobby (a cluster's ``rooms`` reply lists them).
         self.nodes: list[str] = [url]
         self.name = name

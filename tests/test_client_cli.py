@@ -89,8 +89,15 @@ def test_a_game_in_the_terminal_against_a_server(tmp_path):
             term.wait_for(r"you can:")
             term.type("end\r")
             term.wait_for(r"round 2/10 · your turn")
+
+            # quitting a game under way asks once, and says the seat is kept and how to return
             term.type("quit\r")
+            term.wait_for(r"quit now\? \[y/N\]")
+            assert f"Your seat in 'Friday night' (seat 0) is kept: `castell {url} --resume` " \
+                "takes it back." in term.text()
+            term.type("y\r")
             term.child.expect(pexpect.EOF, timeout=5)
+            assert f"`castell {url} --resume` takes it back." in term.child.before
         finally:
             status = term.close()
         assert status == 0
@@ -302,3 +309,134 @@ def test_replay_viewer_steps_with_keys(tmp_path):
     finally:
         status = term.close()
     assert status == 0
+
+
+def _region_of(term: Terminal, name: str) -> str | None:
+    """The region whose pawns column shows ``name`` on the Regions panel."""
+    for line in term.lines():
+        row = re.match(r"│ ([a-z]{3}) .*?\b" + re.escape(name) + r"\b", line)
+        if row and row.group(1) != "reg":
+            return row.group(1)
+    return None
+
+
+def test_a_castell_play_game_left_with_quit_or_ctrl_c_comes_back_with_resume(tmp_path):
+    args = ["play", "--seats", "2", "--bot-delay", "0", "--name", "Anna"]
+    term = Terminal(args, tmp_path)
+    try:
+        term.wait_for(r"round 1/10 · your turn")
+        where = next(r for r, c in _castellers(term).items() if c)
+        term.type(f"move {where}\r")
+        term.wait_for(r"your turn: move ✓")
+        assert _region_of(term, "Anna") == where
+
+        # `quit` asks first; no keeps the game going
+        term.type("quit\r")
+        term.wait_for(r"quit now\? \[y/N\]")
+        assert "Your seat in \"Anna's game\" (seat 0) is kept: `castell play --resume` takes " \
+            "it back." in term.text()
+        term.type("n\r")
+        term.wait_for(r"not quitting: the game goes on")
+        assert term.child.isalive()
+
+        # so does Ctrl-C, and a second Ctrl-C confirms
+        term.type("\x03")
+        term.wait_for(r"quit now\? \[y/N\]")
+        assert term.child.isalive()
+        term.type("\x03")
+        term.child.expect(pexpect.EOF, timeout=10)
+        assert "`castell play --resume` takes it back." in term.child.before
+    finally:
+        assert term.close() == 0
+
+    # the game comes back where it was left: her pawn where she moved it, her turn on
+    term = Terminal([*args, "--resume"], tmp_path)
+    try:
+        term.wait_for(r"Anna's game · round 1/10 · your turn: move ✓")
+        assert _region_of(term, "Anna") == where
+        term.type("\x04")  # Ctrl-D closes without asking, and still says how to come back
+        term.child.expect(pexpect.EOF, timeout=10)
+        assert "`castell play --resume` takes it back." in term.child.before
+    finally:
+        term.close()
+
+    # without a flag it offers the unfinished game; `--new` starts another
+    term = Terminal(args, tmp_path)
+    try:
+        term.wait_for(r"resume your unfinished game \"Anna's game\" \(seat 0\)\?")
+        term.type("\x04")
+        term.child.expect(pexpect.EOF, timeout=10)
+    finally:
+        term.close()
+    term = Terminal([*args, "--new"], tmp_path)
+    try:
+        term.wait_for(r"Anna's game · round 1/10 · your turn: move ·")
+        assert _region_of(term, "Anna") is None  # a new game: no pawn yet
+        assert "resume" not in term.text()
+        term.type("\x04")
+        term.child.expect(pexpect.EOF, timeout=10)
+    finally:
+        term.close()
+    assert (tmp_path / "data" / "castell" / "play.sqlite3").exists()
+
+
+def test_a_seat_taken_under_localhost_is_offered_under_127_0_0_1(tmp_path):
+    port = _free_port()
+    with castell_server(port=port):
+        term = Terminal([f"ws://localhost:{port}", "--name", "Anna"], tmp_path)
+        try:
+            term.wait_for(r"Open rooms on ws://localhost")
+            term.type("create Friday night seats=2\r")
+            term.wait_for(r"Friday night · waiting")
+            term.type("bot\r")
+            term.wait_for(r"Every seat is taken")
+            term.type("start\r")
+            term.wait_for(r"round 1/10")
+            term.type("quit\r")
+            term.wait_for(r"quit now\?")
+            term.type("y\r")
+            term.child.expect(pexpect.EOF, timeout=10)
+            assert f"`castell ws://localhost:{port} --resume` takes it back." \
+                in term.child.before
+        finally:
+            term.close()
+
+        term = Terminal([f"127.0.0.1:{port}/", "--name", "Anna"], tmp_path)
+        try:
+            term.wait_for(r"resume your game in 'Friday night' \(seat 0\)\? \[Y/n\]")
+            term.type("\r")
+            term.wait_for(r"back in 'Friday night', seat 0")
+            term.wait_for(r"Friday night · round 1/10")
+            term.type("quit\r")
+            term.wait_for(r"quit now\?")
+            term.type("y\r")
+            term.child.expect(pexpect.EOF, timeout=10)
+        finally:
+            term.close()
+    # one entry for the seat, under one spelling of the address, in its normal form
+    held = json.loads((tmp_path / "castell" / "seats.json").read_text())
+    assert len(held) == 1 and set(held) <= {f"ws://localhost:{port}", f"ws://127.0.0.1:{port}"}
+    assert len(next(iter(held.values()))) == 1
+
+
+def test_ctrl_c_in_a_plain_game_on_a_terminal_asks_before_quitting(tmp_path):
+    child = pexpect.spawn(sys.executable, ["-m", "client", "play", "--plain", "--seats", "2",
+                                           "--bot-delay", "0", "--name", "Anna"],
+                          cwd=str(ROOT), env=client_env(tmp_path), encoding="utf-8",
+                          timeout=15)
+    try:
+        child.expect("Your turn")
+        child.sendintr()
+        child.expect(r"is kept: `castell play --resume` takes it back\.\s+quit now\? \[y/N\]")
+        child.sendline("n")
+        child.expect("not quitting: the game goes on")
+        child.sendline("look")
+        child.expect(r"round 1/10 · your turn")  # still playing
+        child.sendintr()
+        child.expect(r"quit now\? \[y/N\]")
+        child.sendintr()  # a second Ctrl-C confirms
+        child.expect(pexpect.EOF)
+        assert "`castell play --resume` takes it back." in child.before
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import ssl
 import stat
 
@@ -237,3 +238,28 @@ def test_a_round_without_a_festival_hints_at_the_next_and_what_it_takes():
     # a starting team of 7 has no skill for a 4th level yet
     assert lines[i + 1] == f"  no tower of your team can enter yet (it needs 4 levels and a " \
                            f"{first.size})"
+
+
+def test_seats_are_found_under_every_spelling_of_the_servers_address(tmp_path):
+    from client.seats import same_server, server_key
+
+    # a file written before addresses were normalised: keyed by the address as typed
+    folder = tmp_path / "state"
+    folder.mkdir()
+    (folder / "seats.json").write_text(json.dumps({
+        "ws://LocalHost:18765/": {"r1": {"room": "r1", "seat": 1, "token": "t",
+                                         "name": "Friday night"}}}))
+    store = SeatStore(folder)
+    for spelling in ("ws://localhost:18765", "localhost:18765", "127.0.0.1:18765",
+                     "ws://127.0.0.1:18765/"):
+        assert [(h.room, h.seat) for h in store.held(spelling, "Anna")] == [("r1", 1)]
+    assert store.held("127.0.0.1:18766") == [] and store.held("wss://127.0.0.1:18765") == []
+    assert server_key("LocalHost:18765") == "ws://localhost:18765"
+    assert not same_server("ws://10.0.0.1:18765", "ws://127.0.0.1:18765")
+
+    # remembered again under another spelling: still one entry, under the new one
+    store.remember(HeldSeat("ws://127.0.0.1:18765", "r1", "t", "Friday night", 1, "Anna"))
+    assert list(json.loads(store.path.read_text())) == ["ws://127.0.0.1:18765"]
+    assert len(store.held("localhost:18765")) == 1
+    store.forget("ws://localhost:18765", "r1", 1)
+    assert store.held("127.0.0.1:18765") == [] and json.loads(store.path.read_text()) == {}

@@ -22,9 +22,11 @@ COLUMNS, ROWS = 100, 40
 
 
 def client_env(state: Path) -> dict[str, str]:
-    """The environment of a client under test: this checkout, a private state folder."""
+    """The environment of a client under test: this checkout, private state and data folders
+    (``castell play`` keeps its games in the data folder)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES")}
     env.update(PYTHONPATH=str(ROOT), TERM="xterm-256color", XDG_STATE_HOME=str(state),
+               XDG_DATA_HOME=str(state / "data"),
                PYTHONUNBUFFERED="1")
     return env
 

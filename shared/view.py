@@ -96,6 +96,8 @@ class RoomInfo:
     status: str = RoomStatus.WAITING.value  # a RoomStatus
     deadline: float | None = None  # Unix time the current turn times out
     players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=_seat_infos)
+    #: The names of the connections watching, in the order they came.
+    spectators: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 # The view, as typed classes -------------------------------------------------------------------
@@ -193,6 +195,8 @@ class View:
     players: tuple[PlayerView, ...]  # by seat
     scores: tuple[ScoreView, ...] | None  # None until the end
     winners: tuple[Seat, ...] | None  # None until the end
+    #: Who is watching, by name (an addition: absent from a version 1 server's view).
+    spectators: tuple[PlayerName, ...] = ()
 
 
 # Building -------------------------------------------------------------------------------------
@@ -245,7 +249,8 @@ def _view(room: RoomInfo, **game: Any) -> View:
     # The room's own facts, and what its game (or the lack of one) shows.
     return View(
         room=room.room, name=room.name, variant=room.variant, seats=room.seats,
-        turn_seconds=room.turn_seconds, status=room.status, deadline=room.deadline, **game,
+        turn_seconds=room.turn_seconds, status=room.status, deadline=room.deadline,
+        spectators=room.spectators, **game,
     )
 
 
@@ -335,6 +340,7 @@ def build_view(room: RoomInfo, state: GameState | None) -> dict[str, Any]:
             for s in state.scores
         ],
         "winners": None if state.winners is None else list(state.winners),
+        "spectators": list(room.spectators),
     }
 
 

@@ -80,6 +80,10 @@ def _seat_infos(value: Iterable[SeatInfo]) -> tuple[SeatInfo, ...]:
     return tuple(value)
 
 
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
 @attrs.frozen
 class RoomInfo:
     """The public facts of a room that the game state does not hold.
@@ -97,7 +101,7 @@ class RoomInfo:
     deadline: float | None = None  # Unix time the current turn times out
     players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=_seat_infos)
     #: The names of the connections watching, in the order they came.
-    spectators: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    spectators: tuple[str, ...] = attrs.field(default=(), converter=_names)
 
 
 # The view, as typed classes -------------------------------------------------------------------

@@ -69,7 +69,7 @@ def test_a_game_in_the_terminal_against_a_server(tmp_path):
                 rail.send(encode(m.JoinRoom(id=2, room=room, as_="spectator")))
                 assert isinstance(decode(rail.recv(5)), m.Joined)
                 rail.send(encode(m.Chat(id=3, text="hello from the rail")))
-                term.wait_for(r"Rail: hello from the rail")
+                term.wait_for(r"Rail \(watching\): hello from the rail")
             assert term.input_line() == "> chat hel"
             term.type("lo\r")
             term.wait_for(r"Anna: hello")

@@ -224,7 +224,7 @@ class Controller:
         await self.session.create_room(f"{self.session.name}'s game", seats, variant)
         for _ in range(seats - 1):
             await self.session.add_bot(level)
-        await self.session.request(m.StartGame)
+        await self.session.start_game()
 
     async def refresh_rooms(self) -> None:
         self.rooms = await self.session.list_rooms()

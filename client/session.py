@@ -342,6 +342,11 @@ class Session:
             await self._state_where(lambda s: s.version >= version)
         return version
 
+    async def start_game(self) -> None:
+        """Start the room's game, and wait (a while) for the push that shows it started."""
+        await self.request(m.StartGame)
+        await self._state_where(lambda s: s.view.status != RoomStatus.WAITING)
+
     async def add_bot(self, level: str) -> None:
         """Seat a bot, and wait for the push that shows it."""
         before = len(self.state.view.players) if self.state else 0

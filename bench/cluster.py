@@ -60,7 +60,7 @@ def server(*args: str) -> Iterator[str]:
         line = proc.stdout.readline()
         if "ws://" not in line:
             raise RuntimeError(f"the server {' '.join(args)} did not start")
-        yield line[line.index("ws://"):].strip()
+        yield line[line.index("ws://"):].split()[0]  # the address, not what follows it
     finally:
         proc.terminate()
         try:

@@ -94,7 +94,7 @@ def running(kind: str, connections: int, profile: str | None = None,
                 proc.wait(5)
                 log.seek(0)
                 raise RuntimeError(f"the {kind} server did not start: {line}{log.read()[-2000:]}")
-            yield ServerProcess(kind, proc, line[line.index("ws://"):].strip(), log)
+            yield ServerProcess(kind, proc, line[line.index("ws://"):].split()[0], log)
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)

@@ -60,6 +60,13 @@ def _display_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="castell",
+        # The three ways in, each its own parser: say them all where a newcomer looks first.
+        usage="\n".join([
+            "castell [URL] [--name NAME] [--plain] [--no-color] [--cafile PEM] [--insecure]"
+            " [--resume]",
+            "       castell play [OPTIONS]     (a game against bots: castell play --help)",
+            "       castell replay FILE [--plain]   (a recorded game: castell replay --help)",
+        ]),
         description="Play Castell. `castell play` starts a game against bots; `castell URL` "
                     "joins a server (`castell-server` on a friend's machine); `castell replay "
                     "FILE` steps through a recorded game.",
@@ -103,7 +110,7 @@ def build_replay_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="castell replay",
                                 description="Step through a game record written by "
                                             "`castell-server export`.")
-    p.add_argument("file", help="the record (a .json file)")
+    p.add_argument("file", metavar="FILE", help="the record (a .json file)")
     p.add_argument("--plain", action="store_true", help="print every step as plain lines")
     p.add_argument("--no-color", action="store_true", help="no colours")
     return p

@@ -316,6 +316,8 @@ def parse(line: str) -> Command:
         if len(args) > 1:
             raise CommandError("rules takes at most one topic, e.g. `rules towers`")
         return Rules(resolve_topic(args[0]) if args else None)
+    if name == "end" and [a.lower() for a in args] == ["turn"]:
+        args = []  # `end turn` says what `end` does: the same command
     if name in _NO_ARGUMENTS:
         if args:
             raise CommandError(f"{name} takes no arguments")

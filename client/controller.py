@@ -245,7 +245,7 @@ class Controller:
         await self.session.create_room(f"{self.session.name}'s game", seats, variant)
         for _ in range(seats - 1):
             await self.session.add_bot(level)
-        await self.session.request(m.StartGame)
+        await self.session.start_game()
 
     async def refresh_rooms(self) -> None:
         self.rooms = await self.session.list_rooms()
@@ -326,6 +326,13 @@ class Controller:
                     if self.session.held_seats() else ""
                 raise c.CommandError(f"that game has started: `watch {cmd.key}` follows it"
                                      f"{held}") from None
+            if exc.code == "room_full" and not cmd.spectate:
+                raise c.CommandError(f"every seat of that room is taken: `watch {cmd.key}` "
+                                     "follows its game") from None
+            if exc.code == "name_taken":
+                raise c.CommandError(f"someone in that room is already called "
+                                     f"{safe(self.session.name)!r}: come back under another "
+                                     "name (`castell --name NAME`)") from None
             raise
         self.screen.info("you are watching" if reply.seat is None
                          else f"you sit in seat {reply.seat}")

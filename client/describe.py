@@ -20,6 +20,11 @@ from shared.scoring import score_player
 from shared.state import Festival, Prizes, Skills
 from shared.view import PlayerView, RoomStatus, TakenView, View, state_from_view
 
+#: Whose name a ``notice`` from the server is shown under (among the chat).
+NOTICE_NAME: Final = "server"
+#: What follows a spectator's name in the chat: spectators speak from no seat.
+SPECTATOR_MARK: Final = "(watching)"
+
 #: An event of a ``state`` push (or a chat line among them), as the wire map it came as.
 Event = Mapping[str, Any]
 
@@ -441,11 +446,21 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
 
 
 def chat_parts(view: View | None, message: Mapping[str, Any]) -> list[Part]:
-    """A chat push as ``Anna: hello``; a spectator's name is shown without a seat colour.
-    ``view`` (None before the room's first view) names a seat whose message has no name."""
+    """A chat push as ``Anna: hello``; a spectator's as ``Carme (watching): hello``, without a
+    seat colour, so that it never reads as a player's. ``view`` (None before the room's first
+    view) names a seat whose message has no name."""
     seat = message.get("seat")
     name = safe(message.get("name", "")) or (seat_name(view, seat) if view else f"seat {seat}")
+    if seat is None and message.get("name") != NOTICE_NAME:
+        name += f" {SPECTATOR_MARK}"
     return [Part(name, seat), Part(": " + safe(message.get("text", "")))]
+
+
+def watchers_text(view: View) -> str | None:
+    """Who watches the room, as ``watching: Carme, Pere``; None when nobody does."""
+    if not view.spectators:
+        return None
+    return "watching: " + ", ".join(safe(n) for n in view.spectators)
 
 
 # Scores --------------------------------------------------------------------------------

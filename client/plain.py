@@ -49,6 +49,9 @@ class PlainScreen:
         self._changed = asyncio.Event()
         self._exiting = False
         self._connection: str | None = None
+        #: While the startup runs (``castell play`` seats its bots and starts), a waiting
+        #: room is not shown: a game against bots has no friends to invite.
+        self._starting = False
 
     # -- output ------------------------------------------------------------------------------
 
@@ -87,12 +90,16 @@ class PlainScreen:
     def state_changed(self, push: RoomState, my_turn_began: bool) -> None:
         view = push.view
         me = self.controller.me
+        if self._starting and view.status == RoomStatus.WAITING:
+            self._changed.set()
+            return  # shown once the startup is over, if the room is still waiting then
         first = push.room != self._room
         self._room = push.room
         if first:
             self.board()
             if self.controller.mode == "room":
                 self.say(*self.controller.room_lines())
+            self.say(*event_lines(view, push.events))  # the start, when it came meanwhile
         else:
             self.say(*event_lines(view, push.events))
         if view.status == RoomStatus.FINISHED and any(
@@ -158,7 +165,15 @@ class PlainScreen:
                 loop.add_signal_handler(signal.SIGINT, self._lines.put_nowait, INTERRUPT)
         try:
             if startup is not None:
-                await self.controller.guard(startup())
+                self._starting = True
+                try:
+                    await self.controller.guard(startup())
+                finally:
+                    self._starting = False
+                state = session.state
+                if state is not None and state.room != self._room and \
+                        self.controller.mode == "room":
+                    self.state_changed(state, my_turn_began=False)
             if self.controller.mode == "lobby" and not self._exiting:
                 self.say(*self.controller.lobby_lines())
             while not self._exiting:
@@ -191,7 +206,7 @@ class PlainScreen:
             await self.wait_turn()
         else:
             await self.controller.handle(line)
-            if word in ("help", "?"):
+            if word in ("help", "?") and len(line.split()) == 1:  # not under `help build`
                 self.say(*PLAIN_HELP)
 
 

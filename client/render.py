@@ -413,6 +413,9 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
         board.append(performances)
     if not short:
         board.extend(players)
+    watchers = d.watchers_text(view)
+    if watchers is not None:
+        board.append(Text(_clip(watchers, width), style="dim"))
     parts.extend(board)
     parts.extend(_event_renderables(view, events, max_event_lines, width))
     return Group(*parts)
@@ -486,6 +489,9 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
     note = d.tie_note(view)
     if note:
         lines.append(note)
+    watchers = d.watchers_text(view)
+    if watchers is not None:
+        lines.append(watchers)
     lines.extend(event_lines(view, events))
     return lines
 

@@ -2,9 +2,9 @@
 
 The record holds the seed and the actions (:mod:`shared.record`); :func:`shared.record.replay`
 rebuilds every state with the rules engine, and each step is drawn as a spectator sees it,
-with the events of that step. Interactively: ``n``/→/Space forward, ``p``/← back, ``Home``
-and ``End`` for the first and last step, ``q`` to quit. ``--plain`` prints every step as
-lines instead.
+with the log of the steps so far. Interactively: ``n``/→/Space forward, ``p``/← back,
+``Home`` and ``End`` for the first and last step, ↑/↓ to scroll a screen too short for the
+step, ``q`` to quit. ``--plain`` prints every step as lines instead.
 """
 
 from __future__ import annotations
@@ -51,8 +51,18 @@ def steps_of(record: GameRecordFile) -> list[Step]:
     return out
 
 
+#: How many steps back the viewer's log reaches (it shows the latest lines that fit).
+LOG_STEPS = 40
+
+
 def _header(step: Step, total: int) -> str:
     return f"step {step.index}/{total}"
+
+
+def log_events(steps: list[Step], index: int) -> list[dict[str, Any]]:
+    """The events of the steps up to ``index``, oldest first: the log of the game so far,
+    not only of the step shown (a step is often one bare action)."""
+    return [e for step in steps[max(1, index - LOG_STEPS):index + 1] for e in step.events]
 
 
 def print_plain(record: GameRecordFile, out: IO[str]) -> None:
@@ -86,10 +96,19 @@ def run_viewer(record: GameRecordFile, *, color: bool = True) -> None:
     steps = steps_of(record)
     total = len(steps) - 1
     at = [0]
+    #: The first line of the step shown (↑/↓), and how many lines are hidden below.
+    scroll = [0]
+    hidden = [0]
     kb = KeyBindings()
 
     def go(index: int) -> None:
         at[0] = max(0, min(total, index))
+
+    def scroll_by(delta: int) -> None:
+        scroll[0] = max(0, scroll[0] + delta)
+
+    for keys, delta in ((("down",), 1), (("j",), 1), (("up",), -1), (("k",), -1)):
+        kb.add(*keys)(lambda event, d=delta: scroll_by(d))
 
     for keys, delta in ((("n",), 1), (("right",), 1), (("space",), 1), (("enter",), 1),
                         (("p",), -1), (("left",), -1), (("backspace",), -1),
@@ -113,20 +132,29 @@ def run_viewer(record: GameRecordFile, *, color: bool = True) -> None:
         while True:  # a screen too short for the board shows the players first
             buf.seek(0)
             buf.truncate()
-            console.print(Group(render(step.view, None, list(step.events), width=size.columns,
-                                       max_event_lines=8, short=short, watching="replay")))
+            # The header needs no mark of its own: the footer says it is a replay.
+            console.print(Group(render(step.view, None, log_events(steps, at[0]),
+                                       width=size.columns, max_event_lines=8, short=short,
+                                       watching="")))
             lines = buf.getvalue().rstrip("\n").split("\n")
             if short or len(lines) < size.rows:
                 break
             short = True
-        lines = lines[:max(1, size.rows - 1)]
-        return to_formatted_text(ANSI("\n".join(lines)))
+        rows = max(1, size.rows - 1)
+        scroll[0] = min(scroll[0], max(0, len(lines) - rows))
+        hidden[0] = max(0, len(lines) - rows - scroll[0])
+        shown = lines[scroll[0]:scroll[0] + rows]
+        return to_formatted_text(ANSI("\n".join(shown)))
 
     def footer() -> Any:
         where = f" replay {record.name!r} · {_header(steps[at[0]], total)}"
+        more = hidden[0] or scroll[0]
+        if more:  # the step is taller than the screen: say how to see the rest
+            where += f" · ↑/↓ scroll{f' ({hidden[0]} more)' if hidden[0] else ''}"
         keys = " · n/→ next · p/← back · PgDn/PgUp ±10 · Home/End · q quit "
-        if len(where + keys) > app.output.get_size().columns:
-            keys = " · n/p · PgDn/PgUp · Home/End · q "
+        for shorter in (" · n/p · PgDn/PgUp · Home/End · q ", " · n/p · Home/End · q "):
+            if len(where + keys) > app.output.get_size().columns:
+                keys = shorter
         return [("reverse", where + keys)]
 
     app: Application[None] = Application(

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import attrs
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI, WebSocketException
 
+from client.describe import NOTICE_NAME
 from client.net import GameClient, ServerError, join_anywhere
 from client.sanitize import safe
 from client.seats import HeldSeat, SeatStore
@@ -39,9 +40,6 @@ MAX_RETRY = 10.0
 SEAT_TAKEN = 4001
 #: Answers to a rejoin that mean the seat is gone for good.
 SEAT_GONE = ("bad_token", "room_not_found")
-
-#: Whose name a ``notice`` from the server is shown under.
-NOTICE_NAME = "server"
 
 log = logging.getLogger("castell.client")
 
@@ -345,6 +343,11 @@ class Session:
         if version is not None:
             await self._state_where(lambda s: s.version >= version)
         return version
+
+    async def start_game(self) -> None:
+        """Start the room's game, and wait (a while) for the push that shows it started."""
+        await self.request(m.StartGame)
+        await self._state_where(lambda s: s.view.status != RoomStatus.WAITING)
 
     async def add_bot(self, level: str) -> None:
         """Seat a bot, and wait for the push that shows it."""

@@ -38,6 +38,20 @@ if TYPE_CHECKING:
 log = logging.getLogger("castell.server")
 
 
+class _NotListening(logging.Filter):
+    """Leaves out websockets' own "server listening on" line: castell-server says where it
+    listens once, with the addresses to give friends (server/lan.py)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("server listening on")
+
+
+_ws_logger = logging.getLogger("castell.ws")
+_ws_logger.addFilter(_NotListening())
+#: The logger websockets is given: no frame contents (shared/logs.py), no listening line.
+_WS_LOG = frame_safe_logger("castell.ws")
+
+
 def connection_options(cfg: ServerConfig) -> dict[str, Any]:
     """The websockets settings of every connection (bench/bare.py listens with them too, so
     that its baseline is measured under the very same settings)."""
@@ -112,11 +126,11 @@ class CastellServer:
             create_connection=CastellWebSocket,
             ssl=server_ssl_context(cfg),
             # Frames carry seat tokens: never log their contents, even at DEBUG.
-            logger=frame_safe_logger("castell.ws"),
+            logger=_WS_LOG,
             **connection_options(cfg),
         )
         self._sweeper = asyncio.create_task(self._sweep())
-        log.info("listening on %s://%s:%d", cfg.scheme, cfg.host, self.port)
+        # Where it listens is said once, by castell-server (with the addresses for friends).
         if self.cluster_config is not None:
             await self._join_cluster(self.cluster_config)
 

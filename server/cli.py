@@ -201,6 +201,7 @@ def cluster_from_args(args: argparse.Namespace) -> ClusterConfig | None:
 
 async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = None) -> None:
     from server.app import CastellServer
+    from server.lan import listening_line
     from server.store import open_store
     from server.tls import server_ssl_context
     from shared.errors import CastellError
@@ -223,9 +224,9 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
         raise CastellError(
             f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}"
         ) from exc
-    # Announce the real port on stdout so scripts (and tests) can use --port 0.
-    print(f"castell-server listening on {config.scheme}://{config.host}:{server.port}",
-          flush=True)
+    # Announce the real port on stdout so scripts (and tests) can use --port 0, once, with
+    # the addresses to give friends.
+    print(listening_line(config.scheme, config.host, server.port), flush=True)
     await stop.wait()
     logging.getLogger("castell.server").info("shutting down")
     await server.close()

@@ -283,7 +283,8 @@ class Room(Generic[M]):
         self.creator_seat: int | None = None
         #: The address that created the room (None once restored): for the per-address cap.
         self.host_address: str | None = None
-        self.spectators: set[M] = set()
+        #: The members watching, each with the name it watches under (in the order they came).
+        self.spectators: dict[M, str] = {}
         self.state: GameState | None = None
         self.log: list[tuple[int, Action]] = []
         self.version = 0
@@ -346,7 +347,7 @@ class Room(Generic[M]):
                 again = room.seats[seat.index]
                 if again is not None:
                     again.member = seat.member
-        room.spectators = set(self.spectators)
+        room.spectators = dict(self.spectators)
         effects: list[Effect[M]] = [Send(tuple(room.members()), room.current())]
         return room, [*effects, *room.resume_play(now=now)]
 
@@ -390,6 +391,7 @@ class Room(Generic[M]):
                 for s in self.seats
                 if s is not None
             ),
+            spectators=tuple(self.spectators.values()),
         )
 
     def view(self) -> dict[str, Any]:
@@ -409,6 +411,21 @@ class Room(Generic[M]):
 
     def _first_person(self) -> int | None:
         return next((s.index for s in self.seats if s is not None and s.bot is None), None)
+
+    def _check_name(self, name: str) -> None:
+        """Refuse ``name`` when a seat or a spectator of the room already has it, in any case
+        (``name_taken``): two people under one name could not be told apart."""
+        wanted = name.casefold()
+        taken = [s.name for s in self.seats if s is not None]
+        if any(n.casefold() == wanted for n in [*taken, *self.spectators.values()]):
+            raise RoomError(f"someone in room {self.name!r} is already called {name!r}: "
+                            "connect under another name to come in", code="name_taken")
+
+    def _spectators_changed(self, *, skip: M | None = None) -> list[Effect[M]]:
+        """Show the others who is watching now: the current view again, at the same version
+        (watching changes nothing of the room), with no events."""
+        to = tuple(member for member in self.members() if member != skip)
+        return [Send(to, self.current())] if to else []
 
     def _player_seat(self, member: M) -> int:
         seat = self.seat_of(member)
@@ -535,6 +552,7 @@ class Room(Generic[M]):
         """Seat a person in the lowest free seat; on commit they get ``joined`` (with their
         seat's secret token) and the current view."""
         index = self._free_seat()
+        self._check_name(name)
         token = token or secrets.token_urlsafe(24)  # 192 random bits
         seat = Seat(index, name, token_hash=hash_token(token), member=member)
 
@@ -559,8 +577,9 @@ class Room(Generic[M]):
         """A player fills the lowest free seat with a bot of ``level``."""
         self._player_seat(member)
         index = self._free_seat()
-        taken_names = {s.name for s in self.seats if s is not None}
-        name = next(n for n in bots.bot_names(level) if n not in taken_names)
+        taken_names = {s.name.casefold() for s in self.seats if s is not None}
+        taken_names.update(n.casefold() for n in self.spectators.values())
+        name = next(n for n in bots.bot_names(level) if n.casefold() not in taken_names)
 
         def writes(version: int) -> list[Write]:
             record = SeatRecord(self.id, index, name, bot=True, bot_level=level)
@@ -597,23 +616,34 @@ class Room(Generic[M]):
 
         return self._propose(self._version_write, apply)
 
-    def watch(self, member: M, re: int, *, max_spectators: int | None = None) -> list[Effect[M]]:
-        """A spectator comes in: no change of the room, only its reply and view; refused
-        (``room_full``) when the room already has ``max_spectators``."""
+    def watch(self, member: M, re: int, *, name: str,
+              max_spectators: int | None = None) -> list[Effect[M]]:
+        """A spectator comes in under ``name``: no change of the room, only its reply and
+        view, and the view again for the others (it lists who watches). Refused
+        (``room_full``) when the room already has ``max_spectators``, and (``name_taken``)
+        when someone in the room already has the name."""
         if max_spectators is not None and len(self.spectators) >= max_spectators:
             raise RoomError(f"this room already has {max_spectators} spectators: try later",
                             code="room_full")
-        self.spectators.add(member)
+        self._check_name(name)
+        self.spectators[member] = name
         return [Send((member,), encode(m.Joined(re=re, room=self.id, seat=None, token=None,
                                                 code=None))),
-                Send((member,), self.current())]
+                Send((member,), self.current()),
+                *self._spectators_changed(skip=member)]
+
+    def unwatch(self, member: M) -> list[Effect[M]]:
+        """A spectator leaves (or its connection dropped): the others see it gone."""
+        if self.spectators.pop(member, None) is None:
+            return []
+        return self._spectators_changed()
 
     def leave(self, member: M, *, dropped: bool) -> Change | None:
         """A member leaves (or its connection dropped): a forced change, since a member who
         is gone is gone. Before the start a player's seat is freed; after it the seat is
         kept for the player to come back (docs/rules.md §10). None for a spectator."""
         if member in self.spectators:
-            self.spectators.discard(member)
+            self.spectators.pop(member)
             return None
         index = self.seat_of(member)
         if index is None:

@@ -146,13 +146,15 @@ class RoomRunner:
                     max_spectators: int | None = None) -> None:
         async with self._lock:
             self._check_held()
-            self._perform(self.room.watch(conn, re, max_spectators=max_spectators))
+            self._perform(self.room.watch(conn, re, name=conn.name or "?",
+                                          max_spectators=max_spectators))
 
     async def leave(self, conn: Connection, *, dropped: bool) -> None:
         """``conn`` left the room, or its connection dropped; never refused."""
         async with self._lock:
             with contextlib.suppress(StoreUnavailable):
                 await self._settle()
+            self._perform(self.room.unwatch(conn))
             change = self.room.leave(conn, dropped=dropped)
             if change is not None:
                 await self._store(change)

@@ -118,4 +118,6 @@ ERROR_CODES: dict[str, str] = {
     "rate_limited": "too many messages; slow down",
     "internal_error": "the server failed while handling the request",
     "moved": "the room is served by another node of the cluster; `url` says which",
+    "name_taken": "someone in the room (a player or a spectator) already has that name, "
+                  "in any case",
 }

@@ -80,6 +80,10 @@ def _seat_infos(value: Iterable[SeatInfo]) -> tuple[SeatInfo, ...]:
     return tuple(value)
 
 
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
 @attrs.frozen
 class RoomInfo:
     """The public facts of a room that the game state does not hold.
@@ -96,6 +100,8 @@ class RoomInfo:
     status: str = RoomStatus.WAITING.value  # a RoomStatus
     deadline: float | None = None  # Unix time the current turn times out
     players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=_seat_infos)
+    #: The names of the connections watching, in the order they came.
+    spectators: tuple[str, ...] = attrs.field(default=(), converter=_names)
 
 
 # The view, as typed classes -------------------------------------------------------------------
@@ -193,6 +199,8 @@ class View:
     players: tuple[PlayerView, ...]  # by seat
     scores: tuple[ScoreView, ...] | None  # None until the end
     winners: tuple[Seat, ...] | None  # None until the end
+    #: Who is watching, by name (an addition: absent from a version 1 server's view).
+    spectators: tuple[PlayerName, ...] = ()
 
 
 # Building -------------------------------------------------------------------------------------
@@ -245,7 +253,8 @@ def _view(room: RoomInfo, **game: Any) -> View:
     # The room's own facts, and what its game (or the lack of one) shows.
     return View(
         room=room.room, name=room.name, variant=room.variant, seats=room.seats,
-        turn_seconds=room.turn_seconds, status=room.status, deadline=room.deadline, **game,
+        turn_seconds=room.turn_seconds, status=room.status, deadline=room.deadline,
+        spectators=room.spectators, **game,
     )
 
 
@@ -335,6 +344,7 @@ def build_view(room: RoomInfo, state: GameState | None) -> dict[str, Any]:
             for s in state.scores
         ],
         "winners": None if state.winners is None else list(state.winners),
+        "spectators": list(room.spectators),
     }
 
 

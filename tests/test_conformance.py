@@ -54,7 +54,7 @@ ERROR_CODES = {
     "bad_message", "unknown_type", "invalid_field", "hello_first", "already_in_room",
     "not_in_room", "room_not_found", "room_full", "not_creator", "seats_not_full",
     "already_started", "game_not_started", "not_a_player", "not_your_turn", "illegal_action",
-    "game_over", "bad_token", "rate_limited", "internal_error", "moved",
+    "game_over", "bad_token", "rate_limited", "internal_error", "moved", "name_taken",
 }
 
 #: Server messages: the keys each always has, and those it may add (docs: "Replies and pushes").
@@ -91,7 +91,7 @@ EVENT_FIELDS: dict[str, set[str]] = {
 VIEW_KEYS = {
     "room", "name", "variant", "seats", "turn_seconds", "status", "round", "turn", "first",
     "done", "deadline", "bag", "wheel", "regions", "festivals", "performances", "prizes",
-    "players", "scores", "winners",
+    "players", "scores", "winners", "spectators",
 }
 PLAYER_KEYS = {"seat", "name", "bot", "connected", "region", "team", "tower", "skills",
                "tokens", "best", "taken"}
@@ -164,6 +164,7 @@ def check_view(v: dict[str, Any]) -> None:
     assert is_int(v["bag"]) and 0 <= v["bag"] <= 150  # a count, never the order
     assert set(v["prizes"]) == PRIZES and all(is_int(n) for n in v["prizes"].values())
     assert type(v["players"]) is list
+    assert type(v["spectators"]) is list and all(is_str(n) for n in v["spectators"])
     for p in v["players"]:
         check_player(p, seats)
     assert [p["seat"] for p in v["players"]] == sorted({p["seat"] for p in v["players"]})
@@ -417,8 +418,9 @@ class Peer:
             assert is_int(msg["version"]) and type(msg["events"]) is list
             last = self.versions.get(msg["room"])
             # versions grow by at least one with every push; the push right after a
-            # `joined` may repeat the last one seen, if nothing changed meanwhile
-            if msg["room"] in self.joining:
+            # `joined` may repeat the last one seen, if nothing changed meanwhile, and so may
+            # a push without events (a spectator came or went: only `spectators` changed)
+            if msg["room"] in self.joining or not msg["events"]:
                 self.joining.discard(msg["room"])
                 assert last is None or msg["version"] >= last, (last, msg["version"])
             else:
@@ -855,11 +857,40 @@ async def test_a_spectator_gets_the_view_and_sits_nowhere(lab):
     assert push["events"] == []
     view = push["view"]
     assert [p["name"] for p in view["players"]] == ["Anna", "Biel"]
-    # the view lists no spectators: one coming or going changes nothing, and pushes nothing
+    assert view["spectators"] == ["Watcher"]
+    # a spectator coming or going changes nothing of the room: the players get the view
+    # again, at the same version, with no events, so that they see who watches
     assert push["version"] == before["version"]
+    shown = await anna.until(lambda s: s["view"]["spectators"] == ["Watcher"])
+    assert shown["version"] == before["version"] and shown["events"] == []
     await watcher.call("leave_room")
-    assert [m for m in await anna.quiet() if m["type"] == "state"] == []
+    gone = await anna.until(lambda s: s["view"]["spectators"] == [])
+    assert gone["version"] == before["version"] and gone["events"] == []
     await watcher.refused("chat", "not_in_room", text="hello?")
+
+
+async def test_a_name_is_one_person_s_in_a_room_in_any_case(lab):
+    anna = await lab.open("Anna")
+    room = (await anna.call("create_room", name="Friday night", seats=3))["room"]
+    biel = await lab.open("Biel")
+    await biel.call("join_room", room=room)
+    # a second Anna can neither take a seat nor watch under the same name, in any case
+    other = await lab.open("ANNA")
+    refused = await other.refused("join_room", "name_taken", room=room)
+    assert "ANNA" in refused["message"]
+    await other.refused("join_room", "name_taken", room=room, **{"as": "spectator"})
+    # nor under a spectator's name
+    carme = await lab.open("Carme")
+    await carme.call("join_room", room=room, **{"as": "spectator"})
+    late = await lab.open("carme")
+    await late.refused("join_room", "name_taken", room=room)
+    await late.refused("join_room", "name_taken", room=room, **{"as": "spectator"})
+    # the refusals changed nothing: the third seat is still free for someone else
+    dani = await lab.open("Dani")
+    assert (await dani.call("join_room", room=room))["seat"] == 2
+    seen = await anna.until(lambda s: len(s["view"]["players"]) == 3)
+    assert [p["name"] for p in seen["view"]["players"]] == ["Anna", "Biel", "Dani"]
+    assert seen["view"]["spectators"] == ["Carme"]
 
 
 @pytest.mark.parametrize(("fields", "field"), [

@@ -304,7 +304,7 @@ def test_leaving_is_forced_and_frees_a_seat_only_before_the_start() -> None:
 
 def test_spectators_watch_and_chat_without_changing_the_room() -> None:
     room = seated()
-    effects = room.watch("eve", 3)
+    effects = room.watch("eve", 3, name="Eve")
     joined, view = sent(effects, "eve")
     assert joined["seat"] is None and view["version"] == room.version
     effects = room.chat("p1", "whatever", "bona sort!", 4)
@@ -317,7 +317,7 @@ def test_spectators_watch_and_chat_without_changing_the_room() -> None:
 
 def test_a_chat_line_is_kept_at_the_room_s_version_without_changing_it() -> None:
     room = started(fenced=True)
-    room.watch("eve", 3)
+    room.watch("eve", 3, name="Eve")
     version = room.version
     said = room.chat_line("p1", "whatever", "bona sort!", now=NOW + 1)
     assert isinstance(said, AppendChat) and said.expect_version == room.stored_version
@@ -331,13 +331,13 @@ def test_a_chat_line_is_kept_at_the_room_s_version_without_changing_it() -> None
 
 def test_spectators_are_capped_and_chat_is_lossy_where_replies_and_states_are_not() -> None:
     room = seated()
-    room.watch("eve", 3, max_spectators=2)
-    room.watch("fina", 4, max_spectators=2)
+    room.watch("eve", 3, name="Eve", max_spectators=2)
+    room.watch("fina", 4, name="Fina", max_spectators=2)
     with pytest.raises(RoomError) as refused:
-        room.watch("gil", 5, max_spectators=2)
+        room.watch("gil", 5, name="Gil", max_spectators=2)
     assert refused.value.code == "room_full" and "gil" not in room.members()
     room.leave("eve", dropped=True)
-    room.watch("gil", 6, max_spectators=2)  # a place came free
+    room.watch("gil", 6, name="Gil", max_spectators=2)  # a place came free
     ok, push = room.chat("gil", "Gil", "visca!", 7)
     assert isinstance(push, Send) and push.lossy and not ok.lossy
     effects = done(room, room.start("p0", 8, now=NOW))

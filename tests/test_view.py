@@ -37,7 +37,7 @@ NAMES = ("Anna", "Biel", "Carme", "Dani")
 VIEW_KEYS = [
     "room", "name", "variant", "seats", "turn_seconds", "status", "round", "turn", "first",
     "done", "deadline", "bag", "wheel", "regions", "festivals", "performances", "prizes",
-    "players", "scores", "winners",
+    "players", "scores", "winners", "spectators",
 ]
 PLAYER_KEYS = ["seat", "name", "bot", "connected", "region", "team", "tower", "skills",
                "tokens", "best", "taken"]
@@ -185,6 +185,9 @@ def test_the_view_survives_the_codec():
 def test_the_client_s_sample_views_match_the_schema(make):
     view = make()
     assert converter.unstructure(parse_view(view), View) == view
+    # a view without `spectators` (a version 1 server's) reads as one with nobody watching
+    del view["spectators"]
+    assert parse_view(view).spectators == ()
 
 
 def _broken(change, field):

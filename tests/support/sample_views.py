@@ -106,6 +106,7 @@ def two_seat() -> dict[str, Any]:
         ],
         "scores": None,
         "winners": None,
+        "spectators": [],
     }
 
 
@@ -175,6 +176,7 @@ def four_seat() -> dict[str, Any]:
         ],
         "scores": None,
         "winners": None,
+        "spectators": [],
     }
 
 
@@ -230,6 +232,7 @@ def finished() -> dict[str, Any]:
              "performances": 4, "total": 34},
         ],
         "winners": [1],
+        "spectators": [],
     }
     return view
 
@@ -257,6 +260,7 @@ def waiting() -> dict[str, Any]:
         "players": [player(0, "Anna")],
         "scores": None,
         "winners": None,
+        "spectators": [],
     }
 
 

@@ -57,6 +57,8 @@ def test_players_see_who_watches_and_a_spectator_s_chat_is_marked(tmp_path):
                     break
             assert "watching: Carme" not in anna.text()
             anna.type("quit\r")
+            anna.wait_for(r"quit now\?")  # a game under way: asked once
+            anna.type("y\r")
             anna.child.expect(pexpect.EOF, timeout=5)
         finally:
             for term in terms:

@@ -19,9 +19,11 @@ with ``no_color`` or ``color_system=None`` drops. Text from the server is made s
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import attrs
 from rich import box
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console, Group, RenderableType
@@ -82,22 +84,23 @@ def _header(view: View, me: int | None, now: float | None, width: int,
     """The top line: room, round, whose turn and what it has done, the clock. Narrower than
     the full line, the same facts in fewer cells, so that it never wraps mid-phrase."""
     # the last resort drops the spectator's mark: the status line says it too
-    levels = ((False, True, watching), (False, False, watching), (True, False, watching),
-              (True, False, ""))
-    for compact, brand, watch in levels:
-        text = _header_line(view, me, now, width, watch, compact, brand)
+    # and the room's name is cut only when nothing else is left to shorten
+    levels = ((False, True, watching, HEADER_NAME), (False, False, watching, HEADER_NAME),
+              (True, False, watching, HEADER_NAME), (True, False, "", HEADER_NAME),
+              (True, False, "", HEADER_NAME // 2))
+    for compact, brand, watch, name in levels:
+        text = _header_line(view, me, now, width, watch, compact, brand, name)
         if text.cell_len <= width:
             break
     return text
 
 
 def _header_line(view: View, me: int | None, now: float | None, width: int, watching: str,
-                 compact: bool, brand: bool) -> Text:
+                 compact: bool, brand: bool, name: int) -> Text:
     text = Text()
     if width >= SIDE_BY_SIDE and brand:
         text.append("CASTELL · ", style="bold")
-    text.append(_clip(safe(view.name), HEADER_NAME // 2 if compact else HEADER_NAME),
-                style="bold")
+    text.append(_clip(safe(view.name), name), style="bold")
     status = d.status_text(view)
     if compact and view.status == RoomStatus.PLAYING:
         status = f"R{view.round}/{ROUNDS}"
@@ -186,10 +189,27 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
             style="bold" if r == mine else "",  # the player's own region stands out
         )
     foot = f"{d.wheel_all_text(view)} · bag {view.bag}"
+    body: RenderableType = table
     if festivals:
         foot += f" · prizes: {d.prizes_text(view.prizes)}"
-    return Panel(table, title="Regions", title_align="left", subtitle=Text(foot),
+        towns = _next_towns(view)
+        if towns is not None:
+            body = Group(table, towns)
+    return Panel(body, title="Regions", title_align="left", subtitle=Text(foot),
                  subtitle_align="left", box=box.ROUNDED)
+
+
+def _next_towns(view: View) -> Text | None:
+    """The next round's festivals with their towns, for the narrow layout whose festivals
+    column has no room for them: ``next festivals (R5): ▶ Tortosa (ebr) size 2 · …``."""
+    nxt = d.next_festival_round(view.festivals)
+    coming = [f for f in view.festivals if not f.done and f.round == nxt]
+    if not coming:
+        return None
+    text = Text(f"next festivals (R{nxt}): ", style="bold")
+    text.append(" · ".join(f"{safe(f.town)} ({d.region_label(f.region)}) size {f.size}"
+                           for f in coming))
+    return text
 
 
 def _region_of(view: View, seat: int | None) -> str | None:
@@ -225,9 +245,9 @@ def _festivals_panel(view: View, me: int | None) -> Panel:
     if not festivals:
         table.add_row("", "", "no calendar yet", "", "", "")
     body = Group(table, Text("left: " + d.prizes_text(view.prizes)))
-    # §5.1: who takes part; said where the sizes are, for the players who did not read it
+    # §5: who takes part, a short rules page away from where the sizes are
     return Panel(body, title="Festivals", title_align="left", box=box.ROUNDED,
-                 subtitle=Text("enter: pawn there, 4+ levels, size", style="dim"),
+                 subtitle=Text("who enters: `rules festivals`", style="dim"),
                  subtitle_align="left")
 
 
@@ -255,20 +275,56 @@ def _player_panel(view: View, p: PlayerView, me: int | None, inner: int,
                   height: int | None = None, score: int | None = None) -> Panel:
     seat = p.seat
     current = seat == view.turn and view.status == RoomStatus.PLAYING
+    title_text = d.player_title(view, p, me)
+    summary = d.player_summary(p, score)
+    if cell_len(title_text) > inner - 2:
+        # The title must not touch the border: the marks (you, bot, offline) go inside, and
+        # the name is cut only when it alone is too long for the panel.
+        bare = attrs.evolve(p, bot=False, connected=True)
+        title_text = _clip(d.player_title(view, bare, None), inner - 2)
+        marks = [w for w, on in (("you", seat == me), ("bot", p.bot),
+                                 ("offline", not p.connected)) if on]
+        summary = " · ".join([*marks, summary])
     lines: list[RenderableType] = [
-        Text(d.player_summary(p, score)),
-        Text("team " + (d.team_text(p.team) or "—")),
-        Text(d.tokens_and_skills(p)),
+        Text(_pack(summary, inner)),
+        Text(_pack("team " + (d.team_text(p.team) or "—"), inner)),
+        Text(_pack(d.tokens_and_skills(p), inner)),
     ]
     tower = p.tower
     if tower:
         lines.append(Text("\n".join(d.tower_lines(tower, inner)), justify="center", style="bold"))
     else:
         lines.append(Text("no tower", style="dim"))
-    lines.append(Text("took " + d.taken_text(p.taken)))
-    title = Text(d.player_title(view, p, me), style=f"bold {seat_style(seat)}")
+    lines.append(Text(_pack("took " + d.taken_text(p.taken), inner)))
+    title = Text(title_text, style=f"bold {seat_style(seat)}")
     return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED,
                  border_style=f"bold {seat_style(seat)}" if current else "dim", height=height)
+
+
+#: What stays together on a line of a player's panel: ``bal 1``, ``team 10×4``, ``size 3``,
+#: ``2 tokens``; anything else is one word.
+_ITEM = re.compile(r"[^\W\d]+ \d\S*|\d+ tokens?|\S+")
+
+
+def _pack(text: str, width: int) -> str:
+    """``text`` cut into lines of at most ``width`` cells between its `` · ``-separated items
+    (an item too long for a line between its words, ``bal 1`` or ``size 3`` never apart)."""
+    lines: list[str] = []
+    line = ""
+    for i, segment in enumerate(text.split(" · ")):
+        units = [segment] if cell_len(segment) <= width else _ITEM.findall(segment)
+        for j, unit in enumerate(units):
+            sep = " · " if i and not j else " "
+            if not line:
+                line = unit
+            elif cell_len(line + sep + unit) <= width:
+                line += sep + unit
+            else:
+                lines.append(line + (" ·" if sep == " · " and cell_len(line) + 2 <= width
+                                     else ""))
+                line = unit
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def _seats_panel(view: View, me: int | None) -> Panel:
@@ -293,7 +349,9 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
     if view.status == RoomStatus.WAITING:
         return [_seats_panel(view, me)]
     scores = d.scores_so_far(view)
-    # The player's own panel first, the others in turn order after it (clockwise, §3).
+    # The player's own panel first, the others in seat order after it (clockwise, §3): the
+    # same places every turn, whoever plays first in a round.
+    players.sort(key=lambda p: p.seat)
     seats = [p.seat for p in players]
     if me in seats:
         at = seats.index(me)

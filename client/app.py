@@ -513,8 +513,8 @@ class TerminalScreen:
     def _too_small(self, width: int, height: int) -> str:
         """What a terminal smaller than ``MIN_COLUMNS`` × ``MIN_ROWS`` shows instead of a
         board that would not fit."""
-        columns, rows = self.app.output.get_size()
-        words = (f"This terminal is {columns}×{rows}: the board needs at least "
+        size = self.app.output.get_size()
+        words = (f"This terminal is {size.columns}×{size.rows}: the board needs at least "
                  f"{MIN_COLUMNS}×{MIN_ROWS}. Make the window larger, or play in lines with "
                  "`castell --plain`. Commands still work here.")
         return "\n".join(textwrap.wrap(words, max(10, width))[:height])

@@ -85,9 +85,9 @@ def _header(view: View, me: int | None, now: float | None, width: int,
     the full line, the same facts in fewer cells, so that it never wraps mid-phrase."""
     # the last resort drops the spectator's mark: the status line says it too
     # and the room's name is cut only when nothing else is left to shorten
-    levels = ((False, True, watching, HEADER_NAME), (False, False, watching, HEADER_NAME),
-              (True, False, watching, HEADER_NAME), (True, False, "", HEADER_NAME),
-              (True, False, "", HEADER_NAME // 2))
+    levels = ((False, True, watching, width), (False, False, watching, width),
+              (True, False, watching, width), (True, False, "", width),
+              (True, False, "", HEADER_NAME), (True, False, "", HEADER_NAME // 2))
     for compact, brand, watch, name in levels:
         text = _header_line(view, me, now, width, watch, compact, brand, name)
         if text.cell_len <= width:
@@ -278,12 +278,18 @@ def _player_panel(view: View, p: PlayerView, me: int | None, inner: int,
     title_text = d.player_title(view, p, me)
     summary = d.player_summary(p, score)
     if cell_len(title_text) > inner - 2:
-        # The title must not touch the border: the marks (you, bot, offline) go inside, and
-        # the name is cut only when it alone is too long for the panel.
-        bare = attrs.evolve(p, bot=False, connected=True)
-        title_text = _clip(d.player_title(view, bare, None), inner - 2)
+        # The title must not touch the border: the marks (you, bot, offline) go inside, then
+        # the turn's ▶ goes (the bold border and the header say whose turn it is); a name
+        # too long even alone is cut in the title and said whole inside.
         marks = [w for w, on in (("you", seat == me), ("bot", p.bot),
                                  ("offline", not p.connected)) if on]
+        name = d.seat_name(view, seat)
+        title_text = d.player_title(view, attrs.evolve(p, bot=False, connected=True), None)
+        if cell_len(title_text) > inner - 2:
+            title_text = name
+        if cell_len(title_text) > inner - 2:
+            title_text = set_cell_size(name, inner - 3).rstrip() + "…"
+            marks.insert(0, name)
         summary = " · ".join([*marks, summary])
     lines: list[RenderableType] = [
         Text(_pack(summary, inner)),

@@ -507,3 +507,15 @@ def test_an_8_is_recruited_with_an_article_that_fits():
     lines = render_plain(sv.typed(sv.four_seat()), 0,
                          [sv.action_event(0, "special", effect="recruit", size=8)])
     assert lines[-1] == "Anna spent a token to recruit an 8"
+
+
+def test_a_name_too_long_for_its_title_is_said_whole_inside_the_panel():
+    longest = "Montserrat Vilanova Puig"  # 24 characters, the most a name may have
+    view = sv.typed(sv.with_names(sv.four_seat(), {2: longest}))
+    text = screen(view, 2, width=100)
+    title = line_with(text, "─ Montserrat")
+    assert re.search(r"─ Montserrat Vila\S*… ─", title)  # cut, and marked as cut
+    lines = text.splitlines()
+    top = lines.index(title)
+    own = " ".join(line[:25].strip("│ ") for line in lines[top + 1:top + 4])  # her panel
+    assert own.startswith(f"{longest} · you · ")  # whole, if on two lines

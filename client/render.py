@@ -50,8 +50,6 @@ SIDE_BY_SIDE: Final = 96
 FULL_TILES: Final = 100
 MIN_PLAYER_PANEL: Final = 25
 FESTIVAL_ROWS: Final = 7
-#: Cells the pawn names of one region share in the Regions panel.
-PAWNS_WIDTH: Final = 12
 #: Cells of the room name in the header.
 HEADER_NAME: Final = 24
 
@@ -128,15 +126,34 @@ def _header_line(view: View, me: int | None, now: float | None, width: int, watc
 # Regions and festivals -------------------------------------------------------------------
 
 
-def _pawns(view: View, seats: Sequence[int]) -> Text:
-    """Pawn names, shortened so that a crowded region still fits on one line."""
-    keep = max(2, (PAWNS_WIDTH - len(seats) + 1) // max(1, len(seats)))
+def _pawns(view: View, seats: Sequence[int], cells: int) -> Text:
+    """Pawn names on one line of ``cells`` cells: whole when they fit, else the longest cut
+    (marked ``…``) until they do, so that a crowded region still gives every pawn a place."""
+    names = [d.seat_name(view, seat) for seat in seats]
+    room = cells - max(0, len(names) - 1)
+    keep = [cell_len(n) for n in names]
+    while sum(keep) > room and max(keep, default=0) > 2:
+        keep[keep.index(max(keep))] -= 1
     text = Text(no_wrap=True, overflow="ellipsis")
-    for i, seat in enumerate(seats):
+    for i, (seat, name, k) in enumerate(zip(seats, names, keep, strict=True)):
         if i:
             text.append(" ")
-        text.append(_clip(d.seat_name(view, seat), keep), style=f"bold {seat_style(seat)}")
+        shown = name if cell_len(name) <= k else (
+            _clip(name, k) if k < 4 else set_cell_size(name, k - 1).rstrip() + "…")
+        text.append(shown, style=f"bold {seat_style(seat)}")
     return text
+
+
+def _pawns_cells(view: View, width: int, festivals: bool, castellers: Sequence[str]) -> int:
+    """The cells the pawns column of the Regions panel has at ``width``: what the panel's
+    other columns leave."""
+    panel = width if festivals else width * 60 // 100
+    fixed = [3, max(len("castellers"), *map(len, castellers)),
+             max(len("trains"), *(len(d.tile_name(t)) for t in view.wheel.values())),
+             max(len(" ".join(d.neighbours(r))) for r in REGIONS)]
+    if festivals:
+        fixed.append(max(_festival_cell(view, r).cell_len for r in REGIONS))
+    return max(5, panel - 4 - sum(fixed) - len(fixed))
 
 
 def _festival_cell(view: View, region: str) -> Text:
@@ -155,7 +172,7 @@ def _festival_cell(view: View, region: str) -> Text:
     return text
 
 
-def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel:
+def _regions_panel(view: View, me: int | None, width: int, festivals: bool = False) -> Panel:
     """The regions; with ``festivals``, each region's coming festivals too (a narrow screen
     has no room for the Festivals panel beside it) and the prizes left under them."""
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, expand=True,
@@ -169,7 +186,8 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
     table.add_column("castellers", no_wrap=True,
                      min_width=max(len("castellers"), *(len(c) for c in castellers)))
     # Every pawn keeps a place, even in a crowded region: the other columns give way first.
-    pawns = [_pawns(view, regions[r].pawns if r in regions else ()) for r in REGIONS]
+    cells = _pawns_cells(view, width, festivals, castellers)
+    pawns = [_pawns(view, regions[r].pawns if r in regions else (), cells) for r in REGIONS]
     table.add_column("pawns", no_wrap=True, overflow="ellipsis", ratio=1,
                      min_width=max(5, *(p.cell_len for p in pawns)))
     table.add_column("trains", no_wrap=True)
@@ -463,10 +481,10 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
             top = Table.grid(expand=True)
             top.add_column(ratio=60)
             top.add_column(ratio=40)
-            top.add_row(_regions_panel(view, me), _festivals_panel(view, me))
+            top.add_row(_regions_panel(view, me, width), _festivals_panel(view, me))
             board.append(top)
         else:
-            board.append(_regions_panel(view, me, festivals=True))
+            board.append(_regions_panel(view, me, width, festivals=True))
         performances = _performances_panel(view, compact=width < FULL_TILES)
     else:
         performances = None

@@ -519,3 +519,12 @@ def test_a_name_too_long_for_its_title_is_said_whole_inside_the_panel():
     top = lines.index(title)
     own = " ".join(line[:25].strip("│ ") for line in lines[top + 1:top + 4])  # her panel
     assert own.startswith(f"{longest} · you · ")  # whole, if on two lines
+
+
+def test_a_pawns_name_is_whole_where_the_column_has_room_and_marked_where_cut():
+    view = sv.typed(sv.with_names(sv.four_seat(), {1: "Bernat·steady", 0: "Núria·greedy"}))
+    text = screen(view, 2, width=80)
+    assert "Bernat·steady " in line_with(text, "│ cen ")  # alone in cen: whole
+    bcn = line_with(text, "│ bcn ")
+    # crowded: every pawn keeps a place, the longest names give way first, marked as cut
+    assert re.search(r"Núr\S*… Cat\S* Dol\S* ", bcn) and "Bernat" not in bcn

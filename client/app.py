@@ -73,6 +73,13 @@ BOARD_STEP = 10
 LOBBY_REFRESH = 5  # seconds between two looks at the room list, in the lobby
 SEAT_LOST_PAUSE = 4.0  # seconds the words stay up when another client took the seat back
 STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
+#: The smallest terminal the board is drawn on; a smaller one is told so instead.
+MIN_COLUMNS, MIN_ROWS = 80, 24
+
+
+def _lines(n: int, what: str = "") -> str:
+    """``1 more line``, ``3 more lines``."""
+    return f"{n} {what}line{'s' if n != 1 else ''}"
 
 
 class WordsCompleter(Completer):
@@ -147,7 +154,7 @@ class TerminalScreen:
             filter=Condition(self._has_notes),
         )
         status = Window(FormattedTextControl(self._status), height=self._status_height,
-                        wrap_lines=True)
+                        wrap_lines=False)
         prompt = Window(BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]),
                         height=1)
         root = FloatContainer(
@@ -343,23 +350,25 @@ class TerminalScreen:
 
         @kb.add("pageup")
         def _up(event: Any) -> None:
-            if self.notes:
-                self.notes_top = max(0, self.notes_top - self._notes_rows())
-            else:
-                self.board_top = max(0, self.board_top - BOARD_STEP)
-            self.refresh()
+            self.page(-1)
 
         @kb.add("pagedown")
         def _down(event: Any) -> None:
-            if self.notes:
-                rows = self._notes_rows()
-                self.notes_top = min(max(0, len(self._note_lines()) - rows),
-                                     self.notes_top + rows)
-            else:
-                self.board_top = min(self._board_overflow, self.board_top + BOARD_STEP)
-            self.refresh()
+            self.page(1)
 
         return kb
+
+    def page(self, direction: int) -> None:
+        """PgDn (1) or PgUp (-1): scroll the pane whose title says PgUp/PgDn scroll it — the
+        notes when they are longer than their pane, else the board."""
+        if self._notes_scroll():
+            rows = self._notes_rows()
+            self.notes_top = max(0, min(max(0, len(self._note_lines()) - rows),
+                                        self.notes_top + direction * rows))
+        else:
+            self.board_top = max(0, min(self._board_overflow,
+                                        self.board_top + direction * BOARD_STEP))
+        self.refresh()
 
     # -- drawing -----------------------------------------------------------------------------
 
@@ -369,6 +378,10 @@ class TerminalScreen:
 
     def _has_notes(self) -> bool:
         return bool(self.notes)
+
+    def _notes_scroll(self) -> bool:
+        """Whether the notes are longer than their pane (then PgUp/PgDn are theirs)."""
+        return bool(self.notes) and len(self._note_lines()) > self._notes_rows()
 
     def _note_lines(self) -> list[str]:
         """The notes cut to the screen's width (a long line goes on, indented, below), so
@@ -400,8 +413,8 @@ class TerminalScreen:
         lines = self._note_lines()
         shown = lines[self.notes_top:self.notes_top + rows]
         more = len(lines) - self.notes_top - len(shown)
-        scroll = " · PgUp/PgDn scroll" if len(lines) > rows else ""
-        below = f" · {more} more line{'s' if more != 1 else ''}" if more > 0 else ""
+        scroll = " · PgUp/PgDn scroll" if self._notes_scroll() else ""
+        below = f" · {_lines(more, 'more ')}" if more > 0 else ""
         title = f"──── Esc closes{scroll}{below}"
         return [("class:notes.title", title + "\n"), ("", "\n".join(shown))]
 
@@ -436,14 +449,25 @@ class TerminalScreen:
                                    "suggests, `end` ends your turn")
         return "status.hint", hint
 
-    def _status(self) -> StyleAndTextTuples:
+    def _status_rows(self) -> tuple[str, list[str]]:
+        """The status line's style and its rows: a long text wraps between words, never in
+        the middle of one, onto at most ``STATUS_LINES`` rows."""
+        width, _ = self._size()
         style, text = self._status_line()
-        return [(f"class:{style}", text)]
+        if get_cwidth(text) <= width:
+            return style, [text]
+        rows = textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+        if len(rows) > STATUS_LINES:
+            rows = rows[:STATUS_LINES]
+            rows[-1] = rows[-1][:width - 1] + "…"
+        return style, rows
+
+    def _status(self) -> StyleAndTextTuples:
+        style, rows = self._status_rows()
+        return [(f"class:{style}", "\n".join(rows))]
 
     def _status_height(self) -> int:
-        width, _ = self._size()
-        _, text = self._status_line()
-        return max(1, min(STATUS_LINES, -(-get_cwidth(text) // width)))
+        return len(self._status_rows()[1])
 
     def _prompt(self) -> StyleAndTextTuples:
         if self._asking is not None:
@@ -472,6 +496,8 @@ class TerminalScreen:
             head = Text("CASTELL · lobby", style="bold")
             return self._print(Group(head, *(Text(line) for line in
                                              self.controller.lobby_lines())), width, height)
+        if width < MIN_COLUMNS or self._size()[1] < MIN_ROWS:
+            return self._too_small(width, height)
         # A screen too short for the whole board puts the players above the performances;
         # events fill whatever height the panels leave (at least 2 lines when they fit).
         short = False
@@ -486,18 +512,30 @@ class TerminalScreen:
             text = self._print(self._screen(width, 0, short), width, None)
         return self._window(text.split("\n"), height)
 
+    def _too_small(self, width: int, height: int) -> str:
+        """What a terminal smaller than ``MIN_COLUMNS`` × ``MIN_ROWS`` shows instead of a
+        board that would not fit."""
+        size = self.app.output.get_size()
+        words = (f"This terminal is {size.columns}×{size.rows}: the board needs at least "
+                 f"{MIN_COLUMNS}×{MIN_ROWS}. Make the window larger, or play in lines with "
+                 "`castell --plain`. Commands still work here.")
+        return "\n".join(textwrap.wrap(words, max(10, width))[:height])
+
     def _window(self, lines: list[str], height: int) -> str:
-        """The part of the board that fits, with a line saying what PgUp/PgDn would show."""
+        """The part of the board that fits, with a line saying what PgUp/PgDn would show.
+        The first line (the header: round, whose turn, the clock) never scrolls away."""
         if len(lines) <= height:
             self._board_overflow = 0
             return "\n".join(lines)
-        rows = max(1, height - 1)
-        self._board_overflow = len(lines) - rows
+        head, body = lines[:1], lines[1:]
+        rows = max(1, height - 2)
+        self._board_overflow = len(body) - rows
         top = self.board_top = min(self.board_top, self._board_overflow)
-        below = len(lines) - top - rows
-        marks = [f"↑ {top} lines above (PgUp)" if top else "",
-                 f"↓ {below} more lines (PgDn)" if below else ""]
-        return "\n".join([*lines[top:top + rows],
+        below = len(body) - top - rows
+        keys = "Esc, then " if self._notes_scroll() else ""
+        marks = [f"↑ {_lines(top)} above ({keys}PgUp)" if top else "",
+                 f"↓ {_lines(below, 'more ')} ({keys}PgDn)" if below else ""]
+        return "\n".join([*head, *body[top:top + rows],
                           "\x1b[2m── " + " · ".join(x for x in marks if x) + " ──\x1b[0m"])
 
     def _screen(self, width: int, events: int, short: bool = False) -> RenderableType:

@@ -306,7 +306,8 @@ def _effect_words(action: Mapping[str, Any]) -> str:
     if effect == "move":
         return f"move to {region_label(action.get('region'))}"
     if effect == "recruit":
-        return f"recruit a {safe(action.get('size'))}"
+        size = safe(action.get("size"))
+        return f"recruit {'an' if size in ('8', '11', '18') else 'a'} {size}"
     if effect == "perform":
         return f"perform {safe(action.get('tile'))}"
     return safe(effect)

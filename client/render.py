@@ -19,9 +19,11 @@ with ``no_color`` or ``color_system=None`` drops. Text from the server is made s
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import attrs
 from rich import box
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console, Group, RenderableType
@@ -48,8 +50,6 @@ SIDE_BY_SIDE: Final = 96
 FULL_TILES: Final = 100
 MIN_PLAYER_PANEL: Final = 25
 FESTIVAL_ROWS: Final = 7
-#: Cells the pawn names of one region share in the Regions panel.
-PAWNS_WIDTH: Final = 12
 #: Cells of the room name in the header.
 HEADER_NAME: Final = 24
 
@@ -82,22 +82,23 @@ def _header(view: View, me: int | None, now: float | None, width: int,
     """The top line: room, round, whose turn and what it has done, the clock. Narrower than
     the full line, the same facts in fewer cells, so that it never wraps mid-phrase."""
     # the last resort drops the spectator's mark: the status line says it too
-    levels = ((False, True, watching), (False, False, watching), (True, False, watching),
-              (True, False, ""))
-    for compact, brand, watch in levels:
-        text = _header_line(view, me, now, width, watch, compact, brand)
+    # and the room's name is cut only when nothing else is left to shorten
+    levels = ((False, True, watching, width), (False, False, watching, width),
+              (True, False, watching, width), (True, False, "", width),
+              (True, False, "", HEADER_NAME), (True, False, "", HEADER_NAME // 2))
+    for compact, brand, watch, name in levels:
+        text = _header_line(view, me, now, width, watch, compact, brand, name)
         if text.cell_len <= width:
             break
     return text
 
 
 def _header_line(view: View, me: int | None, now: float | None, width: int, watching: str,
-                 compact: bool, brand: bool) -> Text:
+                 compact: bool, brand: bool, name: int) -> Text:
     text = Text()
     if width >= SIDE_BY_SIDE and brand:
         text.append("CASTELL · ", style="bold")
-    text.append(_clip(safe(view.name), HEADER_NAME // 2 if compact else HEADER_NAME),
-                style="bold")
+    text.append(_clip(safe(view.name), name), style="bold")
     status = d.status_text(view)
     if compact and view.status == RoomStatus.PLAYING:
         status = f"R{view.round}/{ROUNDS}"
@@ -125,15 +126,34 @@ def _header_line(view: View, me: int | None, now: float | None, width: int, watc
 # Regions and festivals -------------------------------------------------------------------
 
 
-def _pawns(view: View, seats: Sequence[int]) -> Text:
-    """Pawn names, shortened so that a crowded region still fits on one line."""
-    keep = max(2, (PAWNS_WIDTH - len(seats) + 1) // max(1, len(seats)))
+def _pawns(view: View, seats: Sequence[int], cells: int) -> Text:
+    """Pawn names on one line of ``cells`` cells: whole when they fit, else the longest cut
+    (marked ``…``) until they do, so that a crowded region still gives every pawn a place."""
+    names = [d.seat_name(view, seat) for seat in seats]
+    room = cells - max(0, len(names) - 1)
+    keep = [cell_len(n) for n in names]
+    while sum(keep) > room and max(keep, default=0) > 2:
+        keep[keep.index(max(keep))] -= 1
     text = Text(no_wrap=True, overflow="ellipsis")
-    for i, seat in enumerate(seats):
+    for i, (seat, name, k) in enumerate(zip(seats, names, keep, strict=True)):
         if i:
             text.append(" ")
-        text.append(_clip(d.seat_name(view, seat), keep), style=f"bold {seat_style(seat)}")
+        shown = name if cell_len(name) <= k else (
+            _clip(name, k) if k < 4 else set_cell_size(name, k - 1).rstrip() + "…")
+        text.append(shown, style=f"bold {seat_style(seat)}")
     return text
+
+
+def _pawns_cells(view: View, width: int, festivals: bool, castellers: Sequence[str]) -> int:
+    """The cells the pawns column of the Regions panel has at ``width``: what the panel's
+    other columns leave."""
+    panel = width if festivals else width * 60 // 100
+    fixed = [3, max(len("castellers"), *map(len, castellers)),
+             max(len("trains"), *(len(d.tile_name(t)) for t in view.wheel.values())),
+             max(len(" ".join(d.neighbours(r))) for r in REGIONS)]
+    if festivals:
+        fixed.append(max(_festival_cell(view, r).cell_len for r in REGIONS))
+    return max(5, panel - 4 - sum(fixed) - len(fixed))
 
 
 def _festival_cell(view: View, region: str) -> Text:
@@ -152,7 +172,7 @@ def _festival_cell(view: View, region: str) -> Text:
     return text
 
 
-def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel:
+def _regions_panel(view: View, me: int | None, width: int, festivals: bool = False) -> Panel:
     """The regions; with ``festivals``, each region's coming festivals too (a narrow screen
     has no room for the Festivals panel beside it) and the prizes left under them."""
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, expand=True,
@@ -166,7 +186,8 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
     table.add_column("castellers", no_wrap=True,
                      min_width=max(len("castellers"), *(len(c) for c in castellers)))
     # Every pawn keeps a place, even in a crowded region: the other columns give way first.
-    pawns = [_pawns(view, regions[r].pawns if r in regions else ()) for r in REGIONS]
+    cells = _pawns_cells(view, width, festivals, castellers)
+    pawns = [_pawns(view, regions[r].pawns if r in regions else (), cells) for r in REGIONS]
     table.add_column("pawns", no_wrap=True, overflow="ellipsis", ratio=1,
                      min_width=max(5, *(p.cell_len for p in pawns)))
     table.add_column("trains", no_wrap=True)
@@ -186,10 +207,27 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
             style="bold" if r == mine else "",  # the player's own region stands out
         )
     foot = f"{d.wheel_all_text(view)} · bag {view.bag}"
+    body: RenderableType = table
     if festivals:
         foot += f" · prizes: {d.prizes_text(view.prizes)}"
-    return Panel(table, title="Regions", title_align="left", subtitle=Text(foot),
+        towns = _next_towns(view)
+        if towns is not None:
+            body = Group(table, towns)
+    return Panel(body, title="Regions", title_align="left", subtitle=Text(foot),
                  subtitle_align="left", box=box.ROUNDED)
+
+
+def _next_towns(view: View) -> Text | None:
+    """The next round's festivals with their towns, for the narrow layout whose festivals
+    column has no room for them: ``next festivals (R5): ▶ Tortosa (ebr) size 2 · …``."""
+    nxt = d.next_festival_round(view.festivals)
+    coming = [f for f in view.festivals if not f.done and f.round == nxt]
+    if not coming:
+        return None
+    text = Text(f"next festivals (R{nxt}): ", style="bold")
+    text.append(" · ".join(f"{safe(f.town)} ({d.region_label(f.region)}) size {f.size}"
+                           for f in coming))
+    return text
 
 
 def _region_of(view: View, seat: int | None) -> str | None:
@@ -225,9 +263,9 @@ def _festivals_panel(view: View, me: int | None) -> Panel:
     if not festivals:
         table.add_row("", "", "no calendar yet", "", "", "")
     body = Group(table, Text("left: " + d.prizes_text(view.prizes)))
-    # §5.1: who takes part; said where the sizes are, for the players who did not read it
+    # §5: who takes part, a short rules page away from where the sizes are
     return Panel(body, title="Festivals", title_align="left", box=box.ROUNDED,
-                 subtitle=Text("enter: pawn there, 4+ levels, size", style="dim"),
+                 subtitle=Text("who enters: `rules festivals`", style="dim"),
                  subtitle_align="left")
 
 
@@ -255,20 +293,62 @@ def _player_panel(view: View, p: PlayerView, me: int | None, inner: int,
                   height: int | None = None, score: int | None = None) -> Panel:
     seat = p.seat
     current = seat == view.turn and view.status == RoomStatus.PLAYING
+    title_text = d.player_title(view, p, me)
+    summary = d.player_summary(p, score)
+    if cell_len(title_text) > inner - 2:
+        # The title must not touch the border: the marks (you, bot, offline) go inside, then
+        # the turn's ▶ goes (the bold border and the header say whose turn it is); a name
+        # too long even alone is cut in the title and said whole inside.
+        marks = [w for w, on in (("you", seat == me), ("bot", p.bot),
+                                 ("offline", not p.connected)) if on]
+        name = d.seat_name(view, seat)
+        title_text = d.player_title(view, attrs.evolve(p, bot=False, connected=True), None)
+        if cell_len(title_text) > inner - 2:
+            title_text = name
+        if cell_len(title_text) > inner - 2:
+            title_text = set_cell_size(name, inner - 3).rstrip() + "…"
+            marks.insert(0, name)
+        summary = " · ".join([*marks, summary])
     lines: list[RenderableType] = [
-        Text(d.player_summary(p, score)),
-        Text("team " + (d.team_text(p.team) or "—")),
-        Text(d.tokens_and_skills(p)),
+        Text(_pack(summary, inner)),
+        Text(_pack("team " + (d.team_text(p.team) or "—"), inner)),
+        Text(_pack(d.tokens_and_skills(p), inner)),
     ]
     tower = p.tower
     if tower:
         lines.append(Text("\n".join(d.tower_lines(tower, inner)), justify="center", style="bold"))
     else:
         lines.append(Text("no tower", style="dim"))
-    lines.append(Text("took " + d.taken_text(p.taken)))
-    title = Text(d.player_title(view, p, me), style=f"bold {seat_style(seat)}")
+    lines.append(Text(_pack("took " + d.taken_text(p.taken), inner)))
+    title = Text(title_text, style=f"bold {seat_style(seat)}")
     return Panel(Group(*lines), title=title, title_align="left", box=box.ROUNDED,
                  border_style=f"bold {seat_style(seat)}" if current else "dim", height=height)
+
+
+#: What stays together on a line of a player's panel: ``bal 1``, ``team 10×4``, ``size 3``,
+#: ``2 tokens``; anything else is one word.
+_ITEM = re.compile(r"[^\W\d]+ \d\S*|\d+ tokens?|\S+")
+
+
+def _pack(text: str, width: int) -> str:
+    """``text`` cut into lines of at most ``width`` cells between its `` · ``-separated items
+    (an item too long for a line between its words, ``bal 1`` or ``size 3`` never apart)."""
+    lines: list[str] = []
+    line = ""
+    for i, segment in enumerate(text.split(" · ")):
+        units = [segment] if cell_len(segment) <= width else _ITEM.findall(segment)
+        for j, unit in enumerate(units):
+            sep = " · " if i and not j else " "
+            if not line:
+                line = unit
+            elif cell_len(line + sep + unit) <= width:
+                line += sep + unit
+            else:
+                lines.append(line + (" ·" if sep == " · " and cell_len(line) + 2 <= width
+                                     else ""))
+                line = unit
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def _seats_panel(view: View, me: int | None) -> Panel:
@@ -293,7 +373,9 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
     if view.status == RoomStatus.WAITING:
         return [_seats_panel(view, me)]
     scores = d.scores_so_far(view)
-    # The player's own panel first, the others in turn order after it (clockwise, §3).
+    # The player's own panel first, the others in seat order after it (clockwise, §3): the
+    # same places every turn, whoever plays first in a round.
+    players.sort(key=lambda p: p.seat)
     seats = [p.seat for p in players]
     if me in seats:
         at = seats.index(me)
@@ -399,10 +481,10 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
             top = Table.grid(expand=True)
             top.add_column(ratio=60)
             top.add_column(ratio=40)
-            top.add_row(_regions_panel(view, me), _festivals_panel(view, me))
+            top.add_row(_regions_panel(view, me, width), _festivals_panel(view, me))
             board.append(top)
         else:
-            board.append(_regions_panel(view, me, festivals=True))
+            board.append(_regions_panel(view, me, width, festivals=True))
         performances = _performances_panel(view, compact=width < FULL_TILES)
     else:
         performances = None

@@ -77,7 +77,9 @@ def test_a_long_refusal_wraps_instead_of_being_cut(screen):
             "Balance rank 3 (each rank lets one level do it; you have rank 1)")
     screen.error(long)
     assert screen._status_height() == 2  # 100 columns
-    assert long in status(screen)
+    rows = status(screen).split("\n")
+    assert " ".join(rows) == f"✗ {long}"  # every word whole, on one row or the next
+    assert all(len(row) <= 100 for row in rows)
     screen.error(long * 5)
     assert screen._status_height() == STATUS_LINES
 

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from client import describe
 from client.render import chat_text, print_view, render_plain
+from client.rulebook import rules_page
 from client.sanitize import safe
 from shared.scoring import score_player
 from shared.view import state_from_view
@@ -81,7 +82,7 @@ def test_festivals_mark_the_next_round_and_the_players_region():
     assert "← you" in line_with(text, "Barcelona") and "← you" not in line_with(text, "Tortosa")
     assert "more" in text  # the calendar is longer than the panel
     assert "trophy 10 medal 13 ribbon 14" in text
-    assert "enter: pawn there, 4+ levels, size" in text  # who takes part (§5), in brief
+    assert "who enters: `rules festivals`" in text  # who takes part (§5): a page away
 
 
 def test_at_80_columns_each_region_lists_its_coming_festivals():
@@ -443,3 +444,87 @@ def test_a_crowded_board_with_wide_names_still_fits():
 
 def test_tower_levels_too_wide_are_grouped():
     assert describe.tower_lines([[10] * 6, [9]], width=12) == [" 9", "10×6"]
+
+
+# Small screens and long names -------------------------------------------------------------
+
+LONG = {0: "Núria·greedy", 1: "Jordi·greedy", 2: "Pau", 3: "Montserrat·steady"}
+
+
+def test_the_festival_footer_reads_as_a_whole_phrase():
+    text = screen(sv.typed(sv.four_seat()), 2, width=100)
+    footer = line_with(text, "who enters")
+    # the whole phrase, closed by the panel's border: nothing cut off
+    assert re.search(r"╰─ who enters: `rules festivals` ─+╯$", footer.rstrip())
+    assert "Who takes part: every player whose pawn is in the festival's region" in \
+        rules_page("festivals")  # the page the footer names says it in full
+
+
+def test_at_80_columns_the_next_festivals_name_their_towns():
+    text = screen(sv.typed(sv.four_seat()), 2, width=80)
+    line = line_with(text, "next festivals (R5)")
+    assert "Tortosa (ebr) size 2" in line and "Barcelona (bcn) size 7" in line
+
+
+@pytest.mark.parametrize("width", [100, 80])
+def test_full_names_stand_in_the_panels_and_no_title_touches_its_border(width):
+    view = sv.typed(sv.with_names(sv.four_seat(), LONG))
+    text = screen(view, 2, width=width)
+    for name in LONG.values():
+        assert re.search(rf"─ (▶ )?{re.escape(name)}[ (]", text), name
+    # a title ends with a space before the border's line, never right against it
+    for line in text.splitlines():
+        if line.startswith("╭"):
+            assert not re.search(r"[^─ ╮╭]─╮", line), line
+    assert "offline ·" in text or "Montserrat·steady (offline)" in text
+
+
+def test_a_players_items_never_break_across_lines():
+    wire = sv.with_names(sv.four_seat(), LONG)
+    wire["players"][0]["skills"] = {"balance": 1, "width": 2}
+    text = screen(sv.typed(wire), 2, width=100)
+    assert "bal 1 wid 2" in text  # not `bal 1 wid` / `2`
+    took = next(line for line in text.splitlines() if "took gir lp02" in line)
+    assert "trophy" in took and not re.search(r"size\s*│", took)
+
+
+def test_the_room_name_is_whole_in_a_compact_header():
+    view = attrs.evolve(sv.typed(sv.two_seat()), name="Montserrat's game")
+    header = screen(view, 0, width=80).splitlines()[0]
+    assert header.startswith("Montserrat's game · ")
+
+
+def test_panels_keep_their_places_whoever_plays_first():
+    wire = sv.four_seat()
+    turned = {**wire, "players": wire["players"][1:] + wire["players"][:1]}
+    for me in (2, None):
+        rows = [line_with(screen(sv.typed(w), me, width=100), "Anna ─") for w in (wire, turned)]
+        assert rows[0] == rows[1]
+        assert rows[0].index("Anna") < rows[0].index("Bru") < rows[0].index("Dolors") or me
+
+
+def test_an_8_is_recruited_with_an_article_that_fits():
+    lines = render_plain(sv.typed(sv.four_seat()), 0,
+                         [sv.action_event(0, "special", effect="recruit", size=8)])
+    assert lines[-1] == "Anna spent a token to recruit an 8"
+
+
+def test_a_name_too_long_for_its_title_is_said_whole_inside_the_panel():
+    longest = "Montserrat Vilanova Puig"  # 24 characters, the most a name may have
+    view = sv.typed(sv.with_names(sv.four_seat(), {2: longest}))
+    text = screen(view, 2, width=100)
+    title = line_with(text, "─ Montserrat")
+    assert re.search(r"─ Montserrat Vila\S*… ─", title)  # cut, and marked as cut
+    lines = text.splitlines()
+    top = lines.index(title)
+    own = " ".join(line[:25].strip("│ ") for line in lines[top + 1:top + 4])  # her panel
+    assert own.startswith(f"{longest} · you · ")  # whole, if on two lines
+
+
+def test_a_pawns_name_is_whole_where_the_column_has_room_and_marked_where_cut():
+    view = sv.typed(sv.with_names(sv.four_seat(), {1: "Bernat·steady", 0: "Núria·greedy"}))
+    text = screen(view, 2, width=80)
+    assert "Bernat·steady " in line_with(text, "│ cen ")  # alone in cen: whole
+    bcn = line_with(text, "│ bcn ")
+    # crowded: every pawn keeps a place, the longest names give way first, marked as cut
+    assert re.search(r"Núr\S*… Cat\S* Dol\S* ", bcn) and "Bernat" not in bcn

@@ -133,7 +133,8 @@ class TerminalScreen:
         self._board_key: tuple[Any, ...] | None = None
         self._board_cache: StyleAndTextTuples = []
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._game_completer = CommandCompleter(controller.legal, controller.team)
+        self._game_completer = CommandCompleter(controller.legal, controller.team,
+                                                 controller.skills)
         self._words_completer = WordsCompleter(controller)
         self.input = Buffer(
             completer=DynamicCompleter(self._completer), history=history, multiline=False,

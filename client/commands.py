@@ -1,10 +1,10 @@
 """The command line: what a player types, turned into an action or a client command.
 
 :func:`parse` reads one line — ``move gir``, ``recruit 7 5``, ``build 7 7 7 / 5 5 / 2``,
-``chat hello`` — and returns either a :mod:`shared.actions` action (to send to the server) or
-one of the client commands below (handled by the client itself). :func:`action_to_command` is
-its inverse, used for hints and completion. The help texts live next to the syntax they
-describe, so that the two cannot drift apart.
+``build [7,7,7] [5,5] [2]``, ``chat hello`` — and returns either a :mod:`shared.actions`
+action (to send to the server) or one of the client commands below (handled by the client
+itself). :func:`action_to_command` is its inverse, used for hints and completion. The help
+texts live next to the syntax they describe, so that the two cannot drift apart.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         CommandHelp(
             "build", "build SIZES / SIZES / ...",
             "build your tower: levels split by /, bottom first",
-            ("build 7 7 7 / 5 5 / 2",),
+            ("build 7 7 7 / 5 5 / 2", "build [7,7,7] [5,5] [2]"),
             "Each level lists the sizes of its castellers, from your team. Building again "
             "replaces the tower; `dismantle` takes it down.",
         ),
@@ -272,12 +272,24 @@ def _effect(words: list[str], usage: str) -> dict[str, object]:
     return {"effect": effect, "tile": resolve_tile(rest[0])}
 
 
+_BRACKETED: Final = re.compile(r"\[([^\[\]]*)\]")
+
+
 def _parse_levels(text: str) -> tuple[tuple[int, ...], ...]:
-    usage = "build takes levels of sizes separated by /, bottom first, e.g. `build 7 7 7 / 5 5 / 2`"
+    """Levels written ``7 7 7 / 5 5 / 2`` or as the rules print them, ``[7,7,7] [5,5] [2]``."""
+    usage = ("build takes levels of sizes separated by /, bottom first, e.g. "
+             "`build 7 7 7 / 5 5 / 2` or `build [7,7,7] [5,5] [2]`")
     if not text.strip():
         raise CommandError(usage)
+    if "[" in text or "]" in text:
+        if _BRACKETED.sub(" ", text).replace(",", " ").replace("/", " ").strip():
+            raise CommandError("write every level in brackets, e.g. "
+                               "`build [7,7,7] [5,5] [2]`, or without any: `build 7 7 7 / 5 5 / 2`")
+        parts = _BRACKETED.findall(text)
+    else:
+        parts = text.split("/")
     levels = []
-    for part in text.split("/"):
+    for part in parts:
         sizes = part.replace(",", " ").split()
         if not sizes:
             raise CommandError("a level of the tower is empty; " + usage)

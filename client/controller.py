@@ -27,6 +27,7 @@ from shared import messages as m
 from shared.actions import Action
 from shared.engine import legal_actions
 from shared.errors import CastellError
+from shared.state import Skills
 from shared.view import RoomStatus, View, state_from_view
 from shared.wire import ROOM_NAME_MAX
 
@@ -109,6 +110,13 @@ class Controller:
             if p.seat == self.me:
                 return list(p.team)
         return []
+
+    def skills(self) -> Skills:
+        """The player's skills, for the towers ``build`` completes (none when watching)."""
+        for p in self.view.players if self.view is not None else ():
+            if p.seat == self.me:
+                return p.skills
+        return Skills()
 
     def lobby_lines(self) -> list[str]:
         """The lobby as text: the open rooms, numbered for `join N`, and the held seats."""

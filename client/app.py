@@ -328,6 +328,11 @@ class TerminalScreen:
             if not self.input.text:
                 self.spawn(self.controller.quit())
 
+        @kb.add("c-z")
+        def _undo(event: Any) -> None:  # takes back the last action of the turn, as `undo`
+            if self._asking is None and self.controller.mode == "game":
+                self.spawn(self.controller.handle("undo"))
+
         @kb.add("escape", eager=True)
         def _close(event: Any) -> None:
             if self.input.complete_state is not None:

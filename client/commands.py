@@ -79,7 +79,19 @@ class Quit:
     """Leave the client."""
 
 
-ClientCommand = Chat | Hint | Help | Rules | Leave | Quit
+@attrs.frozen
+class EndNow:
+    """``end!``: end the turn without the question `end` may ask."""
+
+
+@attrs.frozen
+class Warn:
+    """Turn on or off the question `end` asks when actions are still available."""
+
+    on: bool
+
+
+ClientCommand = Chat | Hint | Help | Rules | Leave | Quit | EndNow | Warn
 Command = Action | ClientCommand
 
 
@@ -134,10 +146,12 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
             "replaces the tower; `dismantle` takes it down.",
         ),
         CommandHelp("dismantle", "dismantle", "take your tower down (free)"),
-        CommandHelp("end", "end", "end your turn", ("end",)),
+        CommandHelp("end", "end", "end your turn", ("end", "end!"),
+                    "When you could still move, recruit or train, `end` asks once whether to "
+                    "end anyway; `end!` never asks, and `warn off` stops the question."),
         CommandHelp("undo", "undo", "take back your last action of this turn", ("undo",),
                     "Undo again to take back the action before, back to the turn's start; "
-                    "an ended turn cannot be taken back."),
+                    "an ended turn cannot be taken back. Ctrl-Z undoes too."),
         CommandHelp("chat", "chat TEXT", "say something to the room", ("chat good luck!",)),
         CommandHelp("hint", "hint", "list what you can do now"),
         CommandHelp("help", "help [COMMAND]", "list the commands, or explain one",
@@ -148,6 +162,9 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         CommandHelp("leave", "leave",
                      "back to the lobby (a started game keeps your seat)"),
         CommandHelp("quit", "quit", "close Castell (your seat stays yours)"),
+        CommandHelp("warn", "warn on|off",
+                    "whether `end` asks while you could still act",
+                    ("warn off", "warn on")),
     )
 }
 
@@ -158,7 +175,7 @@ ACTION_COMMANDS: Final = ("move", "recruit", "train", "special", "build", "disma
                           "undo")
 #: Lobby commands, which a game can only point back to.
 LOBBY_WORDS: Final = ("join", "watch", "create", "list", "resume")
-CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "leave", "quit")
+CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "leave", "quit", "warn")
 
 
 def help_text(command: str | None = None) -> str:
@@ -311,6 +328,10 @@ def parse(line: str) -> Command:
     words = line.split()
     if not words:
         raise CommandError("type a command; `help` lists them")
+    if words[0] == "end!":
+        if len(words) > 1:
+            raise CommandError("end! takes no arguments")
+        return EndNow()
     name, args = command_name(words[0]), words[1:]
 
     if name == "chat":
@@ -328,6 +349,11 @@ def parse(line: str) -> Command:
         if len(args) > 1:
             raise CommandError("rules takes at most one topic, e.g. `rules towers`")
         return Rules(resolve_topic(args[0]) if args else None)
+    if name == "warn":
+        if len(args) != 1 or args[0].lower() not in ("on", "off"):
+            raise CommandError("warn takes `on` or `off`: whether `end` asks first when you "
+                               "could still move, recruit or train")
+        return Warn(args[0].lower() == "on")
     if name in _NO_ARGUMENTS:
         if args:
             raise CommandError(f"{name} takes no arguments")

@@ -143,6 +143,8 @@ class CommandCompleter(Completer):
             words = list(COMMANDS)
         elif name == "rules" and not args:
             words = rulebook.topics()
+        elif name == "warn" and not args:
+            words = ["on", "off"]
         elif name == "build":
             return [(w, m) for w, m in self._build(args) if w.startswith(current)]
         elif name == "recruit":

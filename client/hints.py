@@ -3,8 +3,10 @@
 Everything here is asked of ``shared``: the legal actions come from
 :func:`shared.engine.legal_actions` on the state rebuilt from the view, the towers from
 :func:`shared.solver.best_tower`, and whether a tile could be performed from the engine itself
-(build the solver's tower on a copy of the state, then see whether a perform is legal). The
-client never re-implements a rule.
+(build the solver's tower on a copy of the state, then see whether a perform is legal), and
+where the pawn can go this turn from the engine too (each move it allows, then each move it
+allows after that one: a move then a special move, as the greedy bot plans). The client
+never re-implements a rule.
 """
 
 from __future__ import annotations
@@ -25,15 +27,32 @@ def _build(levels: tuple[tuple[int, ...], ...]) -> str:
     return action_to_command(Build(levels))
 
 
-def _moves_to(legal: list[Action]) -> dict[str, str]:
-    """Region → the command that takes the pawn there this turn (§4: move, or a move effect)."""
-    out: dict[str, str] = {}
-    for action in legal:
-        moves = isinstance(action, Move) or (
-            isinstance(action, Special | Train) and action.effect == "move")
-        region = action.region if isinstance(action, Move | Special | Train) else None
-        if moves and region is not None and region not in out:
-            out[region] = action_to_command(action)
+def _moving(action: Action) -> str | None:
+    """The region ``action`` takes the pawn to (§4: a move, or a move effect), else None."""
+    if isinstance(action, Move):
+        return action.region
+    if isinstance(action, Special | Train) and action.effect == "move":
+        return action.region
+    return None
+
+
+def _moves_to(state: GameState, seat: int, legal: list[Action]) -> dict[str, list[str]]:
+    """Region → the commands that take the pawn there this turn, by every route the rules
+    allow (§4): a move, a special move (a token or a special tile), or one then the other.
+    The engine says what is legal after the first step; the shortest route comes first."""
+    out: dict[str, list[str]] = {}
+    firsts = [(a, r) for a in legal if (r := _moving(a)) is not None]
+    for action, region in firsts:
+        out.setdefault(region, [action_to_command(action)])
+    for action, _ in firsts:
+        try:
+            after, _ = apply(state, seat, action)
+        except CastellError:
+            continue
+        for then in legal_actions(after, seat):
+            region = _moving(then)
+            if region is not None and region not in out and region != state.players[seat].region:
+                out[region] = [action_to_command(action), action_to_command(then)]
     return out
 
 
@@ -62,13 +81,13 @@ def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> li
             lines.append(f"{head} {f.round}: {f.town} ({f.region}), size {f.size}")
             lines.append(_best_for(player, f.size))
         return lines
-    moves = _moves_to(legal)
+    moves = _moves_to(state, player.seat, legal) if legal else {}
     lines = []
     for f in coming:
         if player.region == f.region:
             where = "your pawn is there"
         elif f.region in moves:
-            where = f"get there with `{moves[f.region]}`"
+            where = "get there with " + " then ".join(f"`{c}`" for c in moves[f.region])
         elif legal:
             where = "out of your pawn's reach this turn"
         else:

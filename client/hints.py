@@ -50,9 +50,9 @@ def _moves_to(state: GameState, seat: int, legal: list[Action]) -> dict[str, lis
         except CastellError:
             continue
         for then in legal_actions(after, seat):
-            region = _moving(then)
-            if region is not None and region not in out and region != state.players[seat].region:
-                out[region] = [action_to_command(action), action_to_command(then)]
+            there = _moving(then)
+            if there is not None and there not in out and there != state.players[seat].region:
+                out[there] = [action_to_command(action), action_to_command(then)]
     return out
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from client.commands import action_to_command
 from client.completion import hint_lines as action_lines
 from shared.actions import Action, Build, Move, Special, Train
-from shared.board import TILES
+from shared.board import PRIZE_BY_RANK, TILES
 from shared.engine import apply, legal_actions
 from shared.errors import CastellError
 from shared.solver import FestivalGoal, TileGoal, best_tower
-from shared.state import GameState, Player
+from shared.state import GameState, Player, Prizes
 from shared.tower import enters_festival, festival_score
 from shared.view import RoomStatus, View, state_from_view
 
@@ -136,6 +136,41 @@ def _tile_lines(state: GameState, seat: int, player: Player) -> list[str]:
     return lines
 
 
+_PLURAL = {"trophy": "trophies", "medal": "medals", "ribbon": "ribbons"}
+_PLACE = ("1st", "2nd", "3rd")
+
+
+def prizes_gone(prizes: Prizes, seats: int) -> str | None:
+    """``no trophies left`` when the supply has run out of a prize that festivals of a game of
+    ``seats`` award (§5.3), else None."""
+    gone = [p for p in PRIZE_BY_RANK.get(seats, ()) if prizes.left(p) <= 0]
+    if not gone:
+        return None
+    return f"no {' or '.join(_PLURAL[p] for p in gone)} left"
+
+
+def supply_text(prizes: Prizes, seats: int) -> str:
+    """The prize supply in brief: ``prizes: trophy 11 medal 14 ribbon 14``, or once a prize
+    festivals award has run out, ``no trophies left · medal 3 ribbon 14``."""
+    gone = prizes_gone(prizes, seats)
+    if gone is None:
+        return "prizes: " + " ".join(f"{p} {prizes.left(p)}" for p in _PLURAL)
+    rest = " ".join(f"{p} {prizes.left(p)}" for p in _PLURAL if prizes.left(p) > 0)
+    return f"{gone} · {rest}" if rest else gone
+
+
+def supply_note(prizes: Prizes, seats: int) -> str | None:
+    """The prize supply run out, in a sentence: ``no trophies left: a festival's 1st place
+    wins no prize`` (§5.3), or None while every prize festivals award is left."""
+    gone = prizes_gone(prizes, seats)
+    if gone is None:
+        return None
+    table = PRIZE_BY_RANK[seats]
+    places = [_PLACE[i] for i, p in enumerate(table) if prizes.left(p) <= 0]
+    wins = "wins" if len(places) == 1 else "win"
+    return f"{gone}: a festival's {' and '.join(places)} place {wins} no prize"
+
+
 def hint_lines(view: View | None, seat: int | None) -> list[str]:
     """What ``hint`` shows to ``seat`` looking at ``view``."""
     if seat is None:
@@ -159,6 +194,9 @@ def hint_lines(view: View | None, seat: int | None) -> list[str]:
         whose = state.players[turn].name if turn is not None else "nobody"
         lines.append(f"it is {whose}'s turn; on yours, `hint` lists what you can do")
     lines.extend(_festival_lines(state, player, legal))
+    note = supply_note(state.prizes, len(state.players))
+    if note is not None:
+        lines.append(note)
     if legal:
         lines.extend(_tile_lines(state, seat, player))
     return lines

@@ -32,6 +32,7 @@ from rich.text import Text
 
 from client import describe as d
 from client.describe import Part
+from client.hints import supply_note, supply_text
 from client.sanitize import safe
 from shared.board import REGIONS, ROUNDS
 from shared.state import Row
@@ -187,7 +188,7 @@ def _regions_panel(view: View, me: int | None, festivals: bool = False) -> Panel
         )
     foot = f"{d.wheel_all_text(view)} · bag {view.bag}"
     if festivals:
-        foot += f" · prizes: {d.prizes_text(view.prizes)}"
+        foot += f" · {supply_text(view.prizes, len(view.players))}"
     return Panel(table, title="Regions", title_align="left", subtitle=Text(foot),
                  subtitle_align="left", box=box.ROUNDED)
 
@@ -224,7 +225,9 @@ def _festivals_panel(view: View, me: int | None) -> Panel:
         table.add_row("", "…", f"{hidden} more", "", "", "", style="dim")
     if not festivals:
         table.add_row("", "", "no calendar yet", "", "", "")
-    body = Group(table, Text("left: " + d.prizes_text(view.prizes)))
+    gone = supply_note(view.prizes, len(view.players))  # §5.3: said where the prizes are
+    body = Group(table, Text("left: " + d.prizes_text(view.prizes)),
+                 *([Text(gone, style="bold")] if gone else []))
     # §5.1: who takes part; said where the sizes are, for the players who did not read it
     return Panel(body, title="Festivals", title_align="left", box=box.ROUNDED,
                  subtitle=Text("enter: pawn there, 4+ levels, size", style="dim"),
@@ -463,7 +466,8 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
         state = "done" if f.done else ("next" if f.round == nxt else "later")
         lines.append(f"festival R{f.round} {safe(f.town)} ({d.region_label(f.region)}) "
                      f"size {f.size}: {state}")
-    lines.append("prizes left: " + d.prizes_text(view.prizes))
+    note = supply_note(view.prizes, len(view.players))
+    lines.append("prizes left: " + d.prizes_text(view.prizes) + (f" · {note}" if note else ""))
     rows = view.performances
     for r in REGIONS if rows else ():
         row = rows.get(r, Row())

@@ -8,18 +8,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import itertools
 import re
+from collections import Counter
 
 import attrs
+import pexpect
 import pytest
+from websockets.sync.client import connect as ws_connect
+from websockets.typing import Subprotocol
 
 from client.controller import Controller
 from client.plain import PlainScreen
 from client.seats import SeatStore
 from client.session import Session
+from shared import messages as m
+from shared.codec import decode, encode
 from shared.state import Festival, Prizes
+from shared.tower import check_tower
+from shared.view import parse_view
 from tests.support import sample_views as sv
 from tests.support.screens import screen
+from tests.support.terminal import Terminal, castell_server
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -101,3 +111,60 @@ def test_the_festivals_say_when_the_trophies_are_gone(width):
         assert "│ no trophies left: a festival's 1st" in text
     else:  # at the foot of the regions, which list the festivals
         assert "bag 54 · no trophies left · medal 13 ribbon 14 ─" in text
+
+
+def _level_prefixes(team, skills):
+    """``build L / `` prefixes whose next level some sizes left cannot stand on, with those
+    that can: what Tab must offer (§7, asked of shared.tower directly)."""
+    out = []
+    for width in (1, 2, 3):
+        for level in sorted(set(itertools.combinations(sorted(team, reverse=True), width))):
+            if not check_tower([list(level)], skills).legal:
+                continue
+            left = Counter(team)
+            left.subtract(level)
+            sizes = sorted((s for s, n in left.items() if n > 0), reverse=True)
+            ok = [s for s in sizes if check_tower([list(level), [s]], skills).legal]
+            if len(ok) < len(sizes):
+                out.append((" ".join(map(str, level)), ok))
+    return out
+
+
+@pytest.mark.timeout(60)
+def test_tab_in_a_build_offers_only_sizes_that_can_stand_there(tmp_path):
+    with castell_server() as (url, _):
+        term = Terminal([url, "--name", "Anna"], tmp_path)
+        try:
+            term.wait_for(r"Open rooms on ws://")
+            term.type("create Friday night seats=2\r")
+            room = term.wait_for(r"join (r[0-9a-f]+)").group(1)
+            term.type("bot\r")
+            term.wait_for(r"Every seat is taken")
+            term.type("start\r")
+            term.wait_for(r"round 1/10 · your turn")
+            with ws_connect(url, subprotocols=[Subprotocol(m.SUBPROTOCOL)]) as rail:
+                rail.send(encode(m.Hello(id=1, name="Rail")))
+                rail.recv(5)
+                rail.send(encode(m.JoinRoom(id=2, room=room, as_="spectator")))
+                while not isinstance(push := decode(rail.recv(5)), m.StatePush):
+                    pass
+            anna = parse_view(push.view).players[0]
+            prefixes = _level_prefixes(anna.team, anna.skills)
+            assert prefixes, (anna.team, anna.skills)
+            level, ok = max(prefixes, key=lambda p: len(p[1]))  # a menu if the team allows
+            term.type(f"build {level} / \t")
+            if not ok:  # none can (a team without skills): Tab offers nothing
+                term.settle(0.5)
+                assert term.input_line() == f"> build {level} /"
+                assert not re.search(r"\d+ left", term.text())
+            elif len(ok) == 1:  # the one size that can stand there is typed in
+                term.wait_for(rf"> build {level} / {ok[0]}$")
+            else:  # the menu lists exactly those that can, largest first
+                term.wait_for(r"\d+ left")
+                offered = re.findall(r" (\d+|/) +(?:\d+ left|start the next level)",
+                                     term.text())
+                assert offered == [str(s) for s in ok], term.text()
+            term.type("\x15quit\r")  # Ctrl-U clears the line
+            term.child.expect(pexpect.EOF, timeout=5)
+        finally:
+            term.close()

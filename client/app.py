@@ -140,7 +140,8 @@ class TerminalScreen:
         self._board_key: tuple[Any, ...] | None = None
         self._board_cache: StyleAndTextTuples = []
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._game_completer = CommandCompleter(controller.legal, controller.team)
+        self._game_completer = CommandCompleter(controller.legal, controller.team,
+                                                 controller.skills)
         self._words_completer = WordsCompleter(controller)
         self.input = Buffer(
             completer=DynamicCompleter(self._completer), history=history, multiline=False,
@@ -335,6 +336,11 @@ class TerminalScreen:
         def _eof(event: Any) -> None:
             if not self.input.text:
                 self.spawn(self.controller.quit(confirm=False))
+
+        @kb.add("c-z")
+        def _undo(event: Any) -> None:  # takes back the last action of the turn, as `undo`
+            if self._asking is None and self.controller.mode == "game":
+                self.spawn(self.controller.handle("undo"))
 
         @kb.add("escape", eager=True)
         def _close(event: Any) -> None:

@@ -1,10 +1,10 @@
 """The command line: what a player types, turned into an action or a client command.
 
 :func:`parse` reads one line — ``move gir``, ``recruit 7 5``, ``build 7 7 7 / 5 5 / 2``,
-``chat hello`` — and returns either a :mod:`shared.actions` action (to send to the server) or
-one of the client commands below (handled by the client itself). :func:`action_to_command` is
-its inverse, used for hints and completion. The help texts live next to the syntax they
-describe, so that the two cannot drift apart.
+``build [7,7,7] [5,5] [2]``, ``chat hello`` — and returns either a :mod:`shared.actions`
+action (to send to the server) or one of the client commands below (handled by the client
+itself). :func:`action_to_command` is its inverse, used for hints and completion. The help
+texts live next to the syntax they describe, so that the two cannot drift apart.
 """
 
 from __future__ import annotations
@@ -79,7 +79,19 @@ class Quit:
     """Leave the client."""
 
 
-ClientCommand = Chat | Hint | Help | Rules | Leave | Quit
+@attrs.frozen
+class EndNow:
+    """``end!``: end the turn without the question `end` may ask."""
+
+
+@attrs.frozen
+class Warn:
+    """Turn on or off the question `end` asks when actions are still available."""
+
+    on: bool
+
+
+ClientCommand = Chat | Hint | Help | Rules | Leave | Quit | EndNow | Warn
 Command = Action | ClientCommand
 
 
@@ -129,15 +141,17 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         CommandHelp(
             "build", "build SIZES / SIZES / ...",
             "build your tower: levels split by /, bottom first",
-            ("build 7 7 7 / 5 5 / 2",),
+            ("build 7 7 7 / 5 5 / 2", "build [7,7,7] [5,5] [2]"),
             "Each level lists the sizes of its castellers, from your team. Building again "
             "replaces the tower; `dismantle` takes it down.",
         ),
         CommandHelp("dismantle", "dismantle", "take your tower down (free)"),
-        CommandHelp("end", "end", "end your turn", ("end",)),
+        CommandHelp("end", "end", "end your turn", ("end", "end!"),
+                    "When you could still move, recruit or train, `end` asks once whether to "
+                    "end anyway; `end!` never asks, and `warn off` stops the question."),
         CommandHelp("undo", "undo", "take back your last action of this turn", ("undo",),
                     "Undo again to take back the action before, back to the turn's start; "
-                    "an ended turn cannot be taken back."),
+                    "an ended turn cannot be taken back. Ctrl-Z undoes too."),
         CommandHelp("chat", "chat TEXT", "say something to the room", ("chat good luck!",)),
         CommandHelp("hint", "hint", "list what you can do now"),
         CommandHelp("help", "help [COMMAND]", "list the commands, or explain one",
@@ -148,6 +162,9 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         CommandHelp("leave", "leave",
                      "back to the lobby (a started game keeps your seat)"),
         CommandHelp("quit", "quit", "close Castell (your seat stays yours)"),
+        CommandHelp("warn", "warn on|off",
+                    "whether `end` asks while you could still act",
+                    ("warn off", "warn on")),
     )
 }
 
@@ -158,7 +175,7 @@ ACTION_COMMANDS: Final = ("move", "recruit", "train", "special", "build", "disma
                           "undo")
 #: Lobby commands, which a game can only point back to.
 LOBBY_WORDS: Final = ("join", "watch", "create", "list", "resume")
-CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "leave", "quit")
+CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "leave", "quit", "warn")
 
 
 def help_text(command: str | None = None) -> str:
@@ -272,12 +289,24 @@ def _effect(words: list[str], usage: str) -> dict[str, object]:
     return {"effect": effect, "tile": resolve_tile(rest[0])}
 
 
+_BRACKETED: Final = re.compile(r"\[([^\[\]]*)\]")
+
+
 def _parse_levels(text: str) -> tuple[tuple[int, ...], ...]:
-    usage = "build takes levels of sizes separated by /, bottom first, e.g. `build 7 7 7 / 5 5 / 2`"
+    """Levels written ``7 7 7 / 5 5 / 2`` or as the rules print them, ``[7,7,7] [5,5] [2]``."""
+    usage = ("build takes levels of sizes separated by /, bottom first, e.g. "
+             "`build 7 7 7 / 5 5 / 2` or `build [7,7,7] [5,5] [2]`")
     if not text.strip():
         raise CommandError(usage)
+    if "[" in text or "]" in text:
+        if _BRACKETED.sub(" ", text).replace(",", " ").replace("/", " ").strip():
+            raise CommandError("write every level in brackets, e.g. "
+                               "`build [7,7,7] [5,5] [2]`, or without any: `build 7 7 7 / 5 5 / 2`")
+        parts = _BRACKETED.findall(text)
+    else:
+        parts = text.split("/")
     levels = []
-    for part in text.split("/"):
+    for part in parts:
         sizes = part.replace(",", " ").split()
         if not sizes:
             raise CommandError("a level of the tower is empty; " + usage)
@@ -299,6 +328,10 @@ def parse(line: str) -> Command:
     words = line.split()
     if not words:
         raise CommandError("type a command; `help` lists them")
+    if words[0] == "end!":
+        if len(words) > 1:
+            raise CommandError("end! takes no arguments")
+        return EndNow()
     name, args = command_name(words[0]), words[1:]
 
     if name == "chat":
@@ -318,6 +351,11 @@ def parse(line: str) -> Command:
         return Rules(resolve_topic(args[0]) if args else None)
     if name == "end" and [a.lower() for a in args] == ["turn"]:
         args = []  # `end turn` says what `end` does: the same command
+    if name == "warn":
+        if len(args) != 1 or args[0].lower() not in ("on", "off"):
+            raise CommandError("warn takes `on` or `off`: whether `end` asks first when you "
+                               "could still move, recruit or train")
+        return Warn(args[0].lower() == "on")
     if name in _NO_ARGUMENTS:
         if args:
             raise CommandError(f"{name} takes no arguments")

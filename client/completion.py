@@ -5,7 +5,8 @@ current legal actions (on the client, ``shared.engine.legal_actions`` of the sta
 the last view). The completions for an action command are the next words of the legal
 actions written as commands (:func:`client.commands.action_to_command`), so the completer
 never re-implements a rule. ``build`` is free-form (the engine does not list towers): its
-sizes come from the player's team, through an optional second callable.
+sizes come from the player's team and are checked with :func:`shared.tower.check_tower`
+against the player's skills, through two optional callables.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from client.commands import (
 )
 from shared.actions import Action, Recruit, Special, Train
 from shared.board import REGION_NAMES, TILES
+from shared.state import Skills
+from shared.tower import check_tower
 
 _FULL_NAMES = {*REGION_NAMES, *(name.casefold() for name in REGION_NAMES.values())}
 
@@ -76,15 +79,18 @@ class CommandCompleter(Completer):
     """Completes command names, then the legal arguments of the command being typed.
 
     ``legal_actions`` returns the actions the player may take now (empty when it is not
-    their turn); ``team`` returns the player's team, for ``build``. Client commands (chat,
-    hint, help, rules, quit) are always offered; an action command only when it is legal —
-    ``build`` whenever any action is.
+    their turn); ``team`` and ``skills`` return the player's team and skills, for ``build``
+    (a size is offered only where the tower still stands, :func:`shared.tower.check_tower`).
+    Client commands (chat, hint, help, rules, quit) are always offered; an action command
+    only when it is legal — ``build`` whenever any action is.
     """
 
     def __init__(self, legal_actions: Callable[[], Iterable[Action]],
-                 team: Callable[[], Sequence[int]] | None = None) -> None:
+                 team: Callable[[], Sequence[int]] | None = None,
+                 skills: Callable[[], Skills] | None = None) -> None:
         self.legal_actions = legal_actions
         self.team = team
+        self.skills = skills
 
     def get_completions(self, document: Document, complete_event: CompleteEvent
                         ) -> Iterator[Completion]:
@@ -137,6 +143,8 @@ class CommandCompleter(Completer):
             words = list(COMMANDS)
         elif name == "rules" and not args:
             words = rulebook.topics()
+        elif name == "warn" and not args:
+            words = ["on", "off"]
         elif name == "build":
             return [(w, m) for w, m in self._build(args) if w.startswith(current)]
         elif name == "recruit":
@@ -181,22 +189,39 @@ class CommandCompleter(Completer):
         return list(out)
 
     def _build(self, args: list[str]) -> list[tuple[str, str]]:
+        """The sizes that can stand next in the level being typed (§7, from the player's team
+        and skills), and ``/`` once that level stands; sizes only, without ``skills``."""
         if self.team is None:
             return []
-        used = Counter(int(a) for a in " ".join(args).replace("/", " ").split() if a.isdigit())
+        levels: list[list[int]] = []
+        for part in " ".join(args).replace(",", " ").split("/"):
+            sizes = part.split()
+            if not all(a.isdigit() for a in sizes):
+                return []  # bracketed levels, or a mistake: nothing sensible to offer
+            levels.append([int(a) for a in sizes])
+        *below, level = levels
+        if any(not done for done in below):
+            return []
         left = Counter(self.team())
-        left.subtract(used)
-        out = [(str(s), f"{n} left") for s, n in sorted(left.items(), reverse=True) if n > 0]
-        if args and args[-1] != "/":
+        left.subtract(s for lv in levels for s in lv)
+        ranks = self.skills() if self.skills is not None else None
+
+        def stands(tower: list[list[int]]) -> bool:
+            return ranks is None or check_tower(tower, ranks).legal
+
+        out = [(str(s), f"{n} left") for s, n in sorted(left.items(), reverse=True)
+               if n > 0 and stands([*below, [*level, s]])]
+        if level and stands(levels):
             out.append(("/", "start the next level"))
         return out
 
 
-def complete(text: str, legal: Iterable[Action], team: Sequence[int] | None = None
-             ) -> list[str]:
+def complete(text: str, legal: Iterable[Action], team: Sequence[int] | None = None,
+             skills: Skills | None = None) -> list[str]:
     """The completions of ``text`` (the line before the cursor), as whole words."""
     actions = list(legal)
-    completer = CommandCompleter(lambda: actions, (lambda: team) if team is not None else None)
+    completer = CommandCompleter(lambda: actions, (lambda: team) if team is not None else None,
+                                 (lambda: skills) if skills is not None else None)
     return [c.text for c in completer.get_completions(Document(text), CompleteEvent())]
 
 

@@ -23,10 +23,12 @@ from client.net import ServerError
 from client.rulebook import rules_page
 from client.sanitize import safe
 from client.session import RoomState, Session
+from client.settings import Settings
 from shared import messages as m
-from shared.actions import Action
+from shared.actions import Action, EndTurn, Move, Recruit, Train
 from shared.engine import legal_actions
 from shared.errors import CastellError
+from shared.state import Skills
 from shared.view import RoomStatus, View, state_from_view
 from shared.wire import ROOM_NAME_MAX
 
@@ -64,6 +66,8 @@ class Controller:
         self.rooms: tuple[m.RoomSummary, ...] = ()
         self.connection: str | None = None
         self._legal: tuple[int, int | None, list[Action]] | None = None
+        seats = session.seats
+        self.settings = Settings(seats.folder if seats is not None else None)
         session.listener = self
         session.on_reconnected = self._reconnected
 
@@ -109,6 +113,13 @@ class Controller:
             if p.seat == self.me:
                 return list(p.team)
         return []
+
+    def skills(self) -> Skills:
+        """The player's skills, for the towers ``build`` completes (none when watching)."""
+        for p in self.view.players if self.view is not None else ():
+            if p.seat == self.me:
+                return p.skills
+        return Skills()
 
     def lobby_lines(self) -> list[str]:
         """The lobby as text: the open rooms, numbered for `join N`, and the held seats."""
@@ -411,8 +422,48 @@ class Controller:
             await self.leave()
         elif isinstance(cmd, c.Quit):
             await self.quit()
+        elif isinstance(cmd, c.Warn):
+            self.settings.warn_end = cmd.on
+            self.screen.info("`end` asks first when you could still move, recruit or train"
+                             if cmd.on else "`end` ends the turn without asking (`warn on` "
+                             "asks again)")
+        elif isinstance(cmd, c.EndNow):
+            await self.act(EndTurn())
+        elif isinstance(cmd, EndTurn):
+            await self._end()
         else:
             await self.act(cmd)
+
+    # -- the end warning ---------------------------------------------------------------------
+
+    _warned: tuple[str | None, int, int | None] | None = None
+
+    def unused(self) -> list[str]:
+        """What the player could still do this turn that ``end`` would give up: ``moved``,
+        ``recruited``, ``trained`` (from the legal actions, in that order)."""
+        kinds = {type(a) for a in self.legal()}
+        return [word for kind, word in ((Move, "moved"), (Recruit, "recruited"),
+                                        (Train, "trained")) if kind in kinds]
+
+    async def _end(self) -> None:
+        """``end``: once a turn, when actions are still available, ask before ending."""
+        view = self.view
+        turn = (self.session.room, view.round, self.me) if view is not None \
+            and self.me is not None else None
+        left = self.unused() if self.settings.warn_end and turn != self._warned else []
+        if left:
+            self._warned = turn
+            words = left[0] if len(left) == 1 else f"{', '.join(left[:-1])} or {left[-1]}"
+            answer = await self.screen.ask(
+                f"you have not {words}: end anyway? [y/N] (`warn off` stops asking) ")
+            try:
+                yes = answer is not None and lb.parse_yes(answer, False)
+            except c.CommandError:
+                yes = False
+            if not yes:
+                self.screen.info("the turn goes on (`end` again ends it)")
+                return
+        await self.act(EndTurn())
 
     async def act(self, action: Action) -> None:
         if self.me is None:

@@ -3,8 +3,10 @@
 Everything here is asked of ``shared``: the legal actions come from
 :func:`shared.engine.legal_actions` on the state rebuilt from the view, the towers from
 :func:`shared.solver.best_tower`, and whether a tile could be performed from the engine itself
-(build the solver's tower on a copy of the state, then see whether a perform is legal). The
-client never re-implements a rule.
+(build the solver's tower on a copy of the state, then see whether a perform is legal), and
+where the pawn can go this turn from the engine too (each move it allows, then each move it
+allows after that one: a move then a special move, as the greedy bot plans). The client
+never re-implements a rule.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from __future__ import annotations
 from client.commands import action_to_command
 from client.completion import hint_lines as action_lines
 from shared.actions import Action, Build, Move, Special, Train
-from shared.board import TILES
+from shared.board import PRIZE_BY_RANK, TILES
 from shared.engine import apply, legal_actions
 from shared.errors import CastellError
 from shared.solver import FestivalGoal, TileGoal, best_tower
-from shared.state import GameState, Player
+from shared.state import GameState, Player, Prizes
 from shared.tower import enters_festival, festival_score
 from shared.view import RoomStatus, View, state_from_view
 
@@ -25,15 +27,32 @@ def _build(levels: tuple[tuple[int, ...], ...]) -> str:
     return action_to_command(Build(levels))
 
 
-def _moves_to(legal: list[Action]) -> dict[str, str]:
-    """Region → the command that takes the pawn there this turn (§4: move, or a move effect)."""
-    out: dict[str, str] = {}
-    for action in legal:
-        moves = isinstance(action, Move) or (
-            isinstance(action, Special | Train) and action.effect == "move")
-        region = action.region if isinstance(action, Move | Special | Train) else None
-        if moves and region is not None and region not in out:
-            out[region] = action_to_command(action)
+def _moving(action: Action) -> str | None:
+    """The region ``action`` takes the pawn to (§4: a move, or a move effect), else None."""
+    if isinstance(action, Move):
+        return action.region
+    if isinstance(action, Special | Train) and action.effect == "move":
+        return action.region
+    return None
+
+
+def _moves_to(state: GameState, seat: int, legal: list[Action]) -> dict[str, list[str]]:
+    """Region → the commands that take the pawn there this turn, by every route the rules
+    allow (§4): a move, a special move (a token or a special tile), or one then the other.
+    The engine says what is legal after the first step; the shortest route comes first."""
+    out: dict[str, list[str]] = {}
+    firsts = [(a, r) for a in legal if (r := _moving(a)) is not None]
+    for action, region in firsts:
+        out.setdefault(region, [action_to_command(action)])
+    for action, _ in firsts:
+        try:
+            after, _ = apply(state, seat, action)
+        except CastellError:
+            continue
+        for then in legal_actions(after, seat):
+            there = _moving(then)
+            if there is not None and there not in out and there != state.players[seat].region:
+                out[there] = [action_to_command(action), action_to_command(then)]
     return out
 
 
@@ -62,13 +81,13 @@ def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> li
             lines.append(f"{head} {f.round}: {f.town} ({f.region}), size {f.size}")
             lines.append(_best_for(player, f.size))
         return lines
-    moves = _moves_to(legal)
+    moves = _moves_to(state, player.seat, legal) if legal else {}
     lines = []
     for f in coming:
         if player.region == f.region:
             where = "your pawn is there"
         elif f.region in moves:
-            where = f"get there with `{moves[f.region]}`"
+            where = "get there with " + " then ".join(f"`{c}`" for c in moves[f.region])
         elif legal:
             where = "out of your pawn's reach this turn"
         else:
@@ -117,6 +136,41 @@ def _tile_lines(state: GameState, seat: int, player: Player) -> list[str]:
     return lines
 
 
+_PLURAL = {"trophy": "trophies", "medal": "medals", "ribbon": "ribbons"}
+_PLACE = ("1st", "2nd", "3rd")
+
+
+def prizes_gone(prizes: Prizes, seats: int) -> str | None:
+    """``no trophies left`` when the supply has run out of a prize that festivals of a game of
+    ``seats`` award (§5.3), else None."""
+    gone = [p for p in PRIZE_BY_RANK.get(seats, ()) if prizes.left(p) <= 0]
+    if not gone:
+        return None
+    return f"no {' or '.join(_PLURAL[p] for p in gone)} left"
+
+
+def supply_text(prizes: Prizes, seats: int) -> str:
+    """The prize supply in brief: ``prizes: trophy 11 medal 14 ribbon 14``, or once a prize
+    festivals award has run out, ``no trophies left · medal 3 ribbon 14``."""
+    gone = prizes_gone(prizes, seats)
+    if gone is None:
+        return "prizes: " + " ".join(f"{p} {prizes.left(p)}" for p in _PLURAL)
+    rest = " ".join(f"{p} {prizes.left(p)}" for p in _PLURAL if prizes.left(p) > 0)
+    return f"{gone} · {rest}" if rest else gone
+
+
+def supply_note(prizes: Prizes, seats: int) -> str | None:
+    """The prize supply run out, in a sentence: ``no trophies left: a festival's 1st place
+    wins no prize`` (§5.3), or None while every prize festivals award is left."""
+    gone = prizes_gone(prizes, seats)
+    if gone is None:
+        return None
+    table = PRIZE_BY_RANK[seats]
+    places = [_PLACE[i] for i, p in enumerate(table) if prizes.left(p) <= 0]
+    wins = "wins" if len(places) == 1 else "win"
+    return f"{gone}: a festival's {' and '.join(places)} place {wins} no prize"
+
+
 def hint_lines(view: View | None, seat: int | None) -> list[str]:
     """What ``hint`` shows to ``seat`` looking at ``view``."""
     if seat is None:
@@ -140,6 +194,9 @@ def hint_lines(view: View | None, seat: int | None) -> list[str]:
         whose = state.players[turn].name if turn is not None else "nobody"
         lines.append(f"it is {whose}'s turn; on yours, `hint` lists what you can do")
     lines.extend(_festival_lines(state, player, legal))
+    note = supply_note(state.prizes, len(state.players))
+    if note is not None:
+        lines.append(note)
     if legal:
         lines.extend(_tile_lines(state, seat, player))
     return lines

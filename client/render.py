@@ -34,6 +34,7 @@ from rich.text import Text
 
 from client import describe as d
 from client.describe import Part
+from client.hints import supply_note, supply_text
 from client.sanitize import safe
 from shared.board import REGIONS, ROUNDS
 from shared.state import Row
@@ -209,7 +210,7 @@ def _regions_panel(view: View, me: int | None, width: int, festivals: bool = Fal
     foot = f"{d.wheel_all_text(view)} · bag {view.bag}"
     body: RenderableType = table
     if festivals:
-        foot += f" · prizes: {d.prizes_text(view.prizes)}"
+        foot += f" · {supply_text(view.prizes, len(view.players))}"
         towns = _next_towns(view)
         if towns is not None:
             body = Group(table, towns)
@@ -262,7 +263,9 @@ def _festivals_panel(view: View, me: int | None) -> Panel:
         table.add_row("", "…", f"{hidden} more", "", "", "", style="dim")
     if not festivals:
         table.add_row("", "", "no calendar yet", "", "", "")
-    body = Group(table, Text("left: " + d.prizes_text(view.prizes)))
+    gone = supply_note(view.prizes, len(view.players))  # §5.3: said where the prizes are
+    body = Group(table, Text("left: " + d.prizes_text(view.prizes)),
+                 *([Text(gone, style="bold")] if gone else []))
     # §5: who takes part, a short rules page away from where the sizes are
     return Panel(body, title="Festivals", title_align="left", box=box.ROUNDED,
                  subtitle=Text("who enters: `rules festivals`", style="dim"),
@@ -548,7 +551,8 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
         state = "done" if f.done else ("next" if f.round == nxt else "later")
         lines.append(f"festival R{f.round} {safe(f.town)} ({d.region_label(f.region)}) "
                      f"size {f.size}: {state}")
-    lines.append("prizes left: " + d.prizes_text(view.prizes))
+    note = supply_note(view.prizes, len(view.players))
+    lines.append("prizes left: " + d.prizes_text(view.prizes) + (f" · {note}" if note else ""))
     rows = view.performances
     for r in REGIONS if rows else ():
         row = rows.get(r, Row())

@@ -87,7 +87,9 @@ def test_a_game_in_the_terminal_against_a_server(tmp_path):
             term.wait_for(r"recruit ✓")
             term.type("hint\r")
             term.wait_for(r"you can:")
-            term.type("end\r")
+            term.type("end\r")  # she could still train: asked once
+            term.wait_for(r"you have not trained: end anyway\? \[y/N\]")
+            term.type("y\r")
             term.wait_for(r"round 2/10 · your turn")
 
             # quitting a game under way asks once, and says the seat is kept and how to return
@@ -113,7 +115,7 @@ def test_castell_play_reaches_a_game_with_bots(tmp_path):
         term.type("help\r")
         term.wait_for(r"move REGION")
         term.type("\x1b")  # Esc closes the help
-        term.type("end\r")
+        term.type("end!\r")  # ends without asking
         term.wait_for(r"round 2/10")
         term.type("\x04")  # Ctrl-D quits
         term.child.expect(pexpect.EOF, timeout=5)
@@ -147,7 +149,7 @@ def test_an_80_by_24_terminal_shows_the_board_and_your_own_panel_at_once(tmp_pat
 
 def test_castell_play_plain_through_pipes(tmp_path):
     out = _castell("play", "--plain", "--seats", "2", "--bot-delay", "0", "--name", "Anna",
-                   state=tmp_path, stdin="wait\nhint\nmove alt\nend\nwait\nlook\nquit\n")
+                   state=tmp_path, stdin="wait\nhint\nmove alt\nend!\nwait\nlook\nquit\n")
     assert "\x1b" not in out and "╭" not in out  # no escape sequences, no boxes
     assert "the game starts" in out
     assert "`start`" not in out and "Friends join" not in out  # bots only: it just starts
@@ -155,6 +157,40 @@ def test_castell_play_plain_through_pipes(tmp_path):
     assert "Anna moved to alt" in out
     assert re.search(r"Castell · Anna's game · round 2/10 · your turn", out)
     assert "region alt (Alt Pirineu): castellers" in out
+
+
+def test_ctrl_z_takes_back_the_last_action_of_the_turn(tmp_path):
+    term = Terminal(["play", "--seats", "2", "--bot-delay", "0", "--name", "Anna"], tmp_path)
+    try:
+        term.wait_for(r"your turn: move ·")
+        term.type("move alt\r")
+        term.wait_for(r"your turn: move ✓")
+        term.type("\x1a")  # Ctrl-Z
+        term.wait_for(r"Anna took back: move to alt")
+        term.wait_for(r"your turn: move ·")  # the move is hers again
+        term.quit()
+    finally:
+        status = term.close()
+    assert status == 0
+
+
+def test_end_asks_once_a_turn_while_actions_are_left_and_not_once_turned_off(tmp_path):
+    script = ("create Friday night seats=2\nbot\nstart\n"
+              "wait\nend\nn\nend\n"  # asked, kept playing; the second `end` does not ask
+              "wait\nend!\n"  # `end!` never asks
+              "wait\nwarn off\nend\n"  # nor `end` once the warning is off
+              "wait\nlook\nquit\n")
+    with castell_server() as (url, _):
+        out = _castell(url, "--plain", "--name", "Anna", state=tmp_path, stdin=script)
+        assert out.count("end anyway?") == 1, out
+        assert re.search(r"you have not [a-z, ]+: end anyway\? \[y/N\]", out)
+        assert "the turn goes on (`end` again ends it)" in out
+        assert re.search(r"Castell · Friday night · round 4/10 · your turn", out)
+        # the setting is kept: back in the game, `end` does not ask
+        out = _castell(url, "--plain", "--name", "Anna", state=tmp_path,
+                       stdin="y\nend\nwait\nlook\nquit\n")
+        assert "back in 'Friday night'" in out and "end anyway?" not in out
+        assert re.search(r"Castell · Friday night · round 5/10 · your turn", out)
 
 
 def _recorded_game(seed: int) -> GameRecordFile:

@@ -6,6 +6,7 @@ import json
 import ssl
 import stat
 
+import attrs
 import pytest
 
 from client.address import AddressError, server_url
@@ -25,12 +26,12 @@ from client.lobby import (
 )
 from client.seats import HeldSeat, SeatStore
 from client.tls import client_ssl_context
-from shared.actions import Build, Special, Train
+from shared.actions import Build, Move, Special, Train
 from shared.engine import apply, legal_actions
-from shared.state import GameState
+from shared.state import Festival, GameState
 from shared.tower import festival_score
 from shared.view import make_view
-from tests.support.games import game, random_game, sometimes_tallest
+from tests.support.games import game, on_turn, random_game, sometimes_tallest, with_player
 from tests.support.rooms import room_info
 
 # Addresses -------------------------------------------------------------------------------
@@ -263,3 +264,41 @@ def test_seats_are_found_under_every_spelling_of_the_servers_address(tmp_path):
     assert len(store.held("localhost:18765")) == 1
     store.forget("ws://localhost:18765", "r1", 1)
     assert store.held("127.0.0.1:18765") == [] and json.loads(store.path.read_text()) == {}
+
+
+def _round_ten_in_ebr(done: tuple[str, ...] = ()) -> GameState:
+    """Round 10, seat 0 to act with its pawn in ebr; the last festival is in Figueres (gir),
+    two steps away: `move bcn` then a special move (ebr and gir share no border)."""
+    state = game(3, seed=2)
+    festivals = tuple(f for f in state.festivals if f.round < 10)
+    figueres = Festival(10, "gir", "Figueres", "II", 6)
+    state = attrs.evolve(state, festivals=(*(attrs.evolve(f, done=True) for f in festivals),
+                                           figueres))
+    state = with_player(state, 0, region="ebr", tokens=2)
+    return attrs.evolve(on_turn(state, 0, round=10), done=done)
+
+
+def test_a_hint_reaches_a_festival_by_a_move_then_a_special_move():
+    state = _round_ten_in_ebr()
+    lines = hint_lines(make_view(room_info(state), state), 0)
+    line = next(line for line in lines if "Figueres" in line)
+    assert "out of your pawn's reach" not in line
+    route = [parse(c) for c in _commands(line)]
+    assert [type(a) for a in route] == [Move, Special]  # a move, then a special move
+    for action in route:  # each step legal after the one before, and the pawn ends in gir
+        assert action in legal_actions(state, 0)
+        state, _ = apply(state, 0, action)
+    assert state.players[0].region == "gir"
+
+
+def test_a_hint_reaches_with_a_special_move_alone_once_the_move_is_spent():
+    state = _round_ten_in_ebr(done=("move",))
+    state = with_player(state, 0, region="bcn")
+    line = next(line for line in hint_lines(make_view(room_info(state), state), 0)
+                if "Figueres" in line)
+    assert line.endswith("— get there with `special move gir`")
+    # without a token nor the move, the festival is out of reach
+    state = with_player(state, 0, region="ebr", tokens=0)
+    line = next(line for line in hint_lines(make_view(room_info(state), state), 0)
+                if "Figueres" in line)
+    assert line.endswith("— out of your pawn's reach this turn")

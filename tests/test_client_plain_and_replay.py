@@ -38,7 +38,7 @@ def test_the_usage_names_every_way_in(tmp_path):
 
 def test_castell_play_plain_starts_at_the_game_and_reads_as_typed(tmp_path):
     out = _castell("play", "--plain", "--seats", "2", "--bot-delay", "0", "--name", "Anna",
-                   state=tmp_path, stdin="help build\nwait\nend turn\nhelp\nquit\n")
+                   state=tmp_path, stdin="help build\nwait\nend turn\ny\nhelp\nquit\n")
     # a game against bots: no room to fill, no friends to invite
     assert "Friends join" not in out and "join r" not in out and "waiting for" not in out
     first = out.splitlines()[0]
@@ -47,8 +47,8 @@ def test_castell_play_plain_starts_at_the_game_and_reads_as_typed(tmp_path):
     # `help build` is about build, without the plain mode's own lines
     topic = out.split("> help build\n")[1].split("\n> ")[0]
     assert topic.startswith("build SIZES") and "look " not in topic and "wait " not in topic
-    # `end turn` ends the turn like `end`
-    after = out.split("> end turn\n")[1].split("\n> ")[0]
+    # `end turn` ends the turn like `end` (asking first, as `end` does, with moves left)
+    after = out.split("> end turn\n")[1].split("> help\n")[0]
     assert "takes no arguments" not in after and "Anna ended the turn" in after
     # a bare `help` still lists them
     assert "look       print the whole board again" in out.split("> help\n")[1]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-import pexpect
 import pytest
 
 from tests.support.terminal import Terminal
@@ -29,8 +28,7 @@ def _play(tmp_path, columns: int, rows: int) -> Terminal:
 
 def _quit(term: Terminal) -> None:
     term.type("\x1b")
-    term.type("quit\r")
-    term.child.expect(pexpect.EOF, timeout=5)
+    term.quit()
 
 
 def _refusal(term: Terminal) -> list[str]:

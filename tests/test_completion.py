@@ -14,6 +14,7 @@ from client.commands import CLIENT_COMMANDS, COMMANDS, CommandError, action_to_c
 from client.completion import CommandCompleter, complete, hint_lines
 from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
 from shared.engine import legal_actions
+from shared.state import Skills
 from tests.support.games import random_game
 
 
@@ -144,6 +145,23 @@ def test_build_offers_the_team_left_and_level_breaks():
     assert complete("build 7 7 7 ", legal, team) == ["9", "5", "2", "/"]
     assert complete("build 7 7 7 / 5 5 / ", legal, team) == ["9", "2"]
     assert complete("build ", legal) == []  # no team known
+
+
+def test_build_offers_only_the_sizes_that_can_stand_in_the_level_being_typed():
+    team = [9, 8, 8, 6, 6, 5, 3, 2]
+    legal = [EndTurn()]
+    # one casteller above one needs Balance; a 6 on a 6 needs Strength; a 9 is too big
+    balance = Skills(balance=1)
+    assert complete("build 8 8 / 6 / ", legal, team, balance) == ["5", "3", "2"]
+    assert complete("build 8 8 / 6 / ", legal, team, Skills(balance=1, strength=1)) == [
+        "6", "5", "3", "2"]
+    assert complete("build 8 8 / 6 / ", legal, team, Skills()) == []
+    # in a level being typed, a second size only where the level still stands (no Mix: 8 only)
+    assert complete("build 8 ", legal, team, Skills()) == ["8", "/"]
+    assert complete("build 8 8 / 6 / 3", legal, team, balance) == ["3"]
+    # `/` only once the level typed stands; no third casteller above two
+    assert complete("build 8 8 / 6 6 ", legal, team, balance) == ["/"]
+    assert complete("build 8 8 / 6 6 ", legal, team, Skills()) == []
 
 
 def test_help_and_rules_complete_their_topics():

@@ -103,6 +103,13 @@ class Terminal:
         """The prompt line (the last line of the screen that starts with the prompt)."""
         return next(line for line in reversed(self.lines()) if line.startswith(">"))
 
+    def quit(self, keys: str = "quit\r", timeout: float = 10.0) -> None:
+        """Quit, answering yes when a game under way asks first; wait for the end."""
+        self.type(keys)
+        if self.child.expect([r"quit now\?", pexpect.EOF], timeout=timeout) == 0:
+            self.type("y\r")
+            self.child.expect(pexpect.EOF, timeout=timeout)
+
     def close(self) -> int | None:
         if self.child.isalive():
             self.child.terminate(force=True)

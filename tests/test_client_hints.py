@@ -1,0 +1,168 @@
+"""``hint`` and the festival line through the real client (controller, session, the plain
+screen) against a real server over a socket: a route of two steps to a festival, and a prize
+supply run out. The room's game is set to the position to test, then the player takes the
+seat back with ``resume`` and is sent that position as any returning player is."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import itertools
+import re
+from collections import Counter
+
+import attrs
+import pytest
+from websockets.sync.client import connect as ws_connect
+from websockets.typing import Subprotocol
+
+from client.controller import Controller
+from client.plain import PlainScreen
+from client.seats import SeatStore
+from client.session import Session
+from shared import messages as m
+from shared.codec import decode, encode
+from shared.state import Festival, Prizes
+from shared.tower import check_tower
+from shared.view import parse_view
+from tests.support import sample_views as sv
+from tests.support.screens import screen
+from tests.support.terminal import Terminal, castell_server
+
+pytestmark = pytest.mark.timeout(30)
+
+
+async def _until(predicate, timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+@contextlib.asynccontextmanager
+async def _in_game(server, url, tmp_path, **position):
+    """Anna in seat 0 of a started 2-seat game against a bot, at her turn, the game changed
+    by ``position`` (round 10, pawn in ebr, Figueres in gir ahead), then left and resumed."""
+    session = Session(url, "Anna", seats=SeatStore(tmp_path / "state"))
+    ctrl = Controller(session)
+    out = io.StringIO()
+    PlainScreen(ctrl, stdin=io.StringIO(), stdout=out, echo=False)
+    await session.open()
+    pump = asyncio.create_task(session.run())
+    try:
+        for line in ("create Friday night seats=2", "bot", "start"):
+            await ctrl.handle(line)
+        await _until(lambda: ctrl.view is not None and ctrl.view.turn == 0)
+        room = server.lobby.rooms[session.room].room
+        state = room.state
+        figueres = Festival(10, "gir", "Figueres", "II", 6)
+        festivals = (*(attrs.evolve(f, done=True) for f in state.festivals if f.round < 10),
+                     figueres)
+        players = (attrs.evolve(state.players[0], region="ebr", tokens=2), *state.players[1:])
+        room.state = attrs.evolve(state, round=10, turn=0, done=(), festivals=festivals,
+                                  players=players, **position)
+        await ctrl.handle("leave")
+        await ctrl.handle("resume")
+        await _until(lambda: ctrl.view is not None and ctrl.view.round == 10)
+        yield ctrl, out
+    finally:
+        await session.stop()
+        pump.cancel()
+
+
+async def test_hint_names_a_festival_reached_by_a_move_then_a_special_move(server, url,
+                                                                          tmp_path):
+    async with _in_game(server, url, tmp_path) as (ctrl, out):
+        await ctrl.handle("hint")
+        # the second step is a special move: a token, or the wheel's special tile (free)
+        second = r"(?:special|train region|train all) move gir"
+        found = re.search(r"festival at the end of this round: Figueres \(gir\), size 6 — get "
+                          rf"there with `(move bcn)` then `({second})`$",
+                          out.getvalue(), re.M)
+        assert found, out.getvalue()
+        assert "no trophies left" not in out.getvalue()
+        for command in found.groups():  # and the route is the rules': it gets her there
+            await ctrl.handle(command)
+        await _until(lambda: ctrl.view.players[0].region == "gir")
+
+
+async def test_an_empty_prize_supply_is_said_with_the_festivals_and_in_hint(server, url,
+                                                                           tmp_path):
+    async with _in_game(server, url, tmp_path, prizes=Prizes(trophy=0, medal=3)) as (ctrl, out):
+        screen = ctrl.screen
+        assert isinstance(screen, PlainScreen)
+        screen.board()  # what `look` prints
+        text = out.getvalue()
+        assert ("prizes left: trophy 0 medal 3 ribbon 14 · no trophies left: a festival's 1st "
+                "place wins no prize") in text
+        await ctrl.handle("hint")
+        hint = out.getvalue()[len(text):]
+        assert "no trophies left: a festival's 1st place wins no prize" in hint
+
+
+@pytest.mark.parametrize("width", [100, 80])
+def test_the_festivals_say_when_the_trophies_are_gone(width):
+    view = sv.typed(sv.four_seat())
+    assert "no trophies left" not in screen(view, 2, width=width)
+    text = screen(attrs.evolve(view, prizes=Prizes(trophy=0, medal=13)), 2, width=width)
+    if width == 100:  # under the Festivals panel, in a sentence
+        assert "│ left: trophy 0 medal 13 ribbon 14" in text
+        assert "│ no trophies left: a festival's 1st" in text
+    else:  # at the foot of the regions, which list the festivals
+        assert "bag 54 · no trophies left · medal 13 ribbon 14 ─" in text
+
+
+def _level_prefixes(team, skills):
+    """``build L / `` prefixes whose next level some sizes left cannot stand on, with those
+    that can: what Tab must offer (§7, asked of shared.tower directly)."""
+    out = []
+    for width in (1, 2, 3):
+        for level in sorted(set(itertools.combinations(sorted(team, reverse=True), width))):
+            if not check_tower([list(level)], skills).legal:
+                continue
+            left = Counter(team)
+            left.subtract(level)
+            sizes = sorted((s for s, n in left.items() if n > 0), reverse=True)
+            ok = [s for s in sizes if check_tower([list(level), [s]], skills).legal]
+            if len(ok) < len(sizes):
+                out.append((" ".join(map(str, level)), ok))
+    return out
+
+
+@pytest.mark.timeout(60)
+def test_tab_in_a_build_offers_only_sizes_that_can_stand_there(tmp_path):
+    with castell_server() as (url, _):
+        term = Terminal([url, "--name", "Anna"], tmp_path)
+        try:
+            term.wait_for(r"Open rooms on ws://")
+            term.type("create Friday night seats=2\r")
+            room = term.wait_for(r"join (r[0-9a-f]+)").group(1)
+            term.type("bot\r")
+            term.wait_for(r"Every seat is taken")
+            term.type("start\r")
+            term.wait_for(r"round 1/10 · your turn")
+            with ws_connect(url, subprotocols=[Subprotocol(m.SUBPROTOCOL)]) as rail:
+                rail.send(encode(m.Hello(id=1, name="Rail")))
+                rail.recv(5)
+                rail.send(encode(m.JoinRoom(id=2, room=room, as_="spectator")))
+                while not isinstance(push := decode(rail.recv(5)), m.StatePush):
+                    pass
+            anna = parse_view(push.view).players[0]
+            prefixes = _level_prefixes(anna.team, anna.skills)
+            assert prefixes, (anna.team, anna.skills)
+            level, ok = max(prefixes, key=lambda p: len(p[1]))  # a menu if the team allows
+            term.type(f"build {level} / \t")
+            if not ok:  # none can (a team without skills): Tab offers nothing
+                term.settle(0.5)
+                assert term.input_line() == f"> build {level} /"
+                assert not re.search(r"\d+ left", term.text())
+            elif len(ok) == 1:  # the one size that can stand there is typed in
+                term.wait_for(rf"> build {level} / {ok[0]}$")
+            else:  # the menu lists exactly those that can, largest first
+                term.wait_for(r"\d+ left")
+                offered = re.findall(r" (\d+|/) +(?:\d+ left|start the next level)",
+                                     term.text())
+                assert offered == [str(s) for s in ok], term.text()
+            term.quit("\x15quit\r")  # Ctrl-U clears the line
+        finally:
+            term.close()

@@ -1,18 +1,22 @@
 """The game's log in the real ``castell``, in a pseudo-terminal: a pane that always exists
 (``log``), scrolls back to the start of the game and follows it, a festival's result put up
 when it is held, the log filled from the room's history after ``resume`` and ``watch``, a turn
-the timer ended said as such, every refusal kept, and the region named in each action line."""
+the timer ended said as such (in a replay of the exported game too), every refusal kept, and
+the region named in each action line."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 
 import pexpect
 import pytest
 
 from shared.board import ADJACENT
-from tests.support.terminal import Terminal, castell_server
+from tests.support.servers import run_server_cli
+from tests.support.terminal import ROOT, Terminal, castell_server, client_env
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -158,13 +162,15 @@ def test_resume_and_watch_fill_the_log_from_the_history(tmp_path):
             watcher.close()
 
 
-def test_a_turn_the_timer_ended_says_that_time_ran_out(tmp_path):
-    with castell_server() as (url, _):
-        term = Terminal([url, "--name", "Anna"], tmp_path)
+def test_a_turn_the_timer_ended_says_that_time_ran_out_live_and_in_the_replay(tmp_path):
+    db = str(tmp_path / "games.sqlite3")
+    with castell_server(db=db) as (url, _):
+        term = Terminal([url, "--name", "Anna"], tmp_path / "state")
         try:
             term.wait_for(r"Open rooms on")
             term.type("create Slow seats=2 timer=10\r")
             term.wait_for(r"10 s per turn")
+            room = term.wait_for(r"join (r[0-9a-f]+)").group(1)
             term.type("bot\r")
             term.wait_for(r"Every seat is taken")
             term.type("start\r")
@@ -177,6 +183,15 @@ def test_a_turn_the_timer_ended_says_that_time_ran_out(tmp_path):
             _quit(term)
         finally:
             term.close()
+        record = tmp_path / "slow.json"
+        done = run_server_cli("export", room, "--db", db, "-o", str(record), "--unfinished")
+        assert done.returncode == 0, done.stderr
+    replayed = subprocess.run([sys.executable, "-m", "client", "replay", str(record), "--plain"],
+                              cwd=ROOT, env=client_env(tmp_path / "state"), capture_output=True,
+                              text=True, timeout=30)
+    assert replayed.returncode == 0, replayed.stderr
+    assert "Anna ran out of time: the turn ended" in replayed.stdout
+    assert "Anna ended the turn" not in replayed.stdout
 
 
 def test_refusals_typed_quickly_all_stay_in_the_log(tmp_path):

@@ -336,7 +336,9 @@ class Controller:
         if not line.strip():
             return
         mode = self.mode
-        if mode == "lobby":
+        if mode != "lobby" and line.lower().split() == ["log"]:
+            await self.guard(self.show_log())
+        elif mode == "lobby":
             await self.guard(self._lobby(line))
         elif mode == "room":
             await self.guard(self._room(line))
@@ -471,9 +473,6 @@ class Controller:
         self.screen.show_lobby()
 
     async def _game(self, line: str) -> None:
-        if line.lower().split()[:1] == ["log"]:
-            await self.show_log()
-            return
         cmd = c.parse(line)
         if isinstance(cmd, c.Chat):
             await self.session.request(m.Chat, text=cmd.text)

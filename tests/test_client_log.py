@@ -231,3 +231,16 @@ def test_an_action_line_names_its_region_after_its_move_scrolled_away(tmp_path):
         _quit(term)
     finally:
         term.close()
+
+
+def test_plain_log_prints_the_game_so_far_with_its_refusals(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "client", "play", "--plain", "--seats", "2", "--bot-delay", "0",
+         "--name", "Anna"], cwd=ROOT, env=client_env(tmp_path), capture_output=True, text=True,
+        input="wait\nmvoe\nlog\nquit\n", timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    printed = done.stdout.split("> log", 1)[1].split("> quit", 1)[0].splitlines()
+    assert "the game starts" in printed
+    assert printed.index("the game starts") < printed.index("— round 1, Anna plays first") \
+        or "— round 1, Pau·greedy plays first" in printed
+    assert any(line.startswith("✗ unknown command `mvoe`") for line in printed)

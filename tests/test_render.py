@@ -443,3 +443,19 @@ def test_a_crowded_board_with_wide_names_still_fits():
 
 def test_tower_levels_too_wide_are_grouped():
     assert describe.tower_lines([[10] * 6, [9]], width=12) == [" 9", "10×6"]
+
+
+def test_a_move_taken_back_no_longer_says_where_the_pawn_stood():
+    view = sv.typed(sv.two_seat())
+    events = [sv.action_event(0, "move", region="bcn"),
+              sv.action_event(0, "recruit", sizes=[9]),
+              sv.action_event(0, "move", region="tar"),
+              {"kind": "undone", "seat": 0, "action": {"kind": "move", "region": "tar"}},
+              sv.action_event(0, "recruit", sizes=[7])]
+    assert describe.regions_at(events, view)[1] == "bcn"
+    assert describe.regions_at(events, view)[4] == "bcn"  # back in bcn after the undo
+    # an action marked where it happened keeps it, whatever the list around it says
+    marked = [{**sv.action_event(0, "recruit", sizes=[9]), "at": "ebr"},
+              sv.action_event(0, "move", region="bcn")]
+    assert describe.regions_at(marked, view)[0] == "ebr"
+    assert "recruited 9 in ebr" in screen(view, 0, marked)

@@ -6,6 +6,7 @@ the region named in each action line."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -14,7 +15,10 @@ import time
 import pexpect
 import pytest
 
+from client.net import GameClient
+from shared import messages as m
 from shared.board import ADJACENT
+from tests.support.proxy import cutting_proxy
 from tests.support.servers import run_server_cli
 from tests.support.terminal import ROOT, Terminal, castell_server, client_env
 
@@ -244,3 +248,30 @@ def test_plain_log_prints_the_game_so_far_with_its_refusals(tmp_path):
     assert printed.index("the game starts") < printed.index("— round 1, Anna plays first") \
         or "— round 1, Pau·greedy plays first" in printed
     assert any(line.startswith("✗ unknown command `mvoe`") for line in printed)
+
+
+async def test_a_reconnect_fills_the_log_with_what_was_said_and_done_meanwhile(tmp_path):
+    with castell_server() as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        async with cutting_proxy("127.0.0.1", port) as proxy:
+            bru = await GameClient.connect(url)
+            term = Terminal([f"ws://127.0.0.1:{proxy.port}", "--name", "Anna"], tmp_path)
+            try:
+                await bru.hello("Bru")
+                room = (await bru.request(m.CreateRoom, name="Two", seats=2)).room
+                await asyncio.to_thread(term.wait_for, r"Open rooms on")
+                term.type(f"join {room}\r")
+                await asyncio.to_thread(term.wait_for, r"you sit in seat 1")
+                await bru.request(m.StartGame)
+                await asyncio.to_thread(term.wait_for, r"round 1/10")
+                proxy.blackout()  # Anna's connection drops, and stays down a while
+                await asyncio.to_thread(term.wait_for, r"connection lost|trying again")
+                await bru.request(m.Chat, text="while you were away")
+                proxy.end_blackout()
+                await asyncio.to_thread(term.wait_for, r"Bru: while you were away", 30)
+                log = await asyncio.to_thread(_read_whole_log, term)
+                assert log.count("Bru: while you were away") == 1
+                assert "the game starts" in log
+            finally:
+                term.close()
+                await bru.close()

@@ -245,8 +245,8 @@ def test_plain_log_prints_the_game_so_far_with_its_refusals(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     printed = done.stdout.split("> log", 1)[1].split("> quit", 1)[0].splitlines()
     assert "the game starts" in printed
-    assert printed.index("the game starts") < printed.index("— round 1, Anna plays first") \
-        or "— round 1, Pau·greedy plays first" in printed
+    first_round = next(i for i, line in enumerate(printed) if line.startswith("— round 1,"))
+    assert printed.index("the game starts") < first_round
     assert any(line.startswith("✗ unknown command `mvoe`") for line in printed)
 
 

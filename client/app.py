@@ -198,6 +198,9 @@ class TerminalScreen:
     def _follow_log(self) -> None:
         """New lines in the log: shown, and scrolled to, unless the player is reading
         further back."""
+        if self.controller.mode == "lobby":  # the room was left: its log goes with it
+            self.notes, self.log_open = [], False
+            return
         if len(self.controller.log) == self._log_len:
             return
         at_end = self.notes_top >= self._notes_end()

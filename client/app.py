@@ -2,8 +2,10 @@
 
 One prompt_toolkit ``Application`` holds four stacked parts: the board (the rich rendering
 of :mod:`client.render`, printed to a string and shown as ANSI text), a notes pane (help,
-hints, rules, the room list; Esc closes it), a status line (the server's refusals in words,
-news, the connection's state) and the input line with tab completion of the legal arguments
+hints, rules, the room list, a festival's result until it has been read, and the game's log:
+``log`` or F2 opens it, it follows the game and PgUp or Ctrl-Home scroll it back to the start
+of the game; Esc closes it), a status line (the server's refusals in words, news, the
+connection's state) and the input line with tab completion of the legal arguments
 (:class:`client.completion.CommandCompleter`) and a history kept between runs. A push only
 marks the board stale and asks for a redraw (``invalidate``): prompt_toolkit repaints the
 screen around the input buffer, so what the player is typing is never disturbed.
@@ -54,7 +56,7 @@ from rich.text import Text
 from client import lobby as lb
 from client.completion import CommandCompleter
 from client.controller import Controller
-from client.render import render
+from client.render import event_lines, render
 from client.session import RoomState
 from shared import messages as m
 from shared.errors import CastellError
@@ -75,6 +77,9 @@ SEAT_LOST_PAUSE = 4.0  # seconds the words stay up when another client took the 
 STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
 #: The smallest terminal the board is drawn on; a smaller one is told so instead.
 MIN_COLUMNS, MIN_ROWS = 80, 24
+#: A festival's result stays up through the lines typed this soon after it came: they were
+#: typed before it could be read.
+FESTIVAL_GRACE = 2.0
 
 
 def _lines(n: int, what: str = "") -> str:
@@ -129,6 +134,10 @@ class TerminalScreen:
         self.color = color
         self.notes: list[str] = []
         self.notes_top = 0
+        self.notes_title = ""
+        self.log_open = False  # the notes pane shows the game's log, and follows it
+        self._log_len = 0
+        self._festival_at: float | None = None  # when a festival's result was put up
         self.board_top = 0  # lines of the board scrolled away (a terminal too short for it)
         self._board_overflow = 0
         self.message: tuple[str, str] | None = None
@@ -173,9 +182,49 @@ class TerminalScreen:
     # -- the Screen protocol ---------------------------------------------------------------
 
     def show(self, lines: Sequence[str]) -> None:
-        self.notes = list(lines)
-        self.notes_top = 0
+        self._set_notes(list(lines))
         self.refresh()
+
+    def _set_notes(self, lines: list[str], title: str = "", log: bool = False) -> None:
+        self.notes = lines
+        self.notes_top = 0
+        self.notes_title = title
+        self.log_open = log
+        self._festival_at = None
+
+    def show_log(self) -> None:
+        """The game's log in the notes pane, its latest lines in view; it follows the game
+        until closed (Esc, F2, or a pane of other notes)."""
+        self._set_notes(self.controller.log_lines(), "Game log", log=True)
+        self._log_len = len(self.controller.log)
+        self.notes_top = self._notes_end()
+        self.refresh()
+
+    def _notes_end(self) -> int:
+        return max(0, len(self._note_lines()) - self._notes_rows())
+
+    def _follow_log(self) -> None:
+        """New lines in the log: shown, and scrolled to, unless the player is reading
+        further back."""
+        if self.controller.mode == "lobby":  # the room was left: its log goes with it
+            self.notes, self.log_open = [], False
+            return
+        if len(self.controller.log) == self._log_len:
+            return
+        at_end = self.notes_top >= self._notes_end()
+        self._log_len = len(self.controller.log)
+        self.notes = self.controller.log_lines()
+        self.notes_top = self._notes_end() if at_end else min(self.notes_top, self._notes_end())
+
+    def _show_festivals(self, push: RoomState) -> None:
+        """A festival just held: its result (who took part, their scores, prizes and size
+        token) up in the notes pane until the player has read it."""
+        held = [e for e in push.events if e.get("kind") == "festival"]
+        if not held or self.log_open:  # an open log shows it among the rest
+            return
+        self._set_notes([*event_lines(push.view, held),
+                         "Esc closes · `log` (F2) shows the whole game"], "Festival")
+        self._festival_at = time.monotonic()
 
     def error(self, text: str) -> None:
         self.message = ("status.error", f"✗ {text}")
@@ -208,6 +257,7 @@ class TerminalScreen:
             self.message = None
         if my_turn_began:
             self.app.output.bell()
+        self._show_festivals(push)
         self.refresh()
 
     def chat(self, push: m.ChatPush) -> None:
@@ -222,6 +272,8 @@ class TerminalScreen:
             if conn is None and not self.controller.session.stopped:
                 self.message = ("status.info", "connected again")
             self._conn_since = None if conn is None else time.monotonic()
+        if self.log_open:
+            self._follow_log()
         self._dirty += 1
         self.app.invalidate()
 
@@ -309,11 +361,15 @@ class TerminalScreen:
             return False
         if not line.strip():
             self.notes = []
+            self.log_open = False
             self.message = None
             self.refresh()
             return False
         self.message = None
-        self.notes = []
+        fresh = self._festival_at is not None \
+            and time.monotonic() - self._festival_at < FESTIVAL_GRACE
+        if not self.log_open and not fresh:  # the log stays open while the game goes on
+            self.notes = []
         self.spawn(self.controller.handle(line))
         self.refresh()
         return False
@@ -351,7 +407,27 @@ class TerminalScreen:
                 self._asking[1].set_result(None)
                 return
             self.notes = []
+            self.log_open = False
             self.message = None
+            self.refresh()
+
+        @kb.add("f2")
+        def _log(event: Any) -> None:
+            if self.log_open:
+                self.notes = []
+                self.log_open = False
+                self.refresh()
+            elif self.controller.mode == "game":
+                self.spawn(self.controller.guard(self.controller.show_log()))
+
+        @kb.add("c-home", filter=Condition(self._has_notes))
+        def _top(event: Any) -> None:  # the log's start: the start of the game
+            self.notes_top = 0
+            self.refresh()
+
+        @kb.add("c-end", filter=Condition(self._has_notes))
+        def _bottom(event: Any) -> None:
+            self.notes_top = self._notes_end()
             self.refresh()
 
         @kb.add("pageup")
@@ -421,7 +497,9 @@ class TerminalScreen:
         more = len(lines) - self.notes_top - len(shown)
         scroll = " · PgUp/PgDn scroll" if self._notes_scroll() else ""
         below = f" · {_lines(more, 'more ')}" if more > 0 else ""
-        title = f"──── Esc closes{scroll}{below}"
+        name = f"{self.notes_title} · " if self.notes_title else ""
+        above = " · from the start" if self.log_open and not self.notes_top else ""
+        title = f"──── {name}Esc closes{scroll}{below}{above}"
         return [("class:notes.title", title + "\n"), ("", "\n".join(shown))]
 
     def _status_line(self) -> tuple[str, str]:
@@ -441,7 +519,8 @@ class TerminalScreen:
                 "room": "Tab completes · `bot` · `fill` · "
                         f"{'`start` · ' if self.controller.session.created else ''}"
                         "`chat` · `help` · `leave`",
-                "game": "Tab completes · `hint` · `help` · `rules` · `chat` · `leave` · `quit`"
+                "game": "Tab completes · `hint` · `help` · `log` · `rules` · `chat` · `leave` · "
+                        "`quit`"
                 }[mode]
         view = self.controller.view
         if mode == "game" and view is not None and view.status == RoomStatus.FINISHED:
@@ -451,8 +530,8 @@ class TerminalScreen:
             return "status.hint", ("You are watching. `chat` · `rules` · `leave` for the lobby "
                                    "· `quit`")
         if mode == "game" and view is not None and view.turn == self.controller.me:
-            return "status.info", ("Your turn: type a command (Tab completes), `hint` "
-                                   "suggests, `end` ends your turn")
+            return "status.info", ("Your turn: Tab completes · `hint` suggests · `log` · "
+                                   "`end` ends your turn")
         return "status.hint", hint
 
     def _status_rows(self) -> tuple[str, list[str]]:

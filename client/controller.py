@@ -3,9 +3,14 @@
 The :class:`Controller` sits between a :class:`client.session.Session` and a :class:`Screen`
 (the full-screen terminal of :mod:`client.app`, or the line-by-line one of
 :mod:`client.plain`). It keeps what both screens draw — the last view, recent events and chat,
-the lobby's room list, the connection's state — and turns each typed line into requests: lobby
-lines (:mod:`client.lobby`) before a room, room lines while a room waits, game commands
-(:mod:`client.commands`) once the game runs. Errors end up on the screen, in words.
+the game's log, the lobby's room list, the connection's state — and turns each typed line into
+requests: lobby lines (:mod:`client.lobby`) before a room, room lines while a room waits, game
+commands (:mod:`client.commands`) once the game runs. Errors end up on the screen, in words.
+
+The log is the whole game as this client knows it: every event of every push, the chat, and
+the refusals of the player's own lines. After a ``resume``, a reconnect or a ``watch`` it is
+filled from the room's ``history`` (docs/protocol.md), so that it reaches back to the start of
+the game; the ``log`` command shows it.
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
 from client import commands as c
 from client import lobby as lb
+from client.describe import mark_regions
 from client.hints import hint_lines
 from client.net import ServerError
+from client.render import event_lines
 from client.rulebook import rules_page
 from client.sanitize import safe
 from client.session import RoomState, Session
@@ -34,6 +41,11 @@ from shared.wire import ROOM_NAME_MAX
 
 EVENTS_KEPT = 16
 CHATS_KEPT = 6
+#: A whole game's history is a few hundred entries: a page of 500 is usually all of it.
+HISTORY_PAGE = 500
+HISTORY_PAGES = 20
+#: Client-side lines of the log that the server's history does not hold.
+OWN_KINDS = ("chat", "refused")
 
 
 class Screen(Protocol):
@@ -61,8 +73,12 @@ class Controller:
     def __init__(self, session: Session, screen: Screen | None = None) -> None:
         self.session = session
         self.screen: Screen = screen  # type: ignore[assignment]  # set by the screen
-        self.events: deque[dict[str, Any]] = deque(maxlen=EVENTS_KEPT)
+        self.events: deque[Mapping[str, Any]] = deque(maxlen=EVENTS_KEPT)
         self.chats: deque[m.ChatPush] = deque(maxlen=CHATS_KEPT)
+        #: The game's log, oldest first: (the room's version then, event).
+        self.log: list[tuple[int, Mapping[str, Any]]] = []
+        #: Whether the log reaches back to the start of the game.
+        self.log_from_start = False
         self.rooms: tuple[m.RoomSummary, ...] = ()
         self.connection: str | None = None
         self._legal: tuple[int, int | None, list[Action]] | None = None
@@ -174,7 +190,11 @@ class Controller:
     def on_state(self, push: RoomState) -> None:
         view = push.view
         before = self._my_turn_key
-        self.events.extend(push.events)
+        events = mark_regions(push.events, view)
+        self.events.extend(events)
+        self.log.extend((push.version, event) for event in events)
+        if any(event.get("kind") == "started" for event in events):
+            self.log_from_start = True
         now = self._turn_key(view)
         began = now is not None and now != before
         self._my_turn_key = now
@@ -190,8 +210,9 @@ class Controller:
     def on_chat(self, push: m.ChatPush) -> None:
         self.chats.append(push)
         # Said between two moves, shown between them: a chat line joins the event lines.
-        self.events.append({"kind": "chat", "seat": push.seat, "name": push.name,
-                            "text": push.text})
+        line = {"kind": "chat", "seat": push.seat, "name": push.name, "text": push.text}
+        self.events.append(line)
+        self._log_own(line)
         self.screen.chat(push)
 
     def on_connection(self, status: str | None) -> None:
@@ -201,7 +222,7 @@ class Controller:
         self.screen.refresh()
 
     def on_notice(self, text: str) -> None:
-        self.events.clear()
+        self.clear_log()
         self.screen.info(text)
         self.screen.refresh()
 
@@ -209,6 +230,84 @@ class Controller:
         if self.session.room is None:
             with contextlib.suppress(CastellError):
                 await self.refresh_rooms()
+        else:  # what happened while the connection was down is in the history
+            await self.load_history()
+
+    # -- the log -----------------------------------------------------------------------------
+
+    def _log_own(self, event: Mapping[str, Any]) -> None:
+        """A line of this client's own (chat, a refusal) in the log, at the room's version."""
+        state = self.session.state
+        self.log.append((state.version if state is not None else 0, event))
+
+    def refused(self, text: str) -> None:
+        """A refusal: on the screen near the prompt, and, in a room, kept in the log (a
+        refusal of a line typed quickly after another must not hide the first)."""
+        if self.session.room is not None:
+            line = {"kind": "refused", "text": text}
+            self.events.append(line)
+            self._log_own(line)
+        self.screen.error(text)
+
+    def clear_log(self) -> None:
+        self.events.clear()
+        self.log.clear()
+        self.log_from_start = False
+
+    async def load_history(self) -> None:
+        """Fill the log from the room's ``history``, back to the start of its game; what
+        arrived since, and this client's own lines, stay after it. Quietly nothing when the
+        server cannot say (a refusal, the connection down)."""
+        session = self.session
+        room, state = session.room, session.state
+        if room is None or state is None or state.view.status == RoomStatus.WAITING:
+            return
+        entries: list[m.HistoryEntry] = []
+        before: int | None = None
+        try:
+            for _ in range(HISTORY_PAGES):
+                reply = await session.request(m.HistoryRequest, before=before,
+                                              limit=HISTORY_PAGE)
+                if not reply.entries:
+                    break
+                entries[:0] = reply.entries
+                if any(e.get("kind") == "started" for e in reply.entries[0].events):
+                    break
+                before = reply.entries[0].version
+        except CastellError:
+            return
+        if session.room != room or session.state is None or not entries:
+            return
+        top = entries[-1].version
+        said = {_said(e) for e in entries[-1].events if e.get("kind") in OWN_KINDS}
+        newer = [(v, e) for v, e in self.log
+                 if v > top or (v == top and e.get("kind") in OWN_KINDS and _said(e) not in said)]
+        versions = [entry.version for entry in entries for _ in entry.events]
+        events = mark_regions([dict(e) for entry in entries for e in entry.events],
+                              session.state.view)
+        self.log = [*zip(versions, events, strict=True), *newer]
+        self.log_from_start = True
+        self.events = deque((e for _, e in self.log), maxlen=EVENTS_KEPT)
+        self.screen.refresh()
+
+    def log_lines(self) -> list[str]:
+        """The log as text lines, a festival's results under it."""
+        view = self.view
+        if view is None:
+            return []
+        lines = event_lines(view, [e for _, e in self.log])
+        return lines or ["nothing has happened yet"]
+
+    async def show_log(self) -> None:
+        """The ``log`` command: the whole game so far (its history asked for when the log
+        does not reach the start)."""
+        if not self.log_from_start:
+            await self.load_history()
+        opener = getattr(self.screen, "show_log", None)
+        if opener is not None:
+            opener()
+        else:
+            self.screen.show(self.log_lines())
 
     # -- starting ----------------------------------------------------------------------------
 
@@ -269,7 +368,9 @@ class Controller:
         if not line.strip():
             return
         mode = self.mode
-        if mode == "lobby":
+        if mode != "lobby" and line.lower().split() == ["log"]:
+            await self.guard(self.show_log())
+        elif mode == "lobby":
             await self.guard(self._lobby(line))
         elif mode == "room":
             await self.guard(self._room(line))
@@ -281,11 +382,11 @@ class Controller:
         try:
             await work
         except CastellError as exc:  # refusals: the server's, the parser's, the connection's
-            self.screen.error(exc.message)
+            self.refused(exc.message)
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a bug of ours: say so, and keep the game going
-            self.screen.error(f"the client failed: {type(exc).__name__}: {exc}")
+            self.refused(f"the client failed: {type(exc).__name__}: {exc}")
 
     async def _lobby(self, line: str) -> None:
         cmd = lb.parse_lobby(line)
@@ -311,7 +412,7 @@ class Controller:
             await self.quit()
 
     async def _resume(self, held: Any) -> None:
-        self.events.clear()
+        self.clear_log()
         try:
             await self.session.resume(held)
         except ServerError as exc:
@@ -320,6 +421,7 @@ class Controller:
                                      f"(forgotten)") from None
             raise
         self.screen.info(f"back in {safe(held.name)!r}, seat {held.seat}")
+        await self.load_history()
 
     async def _join(self, cmd: lb.JoinRoom) -> None:
         key = cmd.key
@@ -328,7 +430,7 @@ class Controller:
             if not 1 <= n <= len(self.rooms):
                 raise c.CommandError(f"no room number {n}: `list` shows the rooms")
             key = self.rooms[n - 1].room
-        self.events.clear()
+        self.clear_log()
         try:
             reply = await self.session.join(key, spectate=cmd.spectate)
         except ServerError as exc:
@@ -347,6 +449,7 @@ class Controller:
             raise
         self.screen.info("you are watching" if reply.seat is None
                          else f"you sit in seat {reply.seat}")
+        await self.load_history()  # a game already under way: what happened so far
 
     async def _ask(self, question: str, parse: Any) -> Any:
         while True:
@@ -371,7 +474,7 @@ class Controller:
             private = await self._ask("private (join by code only)? [y/N] ",
                                       lambda a: lb.parse_yes(a, False))
             cmd = lb.CreateRoom(name, seats, variant, timer, private)
-        self.events.clear()
+        self.clear_log()
         assert cmd.name is not None
         reply = await self.session.create_room(cmd.name, cmd.seats, cmd.variant,
                                                cmd.turn_seconds, cmd.private)
@@ -401,7 +504,7 @@ class Controller:
 
     async def leave(self) -> None:
         await self.session.leave()
-        self.events.clear()
+        self.clear_log()
         self.chats.clear()
         self._my_turn_key = None
         with contextlib.suppress(CastellError):
@@ -509,3 +612,8 @@ class Controller:
                 return
         await self.session.stop()
         self.screen.exit()
+
+
+def _said(event: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A chat line or refusal, comparable with the same line from the history."""
+    return (event.get("kind"), event.get("seat"), event.get("name"), event.get("text"))

@@ -280,25 +280,60 @@ def _moved_to(event: Event) -> str | None:
     return None
 
 
+def _undone_move(event: Event) -> bool:
+    """Whether ``event`` took back a move (of any kind): the pawn went back where it was."""
+    if event.get("kind") != "undone":
+        return False
+    action = event.get("action") or {}
+    return action.get("kind") == "move" or action.get("effect") == "move"
+
+
 def regions_at(events: Sequence[Event], view: View) -> list[str | None]:
     """For each event, where its seat's pawn stood when it happened (None when unknown).
 
-    A pawn is where its last earlier move in the list took it; without one, where the view
-    shows it now — unless a later move in the list means it stood somewhere unknown.
+    An event the client marked with ``at`` when it arrived (:func:`mark_regions`) says so
+    itself. Otherwise a pawn is where its last earlier move in the list took it (a move taken
+    back with ``undo`` no longer counts); without one, where the view shows it now — unless a
+    later move in the list means it stood somewhere unknown.
     """
+    last_move: dict[Any, int] = {}
+    for i, event in enumerate(events):
+        if _moved_to(event) or _undone_move(event):
+            last_move[event.get("seat")] = i
     out: list[str | None] = []
+    places: dict[Any, list[str | None]] = {}  # per seat: where it stood, latest last
     for i, event in enumerate(events):
         seat = event.get("seat")
-        where = None
-        earlier = [_moved_to(e) for e in events[:i] if e.get("seat") == seat and _moved_to(e)]
-        later = [e for e in events[i + 1:] if e.get("seat") == seat and _moved_to(e)]
-        if earlier:
-            where = earlier[-1]
-        elif not later and _moved_to(event) is None:
+        stack = places.get(seat)
+        where = event.get("at")
+        if where is None and stack:
+            where = stack[-1]
+        elif where is None and last_move.get(seat, -1) <= i and _moved_to(event) is None:
             p = player_at(view, seat)
             where = p.region if p else None
         out.append(where)
+        dest = _moved_to(event)
+        stack = places.setdefault(seat, [])
+        if dest:
+            if not stack:
+                stack.append(where)  # where it came from (None: unknown)
+            stack.append(dest)
+        elif _undone_move(event):
+            if len(stack) > 1:
+                stack.pop()
+            else:
+                stack[:] = [None]  # back where it was before the list began: unknown
+        elif where is not None and (not stack or stack[-1] != where):
+            stack.append(where)
     return out
+
+
+def mark_regions(events: Sequence[Event], view: View) -> list[Event]:
+    """The events of one push, each action marked with ``at``: where its seat's pawn stood,
+    told by the view that came with them. A line kept long after its push still names its
+    region, whatever the player did since."""
+    return [{**event, "at": where} if event.get("kind") == "action" and where else event
+            for event, where in zip(events, regions_at(events, view), strict=True)]
 
 
 def _effect_words(action: Mapping[str, Any]) -> str:
@@ -315,10 +350,17 @@ def _effect_words(action: Mapping[str, Any]) -> str:
 
 def fold_training(events: Sequence[Event]) -> list[Event]:
     """The events with each ``train`` action and the ``trained`` event that says which skill
-    it raised folded into one (the skill under ``raised``): one action, one line."""
+    it raised folded into one (the skill under ``raised``): one action, one line. A turn the
+    timer ended (``timeout``, then the ``end_turn`` played for the seat) is one line too,
+    marked ``timed_out``: it must not read like a turn the player ended."""
     out: list[Event] = []
     for event in events:
         last = out[-1] if out else None
+        if (last is not None and last.get("kind") == "timeout"
+                and event.get("kind") == "action" and event.get("seat") == last.get("seat")
+                and (event.get("action") or {}).get("kind") == "end_turn"):
+            out[-1] = {**event, "timed_out": True}
+            continue
         if (event.get("kind") == "trained" and event.get("tile") != "special"
                 and last is not None and last.get("kind") == "action"
                 and last.get("seat") == event.get("seat") and "raised" not in last
@@ -404,6 +446,8 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
     kind = event.get("kind")
     seat = event.get("seat")
     if kind == "action":
+        if event.get("timed_out"):
+            return [who(view, seat), Part(" ran out of time: the turn ended")]
         return [who(view, seat), Part(" " + action_words(event.get("action") or {}, where,
                                                          event.get("raised")))]
     if kind == "undone":
@@ -436,6 +480,8 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
         return [Part("Game over: "), *winners_text(view, event.get("winners") or ())]
     if kind == "started":
         return [Part("the game starts")]
+    if kind == "refused":  # not a server event: a refusal of the player's own line, kept
+        return [Part(f"✗ {safe(event.get('text'))}")]
     if kind == "chat":  # not a server event: the client puts chat lines among the events
         return chat_parts(view, event)
     name = Part(safe(event.get("name", "")) or seat_name(view, seat), seat)

@@ -47,7 +47,10 @@ def steps_of(record: GameRecordFile) -> list[Step]:
     out = []
     for i, (state, events) in enumerate(replay(record)):
         seat = record.actions[i - 1].seat if i else None
-        out.append(Step(i, view(state), tuple(event_to_wire(e) for e in events), seat))
+        wire = tuple(event_to_wire(e) for e in events)
+        if i and record.actions[i - 1].timed_out:  # as the room's push said it
+            wire = ({"kind": "timeout", "seat": seat}, *wire)
+        out.append(Step(i, view(state), wire, seat))
     return out
 
 

@@ -30,7 +30,8 @@ def record_file(record: GameRecord) -> GameRecordFile:
     return GameRecordFile(
         room=r.room, name=r.name, variant=r.variant, turn_seconds=r.turn_seconds,
         seed=r.seed, seats=tuple(s.name for s in seats), bots=tuple(s.bot for s in seats),
-        actions=tuple(RecordedAction(a.seat, _action(a), a.at) for a in record.actions),
+        actions=tuple(RecordedAction(a.seat, _action(a), a.at, a.timed_out)
+                      for a in record.actions),
         result=record.result,
     )
 

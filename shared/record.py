@@ -32,9 +32,13 @@ class RecordError(CastellError):
 
 @attrs.frozen
 class RecordedAction:
+    """One action of the game: who, what, when (Unix seconds); ``timed_out`` when the turn
+    timer played it (an ``end_turn`` for a seat that ran out of time)."""
+
     seat: int
     action: Action
     at: float = 0.0
+    timed_out: bool = False
 
 
 @attrs.frozen
@@ -62,7 +66,8 @@ class GameRecordFile:
             "seed": self.seed,
             "seats": [{"seat": i, "name": n, "bot": b}
                       for i, (n, b) in enumerate(zip(self.seats, self.bots, strict=True))],
-            "actions": [{"seat": a.seat, "at": a.at, "action": action_fields(a.action)}
+            "actions": [{"seat": a.seat, "at": a.at, "action": action_fields(a.action),
+                         **({"timed_out": True} if a.timed_out else {})}
                         for a in self.actions],
             "result": self.result,
         }, indent=1, ensure_ascii=False)
@@ -89,7 +94,7 @@ class GameRecordFile:
                 bots=tuple(bool(s["bot"]) for s in seats),
                 actions=tuple(
                     RecordedAction(int(a["seat"]), action_from_fields(a["action"]),
-                                   float(a.get("at", 0.0)))
+                                   float(a.get("at", 0.0)), a.get("timed_out") is True)
                     for a in data["actions"]
                 ),
                 result=data.get("result"),

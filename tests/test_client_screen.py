@@ -175,3 +175,17 @@ def test_resume_completes_the_seats_held_on_this_server(tmp_path):
     completer = WordsCompleter(Controller(session))
     (only,) = completer.get_completions(Document("resume "), CompleteEvent())
     assert only.text == "1" and only.display_meta_text == "Friday night (seat 2)"
+
+
+def test_the_log_pane_follows_the_game_and_goes_when_the_room_is_left(screen):
+    view = sv.two_seat()
+    push(screen, view, 1)
+    screen.controller.refused("no region called `nowhere`")
+    screen.show_log()
+    assert screen.log_open and any("nowhere" in line for line in screen.notes)
+    screen.controller.refused("`99` is not a casteller size")
+    assert any("99" in line for line in screen.notes)  # a new line shows in the open pane
+    screen.controller.session.room = None  # back in the lobby
+    screen.controller.clear_log()
+    screen.refresh()
+    assert not screen.log_open and not screen.notes

@@ -528,3 +528,19 @@ def test_a_pawns_name_is_whole_where_the_column_has_room_and_marked_where_cut():
     bcn = line_with(text, "│ bcn ")
     # crowded: every pawn keeps a place, the longest names give way first, marked as cut
     assert re.search(r"Núr\S*… Cat\S* Dol\S* ", bcn) and "Bernat" not in bcn
+
+
+def test_a_move_taken_back_no_longer_says_where_the_pawn_stood():
+    view = sv.typed(sv.two_seat())
+    events = [sv.action_event(0, "move", region="bcn"),
+              sv.action_event(0, "recruit", sizes=[9]),
+              sv.action_event(0, "move", region="tar"),
+              {"kind": "undone", "seat": 0, "action": {"kind": "move", "region": "tar"}},
+              sv.action_event(0, "recruit", sizes=[7])]
+    assert describe.regions_at(events, view)[1] == "bcn"
+    assert describe.regions_at(events, view)[4] == "bcn"  # back in bcn after the undo
+    # an action marked where it happened keeps it, whatever the list around it says
+    marked = [{**sv.action_event(0, "recruit", sizes=[9]), "at": "ebr"},
+              sv.action_event(0, "move", region="bcn")]
+    assert describe.regions_at(marked, view)[0] == "ebr"
+    assert "recruited 9 in ebr" in screen(view, 0, marked)

@@ -34,8 +34,9 @@ def _quit(term: Terminal) -> None:
 def _refusal(term: Terminal) -> list[str]:
     """The rows of the refusal on the status line, as shown."""
     lines = term.lines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("✗ "))
     end = next(i for i, line in enumerate(lines) if line.startswith(">"))
+    # the last refusal above the prompt: the log's lines above may hold it as well
+    start = max(i for i, line in enumerate(lines[:end]) if line.startswith("✗ "))
     return lines[start:end]
 
 

@@ -14,9 +14,9 @@ from shared.view import state_from_view
 
 
 async def caught_up(client: GameClient, version: int, timeout: float = 10.0) -> None:
-    """Wait until ``client`` has seen the room at ``version`` (or later)."""
-    assert client.state is not None
-    if client.state.version < version:
+    """Wait until ``client`` has seen the room at ``version`` (or later); a client that has
+    just joined may not have read its first view yet."""
+    if client.state is None or client.state.version < version:
         await client.wait_state(lambda p: p.version >= version, timeout=timeout)
 
 

@@ -154,6 +154,9 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
                     "an ended turn cannot be taken back. Ctrl-Z undoes too."),
         CommandHelp("chat", "chat TEXT", "say something to the room", ("chat good luck!",)),
         CommandHelp("hint", "hint", "list what you can do now"),
+        CommandHelp("log", "log", "the game's log from its start (F2 too; Esc closes)", (),
+                    "Every event since the game started, festival results and chat included; "
+                    "PgUp/PgDn page through it, Ctrl-Home goes to the start."),
         CommandHelp("help", "help [COMMAND]", "list the commands, or explain one",
                     ("help build",)),
         CommandHelp("rules", "rules [TOPIC]",

@@ -318,16 +318,20 @@ class Controller:
             h = held[0]
             take = resume
             if not resume:
-                answer = await self.screen.ask(
+                take = await self._yes(
                     f"resume your game in {safe(h.name)!r} (seat {h.seat})? [Y/n] ")
-                try:
-                    take = answer is not None and lb.parse_yes(answer, True)
-                except c.CommandError:
-                    take = False
             if take:
                 await self.guard(self._resume(h))
         if self.session.room is None:
             await self.guard(self.refresh_rooms())
+
+    async def _yes(self, question: str) -> bool:
+        """Ask a yes-or-no question whose default is yes; anything unreadable is no."""
+        answer = await self.screen.ask(question)
+        try:
+            return answer is not None and lb.parse_yes(answer, True)
+        except c.CommandError:
+            return False
 
     async def start_play(self, seats: int, variant: str, level: str,
                          resume: str | None = None) -> None:
@@ -339,13 +343,9 @@ class Controller:
             h = held[0]
             take = resume == "resume"
             if not take:
-                answer = await self.screen.ask(
+                take = await self._yes(
                     f"resume your unfinished game {safe(h.name)!r} (seat {h.seat})? "
                     f"[Y/n, n starts a new one] ")
-                try:
-                    take = answer is not None and lb.parse_yes(answer, True)
-                except c.CommandError:
-                    take = False
             if take:
                 await self.guard(self._resume(h))
                 if self.session.room is not None:

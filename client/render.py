@@ -38,7 +38,7 @@ from client.hints import supply_note, supply_text
 from client.sanitize import safe
 from shared.board import REGIONS, ROUNDS
 from shared.state import Row
-from shared.view import PlayerView, RegionView, RoomStatus, View
+from shared.view import Festival, PlayerView, RegionView, RoomStatus, View
 
 __all__ = ["SEAT_STYLES", "event_lines", "print_view", "render", "render_plain", "safe",
            "seat_style"]
@@ -237,32 +237,55 @@ def _region_of(view: View, seat: int | None) -> str | None:
     return p.region if p is not None else None
 
 
-def _festivals_panel(view: View, me: int | None) -> Panel:
+def _festival_rows(view: View, mine: str | None, width: int
+                   ) -> tuple[list[Festival], int, list[bool]]:
+    """The festivals the panel lists in :data:`FESTIVAL_ROWS` lines at ``width`` (a town
+    too long for its column takes two), how many later ones it leaves out, and which is the
+    player's own next one (``← you``)."""
     festivals = view.festivals
     nxt = d.next_festival_round(festivals)
-    mine = _region_of(view, me)
+    inner = width - width * 60 // 100 - 4  # the panel's share of the screen, less its frame
+    rows = FESTIVAL_ROWS
+    while True:
+        shown, hidden = d.festival_window(festivals, rows)
+        yours = [not f.done and f.round == nxt and mine is not None and f.region == mine
+                 for f in shown]
+        fixed = (max((len(f"R{f.round}") + 2 for f in shown), default=0)
+                 + max((len(f"size {f.size}") + 1 for f in shown), default=0)
+                 + 4 + (6 if any(yours) else 0))
+        lines = sum(1 if cell_len(f.town) <= inner - fixed else 2 for f in shown)
+        if lines + (1 if hidden else 0) <= FESTIVAL_ROWS or rows <= 2:
+            return shown, hidden, yours
+        rows -= 1
+
+
+def _festivals_panel(view: View, me: int | None, width: int) -> Panel:
+    festivals = view.festivals
+    nxt = d.next_festival_round(festivals)
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, show_header=False,
                   expand=True)
-    table.add_column(no_wrap=True)  # round
-    table.add_column(no_wrap=True)  # ✓ / ▶
-    table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)  # town
+    shown, hidden, yours = _festival_rows(view, _region_of(view, me), width)
+    table.add_column(no_wrap=True)  # ✓ / ▶ and the round
+    # A town is never cut: the longest (Vilafranca del Penedès) takes a second line at 100
+    # columns rather than lose its end.
+    table.add_column(ratio=1, overflow="fold")  # town
     table.add_column(no_wrap=True)  # region
     table.add_column(no_wrap=True)  # size
-    table.add_column(no_wrap=True)  # you
-    shown, hidden = d.festival_window(festivals, FESTIVAL_ROWS)
-    for f in shown:
+    if any(yours):
+        table.add_column(no_wrap=True)  # ← you
+    for f, here in zip(shown, yours, strict=True):
         is_next = not f.done and f.round == nxt
         mark = "✓" if f.done else ("▶" if is_next else " ")
         style = "dim" if f.done else ("bold" if is_next else "")
         table.add_row(
-            f"R{f.round}", mark, safe(f.town), d.region_label(f.region), f"size {f.size}",
-            "← you" if is_next and mine and f.region == mine else "",
+            f"{mark}R{f.round}", safe(f.town), d.region_label(f.region), f"size {f.size}",
+            *(["← you" if here else ""] if any(yours) else []),
             style=style,
         )
     if hidden:
-        table.add_row("", "…", f"{hidden} more", "", "", "", style="dim")
+        table.add_row("…", f"{hidden} more", style="dim")
     if not festivals:
-        table.add_row("", "", "no calendar yet", "", "", "")
+        table.add_row("", "no calendar yet")
     gone = supply_note(view.prizes, len(view.players))  # §5.3: said where the prizes are
     body = Group(table, Text("left: " + d.prizes_text(view.prizes)),
                  *([Text(gone, style="bold")] if gone else []))
@@ -484,7 +507,7 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
             top = Table.grid(expand=True)
             top.add_column(ratio=60)
             top.add_column(ratio=40)
-            top.add_row(_regions_panel(view, me, width), _festivals_panel(view, me))
+            top.add_row(_regions_panel(view, me, width), _festivals_panel(view, me, width))
             board.append(top)
         else:
             board.append(_regions_panel(view, me, width, festivals=True))

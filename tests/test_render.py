@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from client import describe
-from client.render import chat_text, print_view, render_plain
+from client.render import FESTIVAL_ROWS, chat_text, print_view, render_plain
 from client.rulebook import rules_page
 from client.sanitize import safe
 from shared.scoring import score_player
@@ -464,6 +464,43 @@ def test_at_80_columns_the_next_festivals_name_their_towns():
     text = screen(sv.typed(sv.four_seat()), 2, width=80)
     line = line_with(text, "next festivals (R5)")
     assert "Tortosa (ebr) size 2" in line and "Barcelona (bcn) size 7" in line
+
+
+def _festivals_panel_lines(text: str) -> list[str]:
+    """The lines inside the Festivals panel (its frame and footer left out)."""
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if "╭─ Festivals" in line)
+    left = lines[top].index("╭─ Festivals")
+    body = []
+    for line in lines[top + 1:]:
+        cell = line[left:]
+        if cell.startswith("╰"):
+            return body
+        body.append(cell.strip("│").strip())
+    raise AssertionError(text)
+
+
+@pytest.mark.parametrize("width", [100, 120, 160])
+@pytest.mark.parametrize("me", [0, 1, None])  # in bcn, in cen, watching
+def test_the_festivals_panel_names_every_town_whole_in_its_height(width, me):
+    view = sv.four_seat()
+    # the longest towns next, with seat 0's pawn (in bcn) at the first (``← you``)
+    view["festivals"][3:7] = [
+        {**view["festivals"][7], "round": 5}, {**view["festivals"][4], "round": 5},
+        {**view["festivals"][6], "round": 6}, {**view["festivals"][3], "round": 6}]
+    body = _festivals_panel_lines(screen(sv.typed(view), me, width=width))
+    rows = body[:body.index(next(line for line in body if line.startswith("left:")))]
+    assert len(rows) <= FESTIVAL_ROWS
+    towns: list[str] = []
+    for line in rows:  # a town too long for its line goes on at a space onto the next
+        row = re.match(r"[✓▶]?R\d+ (.+?) +[a-z]{3} size \d+( ← you)?$", line)
+        if row:
+            towns.append(row.group(1))
+        elif not line.startswith("…"):
+            towns[-1] += " " + line
+    assert towns[1:5] == ["Vilafranca del Penedès", "Barcelona", "La Seu d'Urgell",
+                          "Tortosa"], rows
+    assert ("← you" in "".join(rows)) == (me == 0)
 
 
 @pytest.mark.parametrize("width", [100, 80])

@@ -2,6 +2,7 @@
 
     castell [ws://HOST:PORT] [--name NAME] [--plain] [--no-color] [--cafile PEM] [--insecure]
     castell play [--resume | --new] [--seats N] [--variant normal|advanced] [--bots ...] ...
+    castell play --games | --export [ROOM] [--output FILE]
     castell replay FILE [--plain]
 
 The screen is full-screen (:mod:`client.app`) on a terminal, and line by line
@@ -95,6 +96,13 @@ def build_play_parser() -> argparse.ArgumentParser:
                        help="go back to your unfinished game without asking")
     again.add_argument("--new", action="store_true",
                        help="start a new game (an unfinished one stays kept)")
+    again.add_argument("--games", action="store_true",
+                       help="list the games kept on this computer, and stop")
+    again.add_argument("--export", nargs="?", const="", default=None, metavar="ROOM",
+                       help="write a kept game (the latest finished one unless ROOM is "
+                            "given) to a file for `castell replay`, and stop")
+    p.add_argument("--output", metavar="FILE",
+                   help="with --export: the file to write (default castell-ROOM.json)")
     p.add_argument("--seats", type=int, choices=(2, 3, 4), default=4,
                    help="players at the table, you included (default 4)")
     p.add_argument("--variant", choices=("normal", "advanced"), default="normal")
@@ -125,14 +133,17 @@ def _use_color(no_color: bool) -> bool:
 
 
 async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
-                     color: bool, comeback: str | None = None) -> int:
+                     color: bool, comeback: str | None = None,
+                     keeps_games: str | None = None) -> int:
     """Put a controller and a screen on ``session`` and run until the player quits; then,
     if a game under way was left, say that the seat is kept and how to come back
-    (``comeback``, the command that does)."""
+    (``comeback``, the command that does); if a finished game this server keeps was left,
+    how to write it to a file (``keeps_games``)."""
     from client.controller import Controller
 
     controller = Controller(session)
     controller.comeback = comeback
+    controller.keeps_games = keeps_games
 
     async def boot() -> None:
         if startup is not None:
@@ -146,7 +157,7 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
         from client.app import TerminalScreen
 
         await TerminalScreen(controller, color=color, history=_history()).run(boot)
-    kept = controller.kept_seat()
+    kept = controller.kept_seat() or controller.finished_note()
     if kept is not None:
         print(f"{kept[0].upper()}{kept[1:]}.", flush=True)
     return 1 if session.seat_lost else 0
@@ -202,13 +213,19 @@ def comeback_command(url: str) -> str:
 
 
 async def _play(args: argparse.Namespace) -> int:
-    from client.play import play
+    from client.play import export_kept, list_games, play
 
+    if args.games:
+        return await list_games(sys.stdout)
+    if args.export is not None:
+        return await export_kept(args.export or None, args.output, sys.stdout)
     plain, color = _use_plain(args.plain), _use_color(args.no_color)
 
     async def run(session: Session, begin: Startup) -> int:
         return await run_screen(session, begin, plain=plain, color=color,
-                                comeback="castell play --resume")
+                                comeback="castell play --resume",
+                                keeps_games="this game is kept: `castell play --export {room}` "
+                                            "writes it to a file for `castell replay`")
 
     again = "resume" if args.resume else "new" if args.new else None
     return await play(args.name or default_name(), seats=args.seats, variant=args.variant,

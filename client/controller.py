@@ -199,6 +199,10 @@ class Controller:
         began = now is not None and now != before
         self._my_turn_key = now
         self.screen.state_changed(push, began)
+        if any(event.get("kind") == "game_over" for event in events):
+            note = self.finished_note()
+            if note is not None:
+                self.screen.info(note)
 
     _my_turn_key: tuple[int, int] | None = None
 
@@ -579,6 +583,9 @@ class Controller:
     #: The command that brings this player back to a game left with ``quit`` (set by
     #: ``castell``: ``castell play --resume``, ``castell ADDRESS --resume``).
     comeback: str | None = None
+    #: How a finished game of this server is kept, ``{room}`` standing for its id (set by
+    #: ``castell play``: its games stay on this computer).
+    keeps_games: str | None = None
     #: True while ``quit`` waits for its confirmation (a second Ctrl-C confirms).
     confirming_quit = False
 
@@ -592,6 +599,14 @@ class Controller:
             "`resume` in the lobby takes it back"
         return f"your seat in {safe(self.session.room_name or view.name)!r} (seat {self.me}) " \
                f"is kept: {how}"
+
+    def finished_note(self) -> str | None:
+        """In a finished game this server keeps: how to write it to a file."""
+        view, room = self.view, self.session.room
+        if self.keeps_games is None or view is None or room is None \
+                or view.status != RoomStatus.FINISHED:
+            return None
+        return self.keeps_games.format(room=room)
 
     async def quit(self, *, confirm: bool = True) -> None:
         """Close Castell; in a game under way, after asking once (the seat is kept)."""

@@ -85,3 +85,53 @@ def test_the_replay_keeps_a_log_scrolls_and_reads_cleanly_at_80x24(tmp_path):
         status = term.close()
     assert status == 0
 
+
+
+def _castell_fails(*args: str, state) -> str:
+    done = subprocess.run([sys.executable, "-m", "client", *args], cwd=ROOT,
+                          env=client_env(state), capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1, done.stdout + done.stderr
+    return done.stderr
+
+
+def test_castell_play_games_are_listed_and_exported_for_the_replay(tmp_path):
+    assert "No game is kept yet" in _castell("play", "--games", state=tmp_path)
+    assert "no finished game is kept yet" in _castell_fails("play", "--export", state=tmp_path)
+    # a whole game against a bot, the player ending each turn
+    typed = "wait\nend!\n" * 12 + "quit\n"
+    out = _castell("play", "--plain", "--seats", "2", "--bot-delay", "0", "--name", "Anna",
+                   state=tmp_path, stdin=typed)
+    assert "Game over: " in out
+    said = re.search(r"this game is kept: `castell play --export (r[0-9a-f]+)` writes it to a "
+                     r"file for `castell replay`", out)
+    assert said, out[-2000:]
+    room = said.group(1)
+    # an unfinished one beside it: started, then left
+    _castell("play", "--plain", "--new", "--seats", "3", "--bot-delay", "0", "--name", "Anna",
+             state=tmp_path, stdin="quit\ny\n")
+
+    listed = _castell("play", "--games", state=tmp_path).splitlines()
+    games = [line for line in listed if line.startswith("  r")]
+    assert len(games) == 2, listed
+    assert re.match(r"  r[0-9a-f]+  \d{4}-\d\d-\d\d \d\d:\d\d  unfinished, \d+ actions? in: "
+                    r"Anna · \S+ · \S+$", games[0]), games[0]  # the newest first
+    assert re.match(rf"  {room}  \d{{4}}-\d\d-\d\d \d\d:\d\d  over: Anna \d+( \(won\))? · "
+                    r"\S+ \d+( \(won\))?$", games[1]), games[1]
+    assert "(won)" in games[1]
+
+    # --export with no room: the latest finished game, in the working folder
+    exported = _castell("play", "--export", "--output", str(tmp_path / "g.json"),
+                        state=tmp_path)
+    assert exported.startswith(f"wrote {tmp_path / 'g.json'}: `castell replay ")
+    replayed = _castell("replay", "--plain", str(tmp_path / "g.json"), state=tmp_path)
+    assert "Game over: " in replayed and "Anna ended the turn" in replayed
+    # never over an existing file; an unknown room is said as such
+    assert "exists already" in _castell_fails("play", "--export", room, "--output",
+                                              str(tmp_path / "g.json"), state=tmp_path)
+    assert "no kept game is called 'rnope'" in _castell_fails("play", "--export", "rnope",
+                                                              state=tmp_path)
+    # the unfinished one exports when named, and says what its record gives away
+    unfinished = games[0].split()[0]
+    out = _castell("play", "--export", unfinished, "--output", str(tmp_path / "u.json"),
+                   state=tmp_path)
+    assert "not over yet" in out

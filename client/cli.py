@@ -157,7 +157,8 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
         from client.app import TerminalScreen
 
         await TerminalScreen(controller, color=color, history=_history()).run(boot)
-    kept = controller.kept_seat() or controller.finished_note()
+    # (A plain screen printed the finished game's note already, and nothing clears it.)
+    kept = controller.kept_seat() or (None if plain else controller.finished_note())
     if kept is not None:
         print(f"{kept[0].upper()}{kept[1:]}.", flush=True)
     return 1 if session.seat_lost else 0

@@ -189,6 +189,10 @@ def hint_lines(view: View | None, seat: int | None) -> list[str]:
         lines.append("you can:")
         lines.extend("  " + line for line in action_lines(
             legal, {k: v for k, v in tiles.items() if v}))
+        if player.region is None and "move" not in state.done:
+            # §4: what needs a region waits for the first move, which may go anywhere
+            lines.append("  recruit, train with your region and special: once `move` has "
+                         "put your pawn on the board (any region)")
     else:
         turn = state.turn
         whose = state.players[turn].name if turn is not None else "nobody"

@@ -245,18 +245,17 @@ def _festival_rows(view: View, mine: str | None, width: int
     festivals = view.festivals
     nxt = d.next_festival_round(festivals)
     inner = width - width * 60 // 100 - 4  # the panel's share of the screen, less its frame
-    rows = FESTIVAL_ROWS
+    shown, hidden = d.festival_window(festivals, FESTIVAL_ROWS)
     while True:
-        shown, hidden = d.festival_window(festivals, rows)
         yours = [not f.done and f.round == nxt and mine is not None and f.region == mine
                  for f in shown]
         fixed = (max((len(f"R{f.round}") + 2 for f in shown), default=0)
                  + max((len(f"size {f.size}") + 1 for f in shown), default=0)
                  + 4 + (6 if any(yours) else 0))
         lines = sum(1 if cell_len(f.town) <= inner - fixed else 2 for f in shown)
-        if lines + (1 if hidden else 0) <= FESTIVAL_ROWS or rows <= 2:
+        if lines + (1 if hidden else 0) <= FESTIVAL_ROWS or len(shown) <= 2:
             return shown, hidden, yours
-        rows -= 1
+        shown, hidden = shown[:-1], hidden + 1
 
 
 def _festivals_panel(view: View, me: int | None, width: int) -> Panel:

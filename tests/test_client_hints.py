@@ -100,6 +100,28 @@ async def test_an_empty_prize_supply_is_said_with_the_festivals_and_in_hint(serv
         assert "no trophies left: a festival's 1st place wins no prize" in hint
 
 
+async def test_hint_before_the_first_move_says_what_waits_for_it(server, url, tmp_path):
+    async with _in_game(server, url, tmp_path) as (ctrl, out):
+        room = server.lobby.rooms[ctrl.session.room].room
+        state = room.state  # no pawn on the board yet: §4, only the move places it
+        room.state = attrs.evolve(state, players=(attrs.evolve(state.players[0], region=None),
+                                                  *state.players[1:]))
+        await ctrl.handle("leave")
+        await ctrl.handle("resume")
+        await _until(lambda: ctrl.view is not None and ctrl.view.players[0].region is None)
+        await ctrl.handle("hint")
+        said = out.getvalue().rsplit("you can:", 1)[1]
+        assert re.search(r"^  move alt \| gir \| cen \| lle \| bcn \| tar \| ebr$", said, re.M)
+        assert "recruit, train with your region and special: once `move` has put your pawn on " \
+               "the board (any region)" in said
+        await ctrl.handle("move lle")
+        await _until(lambda: ctrl.view.players[0].region == "lle")
+        mark = len(out.getvalue())
+        await ctrl.handle("hint")
+        assert "once `move` has put" not in out.getvalue()[mark:]
+        assert re.search(r"^  recruit ", out.getvalue()[mark:], re.M), out.getvalue()[mark:]
+
+
 @pytest.mark.parametrize("width", [100, 80])
 def test_the_festivals_say_when_the_trophies_are_gone(width):
     view = sv.typed(sv.four_seat())

@@ -106,8 +106,10 @@ def build_play_parser() -> argparse.ArgumentParser:
     p.add_argument("--seats", type=int, choices=(2, 3, 4), default=4,
                    help="players at the table, you included (default 4)")
     p.add_argument("--variant", choices=("normal", "advanced"), default="normal")
-    p.add_argument("--bots", choices=("greedy", "random"), default="greedy",
-                   help="how the bots play (default greedy)")
+    p.add_argument("--bots", choices=("easy", "normal", "hard", "random", "greedy"),
+                   default="normal",
+                   help="how well the bots play: easy (a first game), normal, hard (it "
+                        "looks past its own turn); default normal")
     p.add_argument("--bot-delay", type=float, default=DEFAULT_BOT_DELAY, metavar="SECONDS",
                    help=f"pause before each bot action (default {DEFAULT_BOT_DELAY})")
     _display_options(p)

@@ -52,7 +52,9 @@ class Chat:
 
 @attrs.frozen
 class Hint:
-    """Show the legal actions of this turn."""
+    """Show the legal actions of this turn; ``deep``: what the ``hard`` bot would play."""
+
+    deep: bool = False
 
 
 @attrs.frozen
@@ -153,7 +155,9 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
                     "Undo again to take back the action before, back to the turn's start; "
                     "an ended turn cannot be taken back. Ctrl-Z undoes too."),
         CommandHelp("chat", "chat TEXT", "say something to the room", ("chat good luck!",)),
-        CommandHelp("hint", "hint", "list what you can do now"),
+        CommandHelp("hint", "hint [deep]", "list what you can do now", ("hint", "hint deep"),
+                    "`hint deep` thinks for a moment, as the hard bot does, and shows the "
+                    "turn it would play from here."),
         CommandHelp("log", "log", "the game's log from its start (F2 too; Esc closes)", (),
                     "Every event since the game started, festival results and chat included; "
                     "PgUp/PgDn page through it, Ctrl-Home goes to the start."),
@@ -354,6 +358,11 @@ def parse(line: str) -> Command:
         return Rules(resolve_topic(args[0]) if args else None)
     if name == "end" and [a.lower() for a in args] == ["turn"]:
         args = []  # `end turn` says what `end` does: the same command
+    if name == "hint" and args:
+        if [a.lower() for a in args] != ["deep"]:
+            raise CommandError("hint takes nothing, or `deep` (the turn the hard bot would "
+                               "play)")
+        return Hint(deep=True)
     if name == "warn":
         if len(args) != 1 or args[0].lower() not in ("on", "off"):
             raise CommandError("warn takes `on` or `off`: whether `end` asks first when you "

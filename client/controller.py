@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from client import commands as c
 from client import lobby as lb
 from client.describe import mark_regions
-from client.hints import hint_lines
+from client.hints import DEEP_HINT_SECONDS, deep_hint_lines, hint_lines
 from client.net import ServerError
 from client.render import event_lines
 from client.rulebook import rules_page
@@ -519,6 +519,12 @@ class Controller:
         cmd = c.parse(line)
         if isinstance(cmd, c.Chat):
             await self.session.request(m.Chat, text=cmd.text)
+        elif isinstance(cmd, c.Hint) and cmd.deep:
+            self.screen.info("thinking… (as the hard bot does, up to "
+                             f"{DEEP_HINT_SECONDS:g} s)")
+            self.screen.refresh()
+            self.screen.show(await asyncio.to_thread(deep_hint_lines, self.view, self.me,
+                                                     DEEP_HINT_SECONDS))
         elif isinstance(cmd, c.Hint):
             self.screen.show(hint_lines(self.view, self.me))
         elif isinstance(cmd, c.Help):

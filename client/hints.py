@@ -11,12 +11,19 @@ never re-implements a rule.
 
 from __future__ import annotations
 
+import random
+import time
+from collections import Counter
+
+import attrs
+
 from client.commands import action_to_command
 from client.completion import hint_lines as action_lines
-from shared.actions import Action, Build, Move, Special, Train
-from shared.board import PRIZE_BY_RANK, TILES
+from shared.actions import Action, Build, EndTurn, Move, Special, Train
+from shared.board import CASTELLERS_PER_SIZE, PRIZE_BY_RANK, SIZES, TILES
 from shared.engine import apply, legal_actions
 from shared.errors import CastellError
+from shared.search import plan
 from shared.solver import FestivalGoal, TileGoal, best_tower
 from shared.state import GameState, Player, Prizes
 from shared.tower import enters_festival, festival_score
@@ -169,6 +176,41 @@ def supply_note(prizes: Prizes, seats: int) -> str | None:
     places = [_PLACE[i] for i, p in enumerate(table) if prizes.left(p) <= 0]
     wins = "wins" if len(places) == 1 else "win"
     return f"{gone}: a festival's {' and '.join(places)} place {wins} no prize"
+
+
+#: How long ``hint deep`` may think: what a server gives its ``hard`` bots by default.
+DEEP_HINT_SECONDS = 1.5
+
+
+def deep_hint_lines(view: View | None, seat: int | None, seconds: float) -> list[str]:
+    """What ``hint deep`` shows: the turn the ``hard`` bot would play from here (it plays
+    the game out, :mod:`shared.search`, for at most ``seconds``). The bag's order is not in
+    the view, and the search needs none: it shuffles the bag it does not know."""
+    if seat is None:
+        return ["spectators get no hints: join a game to play"]
+    if view is None or view.status != RoomStatus.PLAYING:
+        return hint_lines(view, seat)
+    state = state_from_view(view)
+    if state.turn != seat:
+        return hint_lines(view, seat)
+    state = attrs.evolve(state, bag=unseen_castellers(state))
+    line = plan(state, seat, random.Random(), deadline=time.monotonic() + seconds)
+    steps = ["end" if isinstance(a, EndTurn) else action_to_command(a) for a in line]
+    return ["the hard bot would play, in this order:",
+            *(f"  {i}. {step}" for i, step in enumerate(steps, 1)),
+            "(it plays the game out to the end of next round, a few times, for each of its "
+            "best plans)"]
+
+
+def unseen_castellers(state: GameState) -> tuple[int, ...]:
+    """What the bag holds, as far as anyone at the table can tell: every casteller (§1,
+    fifteen of each size) not in a region or a team (a view says only how many). Its order
+    is anyone's guess: the search shuffles it."""
+    left = Counter({size: CASTELLERS_PER_SIZE for size in SIZES})
+    left.subtract(size for here in state.regions for size in here)
+    left.subtract(size for player in state.players for size in player.team)
+    unseen = tuple(sorted(left.elements()))
+    return unseen if len(unseen) == len(state.bag) else state.bag
 
 
 def hint_lines(view: View | None, seat: int | None) -> list[str]:

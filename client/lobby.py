@@ -16,7 +16,9 @@ from client.commands import Chat, CommandError, Help, Quit, did_you_mean
 from shared.wire import CHAT_MAX, ROOM_NAME_MAX, TURN_SECONDS_MAX, TURN_SECONDS_MIN
 
 VARIANTS: Final = ("normal", "advanced")
-BOT_LEVELS: Final = ("greedy", "random")
+#: The bot levels a player can ask for, weakest first (``greedy``, their old name for
+#: ``normal``, still works).
+BOT_LEVELS: Final = ("easy", "normal", "hard", "random", "greedy")
 
 
 @attrs.frozen
@@ -54,7 +56,7 @@ class Resume:
 class AddBots:
     """Seat bots: one, or (``count`` None) as many as there are free seats."""
 
-    level: str = "greedy"
+    level: str = "normal"
     count: int | None = 1
 
 
@@ -83,8 +85,8 @@ LOBBY_HELP: Final = (
     ("quit", "leave Castell"),
 )
 ROOM_HELP: Final = (
-    ("bot [greedy|random]", "give the next free seat to a bot (greedy plays better)"),
-    ("fill [greedy|random]", "give every free seat to a bot"),
+    ("bot [easy|normal|hard]", "give the next free seat to a bot (normal unless told)"),
+    ("fill [easy|normal|hard]", "give every free seat to a bot"),
     ("start", "start the game (the room's creator, once every seat is taken)"),
     ("chat TEXT", "say something to the room"),
     ("leave", "back to the lobby"),
@@ -236,10 +238,11 @@ def parse_lobby(line: str) -> LobbyCommand:
 
 def _level(args: list[str], name: str) -> str:
     if not args:
-        return "greedy"
+        return "normal"
     found = [lv for lv in BOT_LEVELS if lv.startswith(args[0].lower())]
     if len(args) > 1 or len(found) != 1:
-        raise CommandError(f"{name} takes a level: `greedy` (better) or `random`")
+        raise CommandError(f"{name} takes a level: `easy` (a first game), `normal` or `hard` "
+                           "(it looks past its own turn)")
     return found[0]
 
 

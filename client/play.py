@@ -57,7 +57,10 @@ async def play(name: str, *, seats: int, variant: str, level: str, bot_delay: fl
     logging.getLogger("castell").propagate = False
     logging.getLogger("websockets").addHandler(logging.NullHandler())
     logging.getLogger("websockets").propagate = False
+    # One worker process for the bots' thinking: the screen stays quick while a hard bot
+    # thinks, and a laptop keeps its other cores.
     server = CastellServer(ServerConfig(host="127.0.0.1", port=0, bot_delay=bot_delay,
+                                        bot_workers=1,
                                         ping_interval=None, idle_timeout=None),
                            open_store(play_db_path()))
     await server.start()

@@ -27,6 +27,7 @@ from server.limits import TokenBucket
 from server.lobby import Lobby
 from server.requests import Requests
 from server.store.base import Store
+from server.thinking import Thinkers
 from server.tls import server_ssl_context
 from shared.errors import CastellError
 from shared.logs import frame_safe_logger
@@ -84,8 +85,10 @@ class CastellServer:
         self.cluster_config = cluster
         #: This server as a node of its cluster, once started (None on a lone server).
         self.cluster: ClusterNode | None = None
+        self.thinkers = Thinkers(self.config.bot_workers)
         self.lobby = Lobby(store=store, max_rooms=self.config.max_rooms,
                            bot_delay=self.config.bot_delay,
+                           thinkers=self.thinkers, bot_think=self.config.bot_think,
                            room_linger=self.config.room_linger,
                            unload_after=self.config.room_unload_after,
                            # A cluster keeps every unfinished game served by some node: one
@@ -163,6 +166,7 @@ class CastellServer:
             await self._server.wait_closed()
         for runner in list(self.lobby.rooms.values()):
             runner.close()
+        await self.thinkers.close()  # no bot worker outlives the server
         if self.cluster is not None:
             await self.cluster.close()
         if self.store is not None:

@@ -38,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["debug", "info", "warning", "error"], help="logging detail")
     p.add_argument("--bot-delay", type=float, default=d.bot_delay, metavar="SECONDS",
                    help=f"pause before each bot action (default {d.bot_delay})")
+    p.add_argument("--bot-workers", type=int, default=d.bot_workers, metavar="N",
+                   help="processes bots think in, off the server's event loop (default: "
+                        f"one per core, at most 4: {d.bot_workers} here; 0 thinks in a "
+                        "thread)")
+    p.add_argument("--bot-think", type=float, default=d.bot_think, metavar="SECONDS",
+                   help=f"how long a hard bot may think once a turn (default {d.bot_think})")
     p.add_argument("--db", default=None, metavar="PATH_OR_URL",
                    help="where games are kept (default: castell.sqlite3 in your data "
                         "folder; ':memory:' keeps nothing; postgresql://HOST/DATABASE for a "
@@ -159,6 +165,7 @@ def _db_location(value: str | None) -> str:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     return ServerConfig(
         host=args.host, port=args.port, bot_delay=args.bot_delay,
+        bot_workers=max(0, args.bot_workers), bot_think=max(0.05, args.bot_think),
         certfile=args.certfile, keyfile=args.keyfile,
         max_frame=args.max_frame, max_string=args.max_string, max_list=args.max_list,
         max_map=args.max_map, max_depth=args.max_depth,

@@ -6,6 +6,8 @@ and what a client sees when it trips, in ``docs/security.md``.
 
 from __future__ import annotations
 
+import os
+
 import attrs
 
 from shared import codec
@@ -15,6 +17,8 @@ from shared import codec
 from shared.messages import SUBPROTOCOL as SUBPROTOCOL
 
 DEFAULT_PORT = 8765
+#: Bot worker processes unless told: one per core, at most four.
+DEFAULT_BOT_WORKERS = min(4, os.cpu_count() or 1)
 
 
 @attrs.frozen
@@ -101,6 +105,11 @@ class ServerConfig:
     # -- games ------------------------------------------------------------------------------
     #: Seconds a bot waits before each of its actions (0 in tests).
     bot_delay: float = 0.6
+    #: Worker processes bots think in (0: a thread of the server's process instead).
+    bot_workers: int = DEFAULT_BOT_WORKERS
+    #: Seconds a ``hard`` bot may think once a turn (it plays the normal choice if it runs
+    #: over by more than a grace of two seconds).
+    bot_think: float = 1.5
     #: Multiplies every turn timer; below 1 only to make tests of timers quick.
     turn_time_scale: float = 1.0
     #: Seconds a finished or abandoned room stays listed before it is forgotten.

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from server.room import Room
 from server.runner import RoomRunner
 from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
+from server.thinking import Thinkers
 from shared.errors import CastellError, RoomNotFound
 from shared.view import RoomStatus
 
@@ -57,8 +58,12 @@ class Lobby:
                  room_linger: float, unload_after: float | None = None,
                  unattended_after: float | None = None,
                  turn_time_scale: float = 1.0,
+                 thinkers: Thinkers | None = None, bot_think: float = 1.5,
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
+        #: Where the rooms' bots think (none given: a thread of this process).
+        self.thinkers = thinkers if thinkers is not None else Thinkers(0)
+        self.bot_think = bot_think
         self._tasks: set[asyncio.Task[Any]] = set()
         self.rooms: dict[str, RoomRunner] = {}
         self.codes: dict[str, RoomRunner] = {}
@@ -134,7 +139,8 @@ class Lobby:
 
     def _runner(self, room: Room[Connection]) -> RoomRunner:
         return RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
-                          on_empty=self._on_empty, on_lost=self._lost, held=self._held)
+                          on_empty=self._on_empty, on_lost=self._lost, held=self._held,
+                          thinkers=self.thinkers, bot_think=self.bot_think)
 
     def _held(self, runner: RoomRunner) -> bool:
         return self.guard is None or self.guard(runner)

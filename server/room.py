@@ -574,7 +574,9 @@ class Room(Generic[M]):
         return self._propose(writes, apply)
 
     def add_bot(self, member: M, level: str, re: int) -> Change:
-        """A player fills the lowest free seat with a bot of ``level``."""
+        """A player fills the lowest free seat with a bot of ``level`` (stored, and named,
+        by the level's own name: ``greedy`` is ``normal``)."""
+        level = bots.level_name(level)
         self._player_seat(member)
         index = self._free_seat()
         taken_names = {s.name.casefold() for s in self.seats if s is not None}

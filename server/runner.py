@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server import bots
+import attrs
+
 from server.history import Entry, History, derive
 from server.room import (
     AppendAction,
@@ -45,6 +47,8 @@ from server.room import (
 )
 from server.store.base import CHAT_KEPT
 from server.store.errors import VersionConflict
+from server.thinking import Thinkers, ThinkingFailed
+from shared import bots
 from shared.actions import Action, EndTurn
 from shared.errors import CastellError, RoomMoved
 
@@ -87,7 +91,8 @@ class RoomRunner:
                  on_change: Callable[[RoomRunner], None] | None = None,
                  on_empty: Callable[[RoomRunner], None] | None = None,
                  on_lost: Callable[[RoomRunner, str], None] | None = None,
-                 held: Callable[[RoomRunner], bool] | None = None) -> None:
+                 held: Callable[[RoomRunner], bool] | None = None,
+                 thinkers: Thinkers | None = None, bot_think: float = 1.5) -> None:
         self.room = room
         self.store = store
         self.clock = clock
@@ -105,6 +110,12 @@ class RoomRunner:
         self._lock = asyncio.Lock()
         self._timer: asyncio.Task[None] | None = None
         self._bots: asyncio.Task[None] | None = None
+        #: Where this room's bots think, for how long a hard bot may (seconds), and what
+        #: each bot planned for the rest of its turn (by seat: played while the game is
+        #: where the plan expects it).
+        self.thinkers = thinkers if thinkers is not None else Thinkers(0)
+        self.bot_think = bot_think
+        self._plans: dict[int, bots.Decision] = {}
         self._closed = False
         #: A version the store may or may not hold: a write's answer was lost and could not
         #: be read back (see :meth:`_settle`).
@@ -260,6 +271,7 @@ class RoomRunner:
         self._cancel_timer()
         if self._bots is not None and self._bots is not asyncio.current_task():
             self._bots.cancel()
+        self.thinkers.cancel(self)  # a bot still thinking for this room stops
 
     def _check_held(self) -> None:
         """Refuse to serve a room this server no longer holds (and drop it)."""
@@ -414,7 +426,9 @@ class RoomRunner:
         self._bots = asyncio.get_running_loop().create_task(self._play_bots(delay))
 
     async def _play_bots(self, delay: float) -> None:
-        """Play bot turns until a person is to act or the game is over."""
+        """Play bot turns until a person is to act or the game is over. A bot thinks with
+        the room unlocked (a hard bot may take seconds, and the room's people may still
+        chat or watch meanwhile); its choice is played only if the game has not moved on."""
         while True:
             await asyncio.sleep(delay)
             async with self._lock:
@@ -425,22 +439,45 @@ class RoomRunner:
                     continue
                 turn = self.room.bot_turn()
                 if turn is None:
+                    self._plans.clear()
                     return
-                action = await self._choose(turn)
-                change = self.room.bot_chose(turn, action, now=self.clock())
+                seed = turn.rng.getrandbits(63)
+            decision = await self._choose(turn, seed)
+            async with self._lock:
+                if self._closed:
+                    return
+                change = self.room.bot_chose(turn, decision.action, now=self.clock())
                 stored = change is None or await self._store(change)
+                if change is not None and stored and decision.rest:
+                    self._plans[turn.seat] = attrs.evolve(decision, expect=self.room.state)
+                else:
+                    self._plans.pop(turn.seat, None)
             delay = self.room.bot_delay if stored else self.room.retry_delay
 
-    async def _choose(self, turn: BotTurn) -> Action:
-        """The bot's choice, off the event loop (a greedy bot may think for tens of
-        milliseconds; the lock keeps the room still meanwhile)."""
+    async def _choose(self, turn: BotTurn, seed: int) -> bots.Decision:
+        """The bot's choice: the next step of the turn it planned, or a decision made in a
+        worker process (:mod:`server.thinking`); the ``normal`` choice when that fails."""
+        planned = bots.follow(self._plans.get(turn.seat), turn.state, turn.seat)
+        if planned is not None:
+            return planned
+        think = self.bot_think if bots.level_name(turn.level) == "hard" else None
         try:
-            return await asyncio.to_thread(bots.choose, turn.state, turn.seat, turn.level,
-                                           turn.rng)
+            action, rest = await self.thinkers.decide(turn.state, turn.seat, turn.level, seed,
+                                                      think=think, owner=self)
+            return bots.Decision(action, rest)
+        except ThinkingFailed as exc:
+            log.warning("room %s: the %s bot in seat %d had no answer (%s); it plays the "
+                        "normal choice", self.room.id, turn.level, turn.seat, exc)
         except Exception:
-            log.exception("room %s: the bot in seat %d failed to choose; its turn is ended",
-                          self.room.id, turn.seat)
-            return EndTurn()
+            log.exception("room %s: the bot in seat %d failed to choose; it plays the normal "
+                          "choice", self.room.id, turn.seat)
+        try:
+            return await asyncio.to_thread(bots.decide, turn.state, turn.seat, "normal",
+                                           random.Random(seed))
+        except Exception:
+            log.exception("room %s: the normal choice failed too; the turn of seat %d is "
+                          "ended", self.room.id, turn.seat)
+            return bots.Decision(EndTurn())
 
     async def wait_idle(self) -> None:
         """Wait until no input is being handled (tests, and a server that stops)."""

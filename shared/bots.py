@@ -2,40 +2,67 @@
 
 A policy is a pure function of ``(state, seat, rng)``; whatever is random comes from the
 ``random.Random`` passed in, never from global randomness, so a seeded game with bots is
-reproduced exactly. Two levels:
+reproduced exactly. The levels, weakest first:
 
 ``random``
     The candidates are every action :func:`shared.engine.legal_actions` lists plus, when the
     team is not empty, one more candidate: *build*. One candidate is drawn uniformly. When
     *build* is drawn, the bot builds a random legal tower (:func:`random_tower`) — without
-    that, a random player could never perform a tile or enter a festival (§5, §6).
+    that, a random player could never perform a tile or enter a festival (§5, §6). Kept for
+    tests: it scores next to nothing.
 
-``greedy``
+``easy``
+    The ``normal`` bot short-sighted (:data:`shared.greedy.EASY`): no special moves, no
+    planning of skills or of where the turn ends, and a random error in how it rates each
+    plan. It goes to festivals and performs tiles, badly: a first game's opponent.
+
+``normal`` (also called ``greedy``)
     Plans the rest of its turn each time it is asked and takes the plan's first step (see
     :mod:`shared.greedy`). It uses no randomness: its choice is a function of the state.
 
-:func:`choose` never returns an illegal action: should a policy ever propose one, or fail,
+``hard``
+    Plays the future out: the rest of its turn chosen by a determinised Monte Carlo search
+    whose samples play every seat with ``normal`` to the end of the next round (see
+    :mod:`shared.search`). It decides once per turn and returns the whole line
+    (:class:`Decision`'s ``rest``), which :func:`follow` then plays without searching again.
+
+:func:`decide` never returns an illegal action: should a policy ever propose one, or fail,
 it ends the turn instead (a bot must not stall a game). Nor does it ever return an ``undo``
 (a bot has no misclicks to take back, and one that undid could loop forever): the policies
-choose among :func:`~shared.engine.legal_actions`, which never lists it, and :func:`choose`
+choose among :func:`~shared.engine.legal_actions`, which never lists it, and :func:`decide`
 ends the turn instead of passing one on.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from collections.abc import Callable
 
-from shared import engine, greedy
+import attrs
+
+from shared import engine, greedy, search
 from shared.actions import Action, Build, EndTurn, Undo
 from shared.state import GameState
 from shared.tower import check_tower
 
 #: The bot levels, weakest first.
-LEVELS = ("random", "greedy")
+LEVELS = ("random", "easy", "normal", "hard")
+#: Other names a level is known by: ``greedy`` was ``normal``'s name before there were three.
+ALIASES = {"greedy": "normal"}
 
 Policy = Callable[[GameState, int, random.Random], Action]
+
+
+def level_name(level: str) -> str:
+    """The level ``level`` names (an alias resolved); :class:`ValueError` for no level."""
+    name = ALIASES.get(level, level)
+    if name not in LEVELS:
+        known = ", ".join([*LEVELS, *ALIASES])
+        raise ValueError(f"unknown bot level {level!r}: one of {known}")
+    return name
+
 
 #: How many random towers :func:`random_tower` tries before settling for one casteller.
 _TOWER_TRIES = 8
@@ -87,11 +114,71 @@ def random_action(state: GameState, seat: int, rng: random.Random) -> Action:
 
 
 def greedy_action(state: GameState, seat: int, rng: random.Random) -> Action:
-    """The ``greedy`` level: the first step of the best plan for the rest of the turn."""
+    """The ``normal`` level: the first step of the best plan for the rest of the turn."""
     return greedy.next_action(state, seat)
 
 
-POLICIES: dict[str, Policy] = {"random": random_action, "greedy": greedy_action}
+def easy_action(state: GameState, seat: int, rng: random.Random) -> Action:
+    """The ``easy`` level: the first step of the best plan as a short-sighted eye sees it."""
+    return greedy.next_action(state, seat, style=greedy.EASY, rng=rng)
+
+
+def hard_action(state: GameState, seat: int, rng: random.Random) -> Action:
+    """The ``hard`` level's next action, searched afresh (:func:`decide` keeps its line)."""
+    return search.plan(state, seat, rng)[0]
+
+
+POLICIES: dict[str, Policy] = {"random": random_action, "easy": easy_action,
+                               "normal": greedy_action, "hard": hard_action}
+
+
+@attrs.frozen
+class Decision:
+    """A bot's choice: ``action`` now, and (``hard``) the ``rest`` of the turn it planned,
+    to be played while the game is ``expect`` — the state ``action`` leads to."""
+
+    action: Action
+    rest: tuple[Action, ...] = ()
+    expect: GameState | None = None
+
+
+def decide(state: GameState, seat: int, level: str, rng: random.Random, *,
+           think: float | None = None) -> Decision:
+    """What a bot of ``level`` does next at ``seat`` (``EndTurn`` when it may not act), and
+    what it plans after; ``think`` seconds bound a ``hard`` search (None: its samples do).
+
+    Raises :class:`ValueError` for an unknown level.
+    """
+    name = level_name(level)
+    if state.over or state.turn != seat:
+        return Decision(EndTurn())
+    try:
+        if name == "hard":
+            deadline = None if think is None else time.monotonic() + think
+            line = search.plan(state, seat, rng, deadline=deadline)
+        else:
+            line = (POLICIES[name](state, seat, rng),)
+        action, rest = line[0], line[1:]
+        if isinstance(action, Undo):
+            return Decision(EndTurn())
+        after, _ = engine.apply(state, seat, action)
+    except Exception:  # a bot's bug must not stall the room; the tests call policies bare
+        return Decision(EndTurn())
+    return Decision(action, rest, after if rest else None)
+
+
+def follow(plan: Decision | None, state: GameState, seat: int) -> Decision | None:
+    """The next step of ``plan`` if the game is where the plan expected it and the step is
+    still legal (None: decide afresh)."""
+    if plan is None or not plan.rest or plan.expect is None or state.turn != seat \
+            or plan.expect != state:
+        return None
+    action, rest = plan.rest[0], plan.rest[1:]
+    try:
+        after, _ = engine.apply(state, seat, action)
+    except Exception:
+        return None
+    return Decision(action, rest, after if rest else None)
 
 
 def choose(state: GameState, seat: int, level: str, rng: random.Random) -> Action:
@@ -99,17 +186,4 @@ def choose(state: GameState, seat: int, level: str, rng: random.Random) -> Actio
 
     Raises :class:`ValueError` for an unknown level.
     """
-    try:
-        policy = POLICIES[level]
-    except KeyError:
-        raise ValueError(f"unknown bot level {level!r}: one of {', '.join(LEVELS)}") from None
-    if state.over or state.turn != seat:
-        return EndTurn()
-    try:
-        action = policy(state, seat, rng)
-        if isinstance(action, Undo):
-            return EndTurn()
-        engine.apply(state, seat, action)
-    except Exception:  # a bot's bug must not stall the room; the tests call policies bare
-        return EndTurn()
-    return action
+    return decide(state, seat, level, rng).action

@@ -40,6 +40,7 @@ a turn cost a few solver calls each time the team or skills change.
 from __future__ import annotations
 
 import functools
+import random
 from collections import Counter, deque
 from collections.abc import Iterator
 
@@ -148,6 +149,24 @@ def _raised(ranks: Ranks, skill: str | None) -> Ranks:
 
 
 @attrs.frozen
+class Style:
+    """How far a bot of this module looks: ``normal`` sees everything described above; the
+    ``easy`` level plays the same game short-sighted. ``routes`` limits the route to a move
+    (no special move); without ``planning``, a training is worth only the standing
+    preference and where the turn ends is worth nothing; ``noise`` adds a random error of
+    that many points (uniform, plus or minus) to each plan's value."""
+
+    routes: bool = True
+    planning: bool = True
+    position: bool = True
+    noise: float = 0.0
+
+
+NORMAL = Style()
+EASY = Style(routes=False, planning=False, position=True, noise=2.0)
+
+
+@attrs.frozen
 class Perform:
     """Complete ``tile`` at route index ``at``, by a special token or a special wheel tile."""
 
@@ -183,9 +202,12 @@ class Plan:
 class _Turn:
     """One seat's view of the rest of its turn: what it may still do, and the scores."""
 
-    def __init__(self, state: GameState, seat: int) -> None:
+    def __init__(self, state: GameState, seat: int, style: Style = NORMAL,
+                 rng: random.Random | None = None) -> None:
         self.state = state
         self.seat = seat
+        self.style = style
+        self.rng = rng
         self.me = me = state.players[seat]
         self.team: Team = me.team
         self.ranks: Ranks = tuple(me.skills.rank(s) for s in SKILL_NAMES)
@@ -254,6 +276,9 @@ class _Turn:
 
     def skill_value(self, skill: str) -> float:
         """*guess*: what one more rank of ``skill`` is worth for the coming festivals."""
+        if skill not in self._skills and not self.style.planning:
+            rank = self.ranks[SKILL_NAMES.index(skill)]
+            self._skills[skill] = _SKILL_PREFERENCE[skill] / (1 + rank)
         if skill not in self._skills:
             rank = self.ranks[SKILL_NAMES.index(skill)]
             raised = _raised(self.ranks, skill)
@@ -281,7 +306,7 @@ class _Turn:
         """*guess*: ending the turn in ``region``, for the next turn."""
         if region not in self._positions:
             value = 0.0
-            if self.state.round < ROUNDS:
+            if self.state.round < ROUNDS and self.style.position:
                 for festival in self.next:
                     value += _NEAR_FESTIVAL.get(_DIST[region][festival.region], 0.0)
                 tiles = [
@@ -346,11 +371,11 @@ class _Turn:
         if self.can_move:
             for there in REGIONS if here is None else neighbours(here):
                 yield (here, there), ("move",)
-                if self.can_special:
+                if self.can_special and self.style.routes:
                     for further in neighbours(there):
                         if further != here:
                             yield (here, there, further), ("move", "special")
-        elif self.can_special and here is not None:
+        elif self.can_special and here is not None and self.style.routes:
             for there in neighbours(here):
                 yield (here, there), ("special",)
 
@@ -459,11 +484,22 @@ class _Turn:
         assert best_plan is not None
         return best_plan
 
-    def best(self) -> Plan:
-        """The best plan of all routes (the first of equals: staying, then board order)."""
+    def plans(self) -> list[Plan]:
+        """The best plan along each route, in route order (staying, then board order)."""
+        return [self.plan(route, legs) for route, legs in self.routes()]
+
+    def best(self, end: str | None = None) -> Plan:
+        """The best plan of all routes (the first of equals: staying, then board order);
+        with ``end``, of the routes that end there (if any does)."""
         best: Plan | None = None
-        for route, legs in self.routes():
+        routes = list(self.routes())
+        if end is not None and any(route[-1] == end for route, _ in routes):
+            routes = [(route, legs) for route, legs in routes if route[-1] == end]
+        for route, legs in routes:
             candidate = self.plan(route, legs)
+            if self.style.noise and self.rng is not None:
+                noise = self.rng.uniform(-self.style.noise, self.style.noise)
+                candidate = attrs.evolve(candidate, value=candidate.value + noise)
             if best is None or candidate.value > best.value + 1e-9:
                 best = candidate
         assert best is not None
@@ -510,9 +546,22 @@ def best_plan(state: GameState, seat: int) -> Plan:
     return _Turn(state, seat).best()
 
 
-def next_action(state: GameState, seat: int) -> Action:
-    """The greedy bot's next action at ``seat``: the first step of its best plan."""
+def next_action(state: GameState, seat: int, end: str | None = None, *,
+                style: Style = NORMAL, rng: random.Random | None = None) -> Action:
+    """The greedy bot's next action at ``seat``: the first step of its best plan (with
+    ``end``, of its best plan that ends the turn in that region; with ``style`` and ``rng``,
+    as a bot of that style sees it)."""
     if state.over or state.turn != seat:
         return EndTurn()
-    turn = _Turn(state, seat)
-    return turn.first_step(turn.best())
+    turn = _Turn(state, seat, style, rng)
+    return turn.first_step(turn.best(end))
+
+
+def route_ends(state: GameState, seat: int) -> list[Plan]:
+    """The best plan for each region the turn can end in, best first (ties: route order)."""
+    ends: dict[str | None, Plan] = {}
+    for plan in _Turn(state, seat).plans():
+        end = plan.route[-1]
+        if end not in ends or plan.value > ends[end].value + 1e-9:
+            ends[end] = plan
+    return sorted(ends.values(), key=lambda p: -p.value)

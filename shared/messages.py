@@ -112,7 +112,7 @@ class AddBot:
 
     TYPE: ClassVar[str] = "add_bot"
     id: MessageId
-    level: BotLevel = "greedy"
+    level: BotLevel = "normal"
 
 
 @attrs.frozen

@@ -43,7 +43,7 @@ def play_game(lineup: tuple[str, ...], seed: int, variant: str = "normal") -> Ga
     in_turn = 0
     for step in random_game(len(lineup), variant=variant, seed=seed, choose=policy):
         in_turn += 1
-        if lineup[step.seat] == "greedy":
+        if lineup[step.seat] == "normal":
             assert in_turn <= GREEDY_TURN_MOST, f"greedy turn of {in_turn} actions"
         if isinstance(step.action, EndTurn):
             in_turn = 0
@@ -53,18 +53,18 @@ def play_game(lineup: tuple[str, ...], seed: int, variant: str = "normal") -> Ga
 def test_greedy_beats_random_in_most_two_seat_games():
     games, greedy_won = 20, 0
     for i in range(games):
-        lineup = ("greedy", "random") if i % 2 == 0 else ("random", "greedy")
+        lineup = ("normal", "random") if i % 2 == 0 else ("random", "normal")
         state = play_game(lineup, seed=100 + i)
         assert state.winners is not None
-        greedy_won += state.winners == (lineup.index("greedy"),)
+        greedy_won += state.winners == (lineup.index("normal"),)
     assert greedy_won >= 0.75 * games
 
 
 @pytest.mark.parametrize(
     ("variant", "lineup", "seed"),
     [
-        ("advanced", ("greedy", "random", "greedy"), 7),
-        ("normal", ("random", "greedy", "greedy", "random"), 8),
+        ("advanced", ("normal", "random", "easy"), 7),
+        ("normal", ("random", "normal", "easy", "random"), 8),
         ("advanced", ("random", "random"), 9),
     ],
 )
@@ -185,6 +185,10 @@ def test_choose_checks_the_level_and_the_turn():
     with pytest.raises(ValueError, match="unknown bot level"):
         bots.choose(state, state.turn, "genius", random.Random(0))
     assert bots.choose(state, 1 - state.turn, "greedy", random.Random(0)) == EndTurn()
+    # greedy is normal's other name
+    assert bots.level_name("greedy") == "normal"
+    assert bots.choose(state, state.turn, "greedy", random.Random(0)) == \
+        bots.choose(state, state.turn, "normal", random.Random(0))
 
 
 def test_choose_ends_the_turn_rather_than_act_illegally(monkeypatch):
@@ -192,20 +196,17 @@ def test_choose_ends_the_turn_rather_than_act_illegally(monkeypatch):
     def failing(state, seat, rng):
         raise AssertionError("a bug")
 
-    monkeypatch.setitem(bots.POLICIES, "illegal", lambda state, seat, rng: Move("nowhere"))
-    monkeypatch.setitem(bots.POLICIES, "failing", failing)
     state = new_game(NAMES[:2], seed=1)
-    for level in ("illegal", "failing"):
-        assert bots.choose(state, state.turn, level, random.Random(0)) == EndTurn()
+    for broken in (lambda state, seat, rng: Move("nowhere"), failing):
+        monkeypatch.setitem(bots.POLICIES, "random", broken)
+        assert bots.choose(state, state.turn, "random", random.Random(0)) == EndTurn()
 
 
 def test_the_server_seats_the_shared_levels():
-    assert server_bots.LEVELS == bots.LEVELS == ("random", "greedy")
-    state = new_game(NAMES[:2], seed=3)
-    action = server_bots.choose(state, state.turn, "greedy", random.Random(0))
-    apply(state, state.turn, action)
-    names = server_bots.bot_names("greedy")
-    assert next(names) == "Pau·greedy"
+    assert server_bots.LEVELS == bots.LEVELS == ("random", "easy", "normal", "hard")
+    assert server_bots.level_name("greedy") == "normal"
+    names = server_bots.bot_names("hard")
+    assert next(names) == "Pau·hard"
     many = list(itertools.islice(server_bots.bot_names("random"), 40))
     assert len(set(many)) == 40  # a free name always exists
     assert all(printable(n) and len(n) <= PLAYER_NAME_MAX for n in many)  # valid on the wire

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import io
 import itertools
+import random
 import re
 from collections import Counter
 
@@ -17,16 +18,22 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 from websockets.typing import Subprotocol
 
+from client.commands import CommandError, parse
 from client.controller import Controller
+from client.hints import unseen_castellers
 from client.plain import PlainScreen
 from client.seats import SeatStore
 from client.session import Session
+from shared import bots
 from shared import messages as m
 from shared.codec import decode, encode
+from shared.engine import apply
 from shared.state import Festival, Prizes
 from shared.tower import check_tower
-from shared.view import parse_view
+from shared.view import make_view, parse_view, state_from_view
 from tests.support import sample_views as sv
+from tests.support.games import game
+from tests.support.rooms import room_info
 from tests.support.screens import screen
 from tests.support.terminal import Terminal, castell_server
 
@@ -120,6 +127,30 @@ async def test_hint_before_the_first_move_says_what_waits_for_it(server, url, tm
         await ctrl.handle("hint")
         assert "once `move` has put" not in out.getvalue()[mark:]
         assert re.search(r"^  recruit ", out.getvalue()[mark:], re.M), out.getvalue()[mark:]
+
+
+async def test_hint_deep_shows_the_turn_the_hard_bot_would_play(server, url, tmp_path):
+    async with _in_game(server, url, tmp_path) as (ctrl, out):
+        mark = len(out.getvalue())
+        await ctrl.handle("hint deep")
+        said = out.getvalue()[mark:]
+        assert "the hard bot would play, in this order:" in said, said
+        steps = re.findall(r"^  \d+\. (.+)$", said, re.M)
+        assert steps and steps[-1] == "end"
+        for step in steps[:-1]:  # each is a command the player could type, in its turn
+            parse(step)
+        with pytest.raises(CommandError, match="hint takes nothing, or `deep`"):
+            parse("hint deeper")
+
+
+def test_the_bag_a_hint_imagines_holds_what_nobody_can_see():
+    state = game(3, seed=4)
+    rng = random.Random(1)
+    for _ in range(40):
+        state, _ = apply(state, state.turn, bots.choose(state, state.turn, "normal", rng))
+    seen = state_from_view(make_view(room_info(state), state))
+    assert seen.bag != state.bag  # a view says only how many
+    assert sorted(unseen_castellers(seen)) == sorted(state.bag)
 
 
 @pytest.mark.parametrize("width", [100, 80])

@@ -159,7 +159,7 @@ def test_lobby_lines_that_cannot_work_say_why(line):
 
 
 def test_room_lines():
-    assert parse_room("bot") == AddBots("greedy", 1)
+    assert parse_room("bot") == AddBots("normal", 1)
     assert parse_room("bot r") == AddBots("random", 1)
     assert parse_room("fill random") == AddBots("random", None)
     assert parse_room("start") == StartGame()

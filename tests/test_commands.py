@@ -93,7 +93,7 @@ def test_parse(line, expected):
     ("dismantle now", "dismantle takes no arguments"),
     ("end please", "end takes no arguments"),
     ("quit now", "quit takes no arguments"),
-    ("hint me", "hint takes no arguments"),
+    ("hint me", "hint takes nothing, or `deep`"),
     ("chat", "chat needs something to say"),
     ("chat " + "x" * 201, "at most 200 characters"),
     ("help fly", "unknown command `fly`"),

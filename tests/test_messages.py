@@ -51,7 +51,7 @@ def test_missing_optional_fields_take_their_defaults():
         m.CreateRoom(1, "Sala", 3, variant="normal", turn_seconds=None, private=False)
     assert m.from_wire({"type": "join_room", "id": 2, "room": "r1"}) == \
         m.JoinRoom(2, "r1", as_="player", token=None)
-    assert m.from_wire({"type": "add_bot", "id": 3}) == m.AddBot(3, level="greedy")
+    assert m.from_wire({"type": "add_bot", "id": 3}) == m.AddBot(3, level="normal")
 
 
 def test_as_travels_as_as():

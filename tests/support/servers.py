@@ -26,9 +26,11 @@ from server.store.base import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: The settings of an in-process test server: a free port, bots without delay, no pings,
+#: The settings of an in-process test server: a free port, bots without delay that think in
+#: a thread (the worker processes have their own tests: tests/test_thinking.py), no pings,
 #: rate limits no test reaches (every test connects from one address), quick closes.
-TEST_CONFIG = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, ping_interval=None,
+TEST_CONFIG = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, bot_workers=0,
+                           ping_interval=None,
                            rate=1000.0, burst=1000.0, address_rate=1e6, address_burst=1e6,
                            room_chat_rate=1e6, close_timeout=1.0)
 

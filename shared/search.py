@@ -1,0 +1,97 @@
+"""The ``hard`` bot: a determinised Monte Carlo search over the rest of its turn.
+
+Where the ``normal`` bot (:mod:`shared.greedy`) scores each plan for the rest of its turn
+with rough guesses about the future, ``hard`` plays the future out. Its candidates are the
+greedy bot's best plan for each region the turn may end in (the few best of them); each
+candidate becomes the whole line of actions the greedy bot would take to carry it out, and
+that line is played on the state. The bag's order is secret (§1: only the refills of §8.2
+reveal it), so from the state after the line, each *sample* shuffles the bag it does not
+know and plays every seat with the ``normal`` bot until the end of the next round (or of the
+game): the festivals of both rounds held, every rival's replies made. A candidate is worth
+its average over the samples of the bot's score (§9) less the best rival's; every candidate
+sees the same shuffles, so that they differ by their own merit only. The best candidate's
+line is the answer: the bot plays it out without searching again (:func:`plan`).
+
+The search is bounded twice: by a count of samples per candidate, which makes it a pure
+function of the state and the seed (a benchmark is repeated exactly), and by a deadline, at
+which it stops with what it has sampled (each candidate then has the same number of samples,
+at least one, or the ``normal`` choice is taken).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+import attrs
+
+from shared import engine, greedy
+from shared.actions import Action, EndTurn
+from shared.scoring import score_player
+from shared.state import GameState
+
+#: How many candidate plans (the greedy bot's best per end region) are played out.
+CANDIDATES = 4
+#: How many bag orders each candidate is played out with.
+SAMPLES = 3
+#: At most this many actions in one turn's line (a turn takes at most eight).
+_LINE_MAX = 12
+
+
+def line_to(state: GameState, seat: int, end: str | None) -> tuple[tuple[Action, ...], GameState]:
+    """The greedy bot's actions for the rest of ``seat``'s turn when its turn must end in
+    ``end``, and the state after them (the turn ended, or the game over)."""
+    actions: list[Action] = []
+    # (The seat may play the next turn too, last of one round and first of the next: the
+    # line stops at its own end of turn.)
+    while not state.over and len(actions) < _LINE_MAX:
+        action = greedy.next_action(state, seat, end)
+        if len(actions) == _LINE_MAX - 1:
+            action = EndTurn()  # cut short: the turn still ends
+        state, _ = engine.apply(state, seat, action)
+        actions.append(action)
+        if isinstance(action, EndTurn):
+            break
+    return tuple(actions), state
+
+
+def play_out(state: GameState, seat: int, until_round: int, rng: random.Random) -> float:
+    """One sample: the bag shuffled, every seat played by the ``normal`` bot to the end of
+    ``until_round`` (or of the game); ``seat``'s score less the best rival's (§9)."""
+    # shuffled from its sorted contents: the true order (secret) cannot leak into the sample
+    state = attrs.evolve(state, bag=tuple(rng.sample(sorted(state.bag), len(state.bag))))
+    while not state.over and state.round <= until_round:
+        turn = state.turn
+        assert turn is not None
+        state, _ = engine.apply(state, turn, greedy.next_action(state, turn))
+    totals = [score_player(p).total for p in state.players]
+    mine = totals[seat]
+    return mine - max(t for i, t in enumerate(totals) if i != seat)
+
+
+def plan(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMPLES,
+         candidates: int = CANDIDATES, deadline: float | None = None,
+         clock: Callable[[], float] = time.monotonic) -> tuple[Action, ...]:
+    """The actions ``hard`` takes for the rest of ``seat``'s turn (see the module's text);
+    ``deadline`` (by ``clock``) stops the sampling early."""
+    if state.over or state.turn != seat:
+        return (EndTurn(),)
+    state = attrs.evolve(state, undo=None)  # the turn's past is no part of the future
+    ends = greedy.route_ends(state, seat)[:candidates]
+    lines = [line_to(state, seat, p.route[-1]) for p in ends]
+    distinct: dict[tuple[Action, ...], GameState] = {}
+    for actions, after in lines:
+        distinct.setdefault(actions, after)
+    if len(distinct) == 1:
+        return next(iter(distinct))
+    until = state.round + 1
+    seeds = [rng.getrandbits(64) for _ in range(samples)]
+    totals = dict.fromkeys(distinct, 0.0)
+    for done, s in enumerate(seeds):
+        if deadline is not None and done and clock() >= deadline:
+            break
+        for actions, after in distinct.items():
+            totals[actions] += play_out(after, seat, until, random.Random(s))
+    # the best average; among equals, the greedy bot's order (its best plan first)
+    return max(distinct, key=lambda a: totals[a])

@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "engine": ["--seconds", "2"],
     "codec": ["--number", "50"],
     "server": ["--rooms", "20", "--seconds", "3", "--warmup", "1", "--sat-rooms", "10",
+               "--bot-rooms", "5", "--bot-seconds", "3",
                "--sat-seconds", "3", "--repeat", "1"],
     "memory": ["--connections", "200"],
     "store": ["--count", "100"],

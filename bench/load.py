@@ -64,7 +64,8 @@ class ServerProcess:
 
 def server_command(kind: str, connections: int, profile: str | None = None) -> list[str]:
     """The command line of a ``castell`` or ``bare`` server sized for ``connections``
-    (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`)."""
+    (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`). Its bots
+    (the ``bots`` case) act 0.1 s apart, so that they think often in a short run."""
     python = [sys.executable, *(["-m", "bench.cpuprofile", profile] if profile else [])]
     if kind == "bare":
         return [*python, "-m", "bench.bare", "--port", "0"]
@@ -75,7 +76,7 @@ def server_command(kind: str, connections: int, profile: str | None = None) -> l
         "--max-rooms", str(max(connections * 50, 2000)), "--rooms-per-connection", "100000",
         "--rooms-per-address", "100000", "--rate", "1000000",
         # every bench client connects from 127.0.0.1: lift the budget of one address too
-        "--address-rate", "1000000", "--address-burst", "1000000",
+        "--address-rate", "1000000", "--address-burst", "1000000", "--bot-delay", "0.1",
     ]
 
 
@@ -253,12 +254,15 @@ class Stats:
 
 
 class Room:
-    """Four members of one room, and how this kind of server wants to be spoken to."""
+    """The members of one room (four; or one beside three ``bots`` of that level), and how
+    this kind of server wants to be spoken to."""
 
-    def __init__(self, kind: str, index: int, members: list[Member], seed: int) -> None:
+    def __init__(self, kind: str, index: int, members: list[Member], seed: int,
+                 bots: str | None = None) -> None:
         self.kind = kind
         self.index = index
         self.members = members
+        self.bots = bots
         self.rng = random.Random(seed)
         self.turns = 0  # bare: the actor turns round the members
         self.games = 0
@@ -267,6 +271,17 @@ class Room:
         if self.kind == "bare":
             for member in self.members:
                 await member.request({"type": "join", "room": f"b{self.index}"})
+            return
+        if self.bots is not None:
+            (person,) = self.members
+            await person.request({"type": "create_room", "name": f"bots {self.index}",
+                                  "seats": 4})
+            for _ in range(3):
+                await person.request({"type": "add_bot", "level": self.bots})
+            await person.request({"type": "start_game"})
+            async with asyncio.timeout(WAIT):
+                while person.view is None or person.view["status"] != "playing":
+                    await asyncio.sleep(0.005)
             return
         creator = self.members[self.games % len(self.members)]
         others = [m for m in self.members if m is not creator]
@@ -310,11 +325,29 @@ class Room:
         self.games += 1
         await self.setup()
 
+    async def _my_turn(self, stop: float) -> bool:
+        """Wait (for the bots) until the one member is to act or the game is over; False
+        when the run is over first."""
+        (person,) = self.members
+        while time.perf_counter() < stop:
+            view = person.view
+            if view is not None and (view["status"] == "finished"
+                                     or view["turn"] == person.seat):
+                return True
+            await asyncio.sleep(0.005)
+        return False
+
     async def drive(self, stats: Stats, stop: float, think: float) -> None:
         fallback = False
         if think:
             await asyncio.sleep(self.rng.uniform(0, think))
         while True:
+            if self.bots is not None and not await self._my_turn(stop):
+                return
+            if self.bots is not None and self.view["status"] == "finished":
+                stats.games += 1
+                await self.next_game()
+                continue
             if think:
                 await asyncio.sleep(think * self.rng.uniform(0.5, 1.5))
             if time.perf_counter() >= stop:
@@ -343,11 +376,15 @@ class Room:
                 await self.next_game()
 
 
-async def open_rooms(url: str, kind: str, rooms: int, seed: int) -> list[Room]:
-    """``rooms`` rooms of four connected clients, said hello, seated, game started."""
+async def open_rooms(url: str, kind: str, rooms: int, seed: int,
+                     bots: str | None = None) -> list[Room]:
+    """``rooms`` rooms of four connected clients (or one, and three ``bots``), said hello,
+    seated, game started."""
     gate = asyncio.Semaphore(CONNECT_AT_ONCE)
-    members = await asyncio.gather(*(open_member(url, gate) for _ in range(rooms * 4)))
-    out = [Room(kind, i, list(members[4 * i: 4 * i + 4]), seed + i) for i in range(rooms)]
+    size = 1 if bots else 4
+    members = await asyncio.gather(*(open_member(url, gate) for _ in range(rooms * size)))
+    out = [Room(kind, i, list(members[size * i: size * i + size]), seed + i, bots)
+           for i in range(rooms)]
 
     async def ready(room: Room) -> None:
         async with gate:
@@ -405,10 +442,10 @@ class Result:
 
 
 async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: float,
-                think: float, seed: int) -> Result:
+                think: float, seed: int, bots: str | None = None) -> Result:
     """Open ``rooms`` rooms on ``server``, drive them for ``warmup + seconds``, close them.
     Only actions started inside the last ``seconds`` are counted."""
-    opened = await open_rooms(server.url, server.kind, rooms, seed)
+    opened = await open_rooms(server.url, server.kind, rooms, seed, bots)
     try:
         begin = time.perf_counter() + warmup
         stats = Stats(window=(begin, begin + seconds))
@@ -427,8 +464,9 @@ async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: fl
 
 
 def run(kind: str, rooms: int, *, seconds: float, warmup: float, think: float,
-        seed: int = 1, profile: str | None = None) -> Result:
-    """One bounded load run against a fresh server of ``kind`` (profiled into ``profile``)."""
+        seed: int = 1, profile: str | None = None, bots: str | None = None) -> Result:
+    """One bounded load run against a fresh server of ``kind`` (profiled into ``profile``;
+    with ``bots``, each room one client and three bots of that level)."""
     with running(kind, rooms * 4, profile) as server:
         return asyncio.run(drive(server, rooms, seconds=seconds, warmup=warmup, think=think,
-                                 seed=seed))
+                                 seed=seed, bots=bots))

@@ -2,6 +2,7 @@
 
     python -m bench server [--rooms 100,500] [--seconds 10] [--think 1.0]
                            [--sat-rooms 50] [--sat-seconds 10] [--repeat 2] [--profile FILE]
+                           [--bot-rooms 50] [--bot-seconds 20]
 
 For each room count, ``castell`` (``python -m server --db :memory:`` with generous limits) and
 ``bare`` (:mod:`bench.bare`: echo + broadcast of a pre-encoded view, same socket settings) are
@@ -12,6 +13,11 @@ every push. Then a saturated run: ``--sat-rooms`` rooms acting as fast as replie
 
 Runs alternate between the two servers (``--repeat`` pairs, order swapped each time) so that
 drift in the machine's load hits both alike; each figure is the median over the repeats.
+
+Then the bots case: ``--bot-rooms`` rooms of one client and three ``hard`` bots (acting 0.1 s
+apart, thinking in the server's worker processes), next to the same number of rooms of four
+clients and no bot; the client acts as in the paced runs, and its round trip with bots
+thinking beside it must stay within 1.5× of the run without them.
 
 Figures, each with the bare server's and the ratio: the action round trip (send → reply) p50
 and p99, the broadcast latency (send → the new state at the room's last member) p50 and p99,
@@ -48,6 +54,42 @@ def pairs(rooms: int, repeat: int, **kwargs: Any) -> dict[str, list[Result]]:
         for kind in order:
             out[kind].append(run(kind, rooms, seed=1 + i, **kwargs))
     return out
+
+
+#: The bots case: the client's round trip beside thinking bots, against none.
+BOT_TARGET = 1.5
+
+
+def bot_pairs(rooms: int, repeat: int, **kwargs: Any) -> dict[str, list[Result]]:
+    """``repeat`` runs of castell with rooms of one client and three hard bots, and of
+    castell with rooms of four clients, alternating."""
+    out: dict[str, list[Result]] = {"no bots": [], "hard bots": []}
+    for i in range(repeat):
+        order = ("no bots", "hard bots") if i % 2 == 0 else ("hard bots", "no bots")
+        for case in order:
+            bots = "hard" if case == "hard bots" else None
+            out[case].append(run("castell", rooms, seed=1 + i, bots=bots, **kwargs))
+    return out
+
+
+def bot_report(rooms: int, seconds: float, repeat: int,
+               results: dict[str, list[Result]]) -> str:
+    rows = [["", "no bots", "hard bots", "bots ÷ none", "target"]]
+    for name, figure, unit in FIGURES[:2] + FIGURES[5:7]:
+        base = _median(results["no bots"], figure)
+        ours = _median(results["hard bots"], figure)
+        fmt = "{:,.0f}" if unit in ("", "µs", "%", "/s") else "{:.2f}"
+        target = f"≤ {BOT_TARGET}×" if name.startswith("rtt") else ""
+        rows.append([name, fmt.format(base) + unit, fmt.format(ours) + unit,
+                     f"{ours / base:.2f}×" if base else "-", target])
+    counted = {case: [r.actions for r in rs] for case, rs in results.items()}
+    errors = {case: sum(r.errors + r.timeouts for r in rs) for case, rs in results.items()}
+    return "\n".join([
+        f"bots: {rooms} rooms, one client and three hard bots each (no bots: four clients), "
+        f"{seconds:g} s measured, median of {repeat}; the round trip is the clients' own",
+        table(rows),
+        f"client actions counted per run: {counted}; refused or timed out: {errors}",
+    ])
 
 
 def _median(results: list[Result], figure: Callable[[Result], float]) -> float:
@@ -116,6 +158,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="rooms of the saturated run (0: none)")
     parser.add_argument("--sat-seconds", type=float, default=10.0)
     parser.add_argument("--repeat", type=int, default=2, help="runs of each server per case")
+    parser.add_argument("--bot-rooms", type=int, default=50,
+                        help="rooms of the bots case (0: none)")
+    parser.add_argument("--bot-seconds", type=float, default=20.0)
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="also profile one castell run of the last case into FILE by "
                              "CPU time, and summarise it (python -m bench.cpuprofile FILE)")
@@ -140,6 +185,12 @@ def main(argv: list[str] | None = None) -> None:
                      results, {"actions/s": f"≥ {SAT_TARGET}×",
                                "capacity of 1 core": f"≥ {SAT_TARGET}×"},
                      [*FIGURES, CAPACITY]))
+    if args.bot_rooms:
+        bot_seconds = max(0.5, min(args.bot_seconds, 300.0))
+        results = bot_pairs(args.bot_rooms, repeat, seconds=bot_seconds, warmup=warmup,
+                            think=args.think)
+        print(f"\n(load average now {os.getloadavg()[0]:.1f})")
+        print(bot_report(args.bot_rooms, bot_seconds, repeat, results))
     if args.profile:
         saturated = bool(args.sat_rooms)
         n = args.sat_rooms if saturated else rooms[-1]

@@ -523,8 +523,10 @@ class Controller:
             self.screen.info("thinking… (as the hard bot does, up to "
                              f"{DEEP_HINT_SECONDS:g} s)")
             self.screen.refresh()
-            self.screen.show(await asyncio.to_thread(deep_hint_lines, self.view, self.me,
-                                                     DEEP_HINT_SECONDS))
+            lines = await asyncio.to_thread(deep_hint_lines, self.view, self.me,
+                                            DEEP_HINT_SECONDS)
+            self.screen.info("")  # the thinking is over
+            self.screen.show(lines)
         elif isinstance(cmd, c.Hint):
             self.screen.show(hint_lines(self.view, self.me))
         elif isinstance(cmd, c.Help):

@@ -67,7 +67,8 @@ class PlainScreen:
         self.say(f"error: {text}")
 
     def info(self, text: str) -> None:
-        self.say(text)
+        if text:  # (an empty one clears a status line: a plain screen has none)
+            self.say(text)
 
     async def ask(self, question: str) -> str | None:
         self.say(question.rstrip())

@@ -29,6 +29,7 @@ import contextlib
 import logging
 import multiprocessing
 import multiprocessing.connection
+import os
 import random
 from collections import deque
 from typing import Any
@@ -64,13 +65,18 @@ class Job:
     think: float | None
 
 
+#: How much lower a worker's priority is than the server's.
+WORKER_NICENESS = 5
 #: What a worker says once it has started (its imports done): it may be given jobs.
 READY = "ready"
 
 
 def _work(conn: multiprocessing.connection.Connection) -> None:
     """A worker's life: say it is ready, then answer each job with ``(action, rest)``, or
-    ``None`` if it failed, until the pipe closes."""
+    ``None`` if it failed, until the pipe closes. It runs at a lower priority than the
+    server (``nice`` +5): on a busy machine, people's requests come before bots' thoughts."""
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
     try:
         conn.send(READY)
     except (OSError, ValueError):

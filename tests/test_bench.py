@@ -61,8 +61,12 @@ def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys, tmp_
     profile = tmp_path / "castell.prof"
     bench_main.run("server", ["--rooms", "2", "--seconds", "0.5", "--warmup", "0",
                               "--think", "0.1", "--sat-rooms", "2", "--sat-seconds", "0.5",
+                              "--bot-rooms", "2", "--bot-seconds", "1",
                               "--repeat", "1", "--profile", str(profile)])
     out = capsys.readouterr().out
+    # the bots case: rooms of one client and three hard bots, next to rooms without bots
+    assert "bots: 2 rooms, one client and three hard bots each" in out
+    assert "refused or timed out: {'no bots': 0, 'hard bots': 0}" in out
     assert out.count("castell ÷ bare") == 2  # the paced table and the saturated one
     assert out.count("refused 0, timed out 0 (bare 0/0)") == 2
     # the profiled run's summary charges CPU time to our code by path

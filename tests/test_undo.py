@@ -215,12 +215,17 @@ def test_bots_never_undo():
     for level in bots.LEVELS:
         rng = random.Random(3)
         state = game(3, seed=3)
-        for _ in range(400):
+        plan = None
+        # (a hard bot searches once a turn, seconds in all: its first four rounds will do)
+        for _ in range(400 if level != "hard" else 50):
             if state.over:
                 break
-            action = bots.choose(state, state.turn, level, rng)
-            assert not isinstance(action, Undo)
-            state, _ = apply(state, state.turn, action)
+            # as the server plays them: hard decides once a turn and follows its line
+            plan = bots.follow(plan, state, state.turn) or bots.decide(state, state.turn,
+                                                                       level, rng)
+            assert not isinstance(plan.action, Undo)
+            assert not any(isinstance(a, Undo) for a in plan.rest)
+            state, _ = apply(state, state.turn, plan.action)
 
 
 def test_a_policy_that_proposes_an_undo_has_its_turn_ended_instead(monkeypatch):

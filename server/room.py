@@ -581,7 +581,10 @@ class Room(Generic[M]):
         index = self._free_seat()
         taken_names = {s.name.casefold() for s in self.seats if s is not None}
         taken_names.update(n.casefold() for n in self.spectators.values())
-        name = next(n for n in bots.bot_names(level) if n.casefold() not in taken_names)
+        # one first name per table, whatever the levels (not a Pau·hard beside a Pau·easy)
+        firsts = {n.split("·")[0] for n in taken_names}
+        name = next(n for n in bots.bot_names(level)
+                    if n.casefold() not in taken_names and n.split("·")[0].casefold() not in firsts)
 
         def writes(version: int) -> list[Write]:
             record = SeatRecord(self.id, index, name, bot=True, bot_level=level)

@@ -400,3 +400,15 @@ def test_a_whole_game_ends_with_its_result_stored_and_the_timer_cancelled() -> N
     for seat, action in room.log:
         replayed, _ = engine.apply(replayed, seat, action)
     assert replayed == room.state
+
+
+def test_bots_of_any_level_are_seated_under_their_level_with_one_first_name_each() -> None:
+    room = new_room(4)
+    done(room, room.take_seat("anna", "Anna", 1, now=NOW))
+    for re, level in enumerate(("hard", "easy", "greedy"), 2):
+        done(room, room.add_bot("anna", level, re))
+    names = [seat.name for seat in room.seats if seat is not None][1:]
+    levels = [seat.bot for seat in room.seats if seat is not None][1:]
+    assert levels == ["hard", "easy", "normal"]  # greedy is normal's other name
+    assert [n.split("·")[1] for n in names] == levels
+    assert len({n.split("·")[0] for n in names}) == 3, names  # not a Pau beside a Pau

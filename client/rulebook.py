@@ -24,7 +24,22 @@ def pages() -> dict[str, str]:
         elif not line.startswith("# "):
             # A terminal shows text, not markdown: bold markers would print as stars.
             out[current].append(line.replace("**", ""))
-    return {topic: "\n".join(lines).strip() for topic, lines in out.items()}
+    return {topic: reflow(lines).strip() for topic, lines in out.items()}
+
+
+def reflow(lines: list[str]) -> str:
+    """The lines of a page with each paragraph and each list item (``- ``) joined into one
+    line: the file is wrapped for reading it, a screen wraps to its own width."""
+    out: list[str] = []
+    for line in lines:
+        text = line.strip()
+        joins = (out and out[-1] and text and not line.startswith("- ")
+                 and (line.startswith("  ") or not out[-1].startswith("- ")))
+        if joins:
+            out[-1] += " " + text
+        else:
+            out.append(line.rstrip())
+    return "\n".join(out)
 
 
 def topics() -> list[str]:

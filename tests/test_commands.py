@@ -130,6 +130,19 @@ def test_help_lists_every_command_on_one_line_each():
         parse(example)  # every example in the help parses
 
 
+def test_rules_pages_come_as_paragraphs_for_the_screen_to_wrap():
+    # the file is wrapped at 90 columns for reading it; a screen of 80 would break each of
+    # its lines in two: a page holds one line per paragraph and per list item instead
+    for topic in [None, *rulebook.topics()]:
+        for line in rulebook.rules_page(topic).splitlines():
+            assert not line.startswith("  "), (topic, line)
+    festivals = rulebook.rules_page("festivals").splitlines()
+    assert festivals[0].startswith("At the end of rounds 3 to 10") and \
+        festivals[0].endswith("marks the next ones with ▶.")
+    assert any(line.startswith("- Score: ") and line.endswith("it never goes down.")
+               for line in festivals)
+
+
 def test_rules_pages_cover_the_topics():
     assert set(rulebook.topics()) == {"towers", "festivals", "scoring", "turn", "performances"}
     assert "width" in rulebook.rules_page("towers")

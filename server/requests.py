@@ -20,7 +20,7 @@ from server.connection import Connection, ConnState
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.lobby import LIST_ORDER
-from server.room import BadToken
+from server.room import RESERVED_NAMES, BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
 from shared import messages as m
@@ -235,6 +235,9 @@ class Requests:
         if sum(r.room.host_address == address for r in self.lobby.rooms.values()) \
                 + self.creating.get(address, 0) >= self.config.rooms_per_address:
             raise CastellError("your address has too many rooms open", code="rate_limited")
+        if (conn.name or "").casefold() in RESERVED_NAMES:  # refused before a room is made
+            raise CastellError(f"{conn.name!r} is the name the server's own notices go under: "
+                               "connect under another name to create a room", code="name_taken")
         create = self.cluster.create if self.cluster is not None else self.lobby.create
         self.creating[address] = self.creating.get(address, 0) + 1
         try:

@@ -78,6 +78,10 @@ def game_result(state: GameState) -> dict[str, Any]:
     }
 
 
+#: Names nobody may take in a room, in any case: the server's notices are shown under them.
+RESERVED_NAMES = frozenset({"server"})
+
+
 class RoomError(CastellError):
     """Raised when a room refuses a request (full, not started, not the creator, ...)."""
 
@@ -414,8 +418,12 @@ class Room(Generic[M]):
 
     def _check_name(self, name: str) -> None:
         """Refuse ``name`` when a seat or a spectator of the room already has it, in any case
-        (``name_taken``): two people under one name could not be told apart."""
+        (``name_taken``): two people under one name could not be told apart. ``server`` is
+        taken by the server itself (clients show its notices among the chat under it)."""
         wanted = name.casefold()
+        if wanted in RESERVED_NAMES:
+            raise RoomError(f"{name!r} is the name the server's own notices go under: connect "
+                            "under another name to come in", code="name_taken")
         taken = [s.name for s in self.seats if s is not None]
         if any(n.casefold() == wanted for n in [*taken, *self.spectators.values()]):
             raise RoomError(f"someone in room {self.name!r} is already called {name!r}: "

@@ -891,6 +891,12 @@ async def test_a_name_is_one_person_s_in_a_room_in_any_case(lab):
     seen = await anna.until(lambda s: len(s["view"]["players"]) == 3)
     assert [p["name"] for p in seen["view"]["players"]] == ["Anna", "Biel", "Dani"]
     assert seen["view"]["spectators"] == ["Carme"]
+    # the server's own name (its notices are shown under it) is nobody's, in any case
+    spoof = await lab.open("Server")
+    await spoof.refused("create_room", "name_taken", name="Notices", seats=2)
+    await spoof.refused("join_room", "name_taken", room=room, **{"as": "spectator"})
+    listed = await spoof.call("list_rooms")
+    assert [r["name"] for r in listed["rooms"]] == ["Friday night"]  # no room was made
 
 
 @pytest.mark.parametrize(("fields", "field"), [

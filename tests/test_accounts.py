@@ -266,8 +266,7 @@ async def test_a_correspondence_turn_reaches_a_player_sitting_in_the_lobby(conne
     biel.drain()  # (told at the start, had the game begun with him)
     lobby = await connect("Biel", biel_key)  # and on another terminal, in the lobby too
     while anna.state.view["turn"] == 0:  # Anna's turns, until one ends into Biel's
-        await anna.act(EndTurn())
-        await anna.wait_state()
+        await caught_up(anna, await anna.act(EndTurn()))
     for client in (biel, lobby):
         push = await next_of(client, m.YourTurnPush)
         assert (push.room, push.name) == (room, "Dissabte")

@@ -18,6 +18,7 @@ from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.servers import ServerProcess
 from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.wire import caught_up
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -74,8 +75,7 @@ async def test_games_on_node_a_are_listed_resumed_and_announced_through_node_b(d
             await anna.wait_state(lambda p: p.view["turn"] == 0)
         await biel.close()
         while anna.state.view["turn"] == 0:
-            await anna.act(EndTurn())
-            await anna.wait_state()
+            await caught_up(anna, await anna.act(EndTurn()))
         async with asyncio.timeout(10):
             while True:
                 heard = await away.pushes.get()

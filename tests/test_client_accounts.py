@@ -18,6 +18,7 @@ from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.servers import ROOT
 from tests.support.terminal import Terminal, castell_server, client_env
+from tests.support.wire import caught_up
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -111,8 +112,7 @@ def test_your_turn_rings_the_bell_and_shows_in_the_lobby(tmp_path):
                 biel.settle()
                 rung.append(biel.screen.bells)  # (his turn in the game rang it too)
                 while anna.state.view["turn"] == 0:
-                    await anna.act(EndTurn())
-                    await anna.wait_state()
+                    await caught_up(anna, await anna.act(EndTurn()))
                 await anna.close()
 
             asyncio.run(anna_plays())

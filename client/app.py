@@ -263,6 +263,10 @@ class TerminalScreen:
     def chat(self, push: m.ChatPush) -> None:
         self.refresh()
 
+    def bell(self) -> None:
+        """Ring the terminal's bell (one of the player's games reached their turn)."""
+        self.app.output.bell()
+
     def show_lobby(self) -> None:
         self.refresh()  # the lobby is the board when not in a room
 

@@ -4,6 +4,8 @@
     castell play [--resume | --new] [--seats N] [--variant normal|advanced] [--bots ...] ...
     castell play --games | --export [ROOM] [--output FILE]
     castell replay FILE [--plain]
+    castell account export [URL] | castell account import LINE
+    castell games [URL]
 
 The screen is full-screen (:mod:`client.app`) on a terminal, and line by line
 (:mod:`client.plain`) with ``--plain`` or when standard input or output is not a terminal.
@@ -67,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
             " [--resume]",
             "       castell play [OPTIONS]     (a game against bots: castell play --help)",
             "       castell replay FILE [--plain]   (a recorded game: castell replay --help)",
+            "       castell games [URL]   (your games on a server)",
+            "       castell account export [URL] | import LINE   (your account elsewhere)",
         ]),
         description="Play Castell. `castell play` starts a game against bots; `castell URL` "
                     "joins a server (`castell-server` on a friend's machine); `castell replay "
@@ -81,6 +85,37 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not check a wss:// server's certificate (unsafe)")
     p.add_argument("--resume", action="store_true",
                    help="take back your latest seat on this server without asking")
+    p.add_argument("--guest", action="store_true",
+                   help="play as a guest: without this computer's account on the server")
+    return p
+
+
+def build_account_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="castell account",
+        description="Your account on a server is a secret key this computer keeps. `export` "
+                    "prints it as a recovery line (keep it as secret as a password); "
+                    "`import` takes such a line on another computer, which then plays as "
+                    "the same account.")
+    sub = p.add_subparsers(dest="what", required=True)
+    export = sub.add_parser("export", help="print the recovery line of your account")
+    export.add_argument("url", nargs="?", default=DEFAULT_URL,
+                        help=f"the server (default {DEFAULT_URL})")
+    imported = sub.add_parser("import", help="keep the account of a recovery line here")
+    imported.add_argument("line", nargs="*",
+                          help="the recovery line (read from standard input when not given)")
+    return p
+
+
+def build_games_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="castell games",
+                                description="List your games on a server: in play (whose "
+                                            "turn) and finished.")
+    p.add_argument("url", nargs="?", default=DEFAULT_URL,
+                   help=f"the server (default {DEFAULT_URL})")
+    p.add_argument("--cafile", metavar="PEM", help="trust this certificate besides the system's")
+    p.add_argument("--insecure", action="store_true",
+                   help="do not check a wss:// server's certificate (unsafe)")
     return p
 
 
@@ -189,8 +224,10 @@ async def _join(args: argparse.Namespace) -> int:
 
     url = server_url(args.url)
     context = client_ssl_context(url, args.cafile, args.insecure)
+    from client.keys import KeyStore
+
     session = Session(url, args.name or default_name(), ssl_context=context,
-                      seats=SeatStore())
+                      seats=SeatStore(), keys=None if args.guest else KeyStore())
     try:
         await session.open()
     except ServerError as exc:
@@ -247,6 +284,66 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _account(args: argparse.Namespace) -> int:
+    from client.keys import KeyStore, parse_recovery_line, recovery_line
+
+    keys = KeyStore()
+    if args.what == "export":
+        url = server_url(args.url)
+        key = keys.get(url)
+        if key is None:
+            print(f"castell: you have no account on {url} yet: `castell {url}` makes one",
+                  file=sys.stderr)
+            return 1
+        print(recovery_line(url, key))
+        return 0
+    line = " ".join(args.line) if args.line else sys.stdin.readline()
+    url, key = parse_recovery_line(line)
+    keys.put(url, key)
+    print(f"castell: the account is kept for {url}: `castell {url}` signs in to it")
+    return 0
+
+
+async def _games(args: argparse.Namespace) -> int:
+    from websockets.exceptions import WebSocketException
+
+    from client.keys import KeyStore
+    from client.lobby import game_lines
+    from client.net import GameClient, ServerError
+    from client.session import describe_failure
+    from client.tls import client_ssl_context
+    from shared.messages import MyGames
+
+    url = server_url(args.url)
+    key = KeyStore().get(url)
+    if key is None:
+        print(f"castell: you have no account on {url}: `castell {url}` makes one",
+              file=sys.stderr)
+        return 1
+    try:
+        client = await GameClient.connect(url, ssl_context=client_ssl_context(
+            url, args.cafile, args.insecure))
+    except (OSError, TimeoutError, WebSocketException) as exc:
+        print(f"castell: {describe_failure(url, exc)}", file=sys.stderr)
+        return 1
+    try:
+        welcome = await client.hello(default_name(), key)
+        games = (await client.request(MyGames, limit=100)).entries
+    except ServerError as exc:
+        print(f"castell: {url} refused you: {exc.message}", file=sys.stderr)
+        return 1
+    finally:
+        await client.close()
+    print(f"Your games on {url} (you are {welcome.name}):")
+    for line in game_lines(games):
+        print(line)
+    waiting = sum(g.your_turn for g in games)
+    if waiting:
+        print(f"Your turn in {waiting} game{'s' if waiting != 1 else ''}: `castell {url}` "
+              "then `resume N`.")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``castell`` command."""
     from shared.errors import CastellError
@@ -257,6 +354,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_play(build_play_parser().parse_args(args_list[1:])))
         if args_list[:1] == ["replay"]:
             return _replay(build_replay_parser().parse_args(args_list[1:]))
+        if args_list[:1] == ["account"]:
+            return _account(build_account_parser().parse_args(args_list[1:]))
+        if args_list[:1] == ["games"]:
+            return asyncio.run(_games(build_games_parser().parse_args(args_list[1:])))
         return asyncio.run(_join(build_parser().parse_args(args_list)))
     except (AddressError, ValueError) as exc:
         print(f"castell: {exc}", file=sys.stderr)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 from collections import deque
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
@@ -80,6 +81,10 @@ class Controller:
         #: Whether the log reaches back to the start of the game.
         self.log_from_start = False
         self.rooms: tuple[m.RoomSummary, ...] = ()
+        #: The account's games as `games` last showed them (numbered for resume and replay).
+        self.games: tuple[m.GameEntry, ...] = ()
+        #: The rematch another player invited us to, not yet joined.
+        self.invite: m.InvitePush | None = None
         self.connection: str | None = None
         self._legal: tuple[int, int | None, list[Action]] | None = None
         seats = session.seats
@@ -143,16 +148,27 @@ class Controller:
         if not self.rooms:
             lines.append("  none yet — `create` one, then invite your friends")
         for i, r in enumerate(self.rooms, 1):
-            timer = f"{r.turn_seconds}s turns" if r.turn_seconds else "no timer"
+            timer = f"{lb.timer_text(r.turn_seconds)} turns" if r.turn_seconds else "no timer"
             lines.append(f"  {i:>2}. {safe(r.name)} — {r.taken}/{r.seats} seats · {r.variant}"
                          f" · {timer} · {r.status} · id {r.room}")
-        held = self.session.held_seats()
+        held = [] if self.session.account else self.session.held_seats()
+        if self.session.account and self.games:
+            lines.append("Your games (`resume N`, `replay N`; `games` again):")
+            lines.extend(self.game_lines())
         if held:
             lines.append("Your seats (`resume N`):")
             lines.extend(f"  {i}. {safe(h.name)} (seat {h.seat}) · id {h.room}"
                          for i, h in enumerate(held, 1))
         lines.append("`create` a room · `join N` · `watch N` · `list` · `help` · `quit`")
         return lines
+
+    def game_lines(self) -> list[str]:
+        """The account's games, numbered for `resume N` and `replay N`."""
+        return lb.game_lines(self.games)
+
+    async def refresh_games(self) -> None:
+        """Ask the server for the account's games (newest first)."""
+        self.games = await self.session.my_games()
 
     def room_lines(self) -> list[str]:
         """What a waiting room adds to its view: its settings, how friends join, what to type."""
@@ -223,6 +239,25 @@ class Controller:
         self.connection = status
         if status is not None and self.session.stopped:
             self.screen.error(status)
+        self.screen.refresh()
+
+    def on_your_turn(self, push: m.YourTurnPush) -> None:
+        """One of the account's games reached our turn: the bell (unless `bell off`) and a
+        word on the status line, wherever we are. The game on screen says it itself."""
+        if push.room == self.session.room:
+            return
+        if self.settings.bell:
+            bell = getattr(self.screen, "bell", None)
+            if bell is not None:
+                bell()
+        self.screen.info(f"your turn in {safe(push.name)!r} (id {push.room}): `games` "
+                         f"lists your games")
+        self.screen.refresh()
+
+    def on_invite(self, push: m.InvitePush) -> None:
+        self.invite = push
+        self.screen.info(f"{safe(push.from_)} invites you to a rematch of {safe(push.name)!r}:"
+                         " `rematch` takes your seat")
         self.screen.refresh()
 
     def on_notice(self, text: str) -> None:
@@ -328,6 +363,18 @@ class Controller:
                 await self.guard(self._resume(h))
         if self.session.room is None:
             await self.guard(self.refresh_rooms())
+        if self.session.account and self.session.room is None:
+            await self.guard(self._arrival())
+
+    async def _arrival(self) -> None:
+        """Signed in, arriving in the lobby: the account's games, and in how many it is our
+        turn."""
+        await self.refresh_games()
+        waiting = sum(g.your_turn for g in self.games)
+        if waiting:
+            self.screen.info(f"your turn in {waiting} game{'s' if waiting != 1 else ''}: "
+                             "`games` lists them, `resume N` takes one up")
+        self.screen.show_lobby()
 
     async def _yes(self, question: str) -> bool:
         """Ask a yes-or-no question whose default is yes; anything unreadable is no."""
@@ -372,7 +419,12 @@ class Controller:
         if not line.strip():
             return
         mode = self.mode
-        if mode != "lobby" and line.lower().split() == ["log"]:
+        words = line.lower().split()
+        if words[:1] == ["bell"]:
+            await self.guard(self._bell(words[1:]))
+        elif mode == "game" and words == ["rematch"]:
+            await self.guard(self._rematch())
+        elif mode != "lobby" and words == ["log"]:
             await self.guard(self.show_log())
         elif mode == "lobby":
             await self.guard(self._lobby(line))
@@ -401,6 +453,14 @@ class Controller:
             await self._create(cmd)
         elif isinstance(cmd, lb.JoinRoom):
             await self._join(cmd)
+        elif isinstance(cmd, lb.Games):
+            await self._show_games()
+        elif isinstance(cmd, lb.Replay):
+            await self._replay(cmd.number)
+        elif isinstance(cmd, lb.Bell):
+            await self._bell(["on" if cmd.on else "off"])
+        elif isinstance(cmd, lb.Resume) and self.session.account:
+            await self._resume_game(cmd.number)
         elif isinstance(cmd, lb.Resume):
             held = self.session.held_seats()
             if not held:
@@ -414,6 +474,75 @@ class Controller:
             self.screen.show(lb.help_lines(lb.LOBBY_HELP))
         elif isinstance(cmd, c.Quit):
             await self.quit()
+
+    async def _bell(self, args: list[str]) -> None:
+        self.settings.bell = lb.parse_bell(args).on
+        self.screen.info("the bell rings when one of your games reaches your turn"
+                         if self.settings.bell else "no bell (`bell on` rings it again)")
+
+    def _signed_in(self) -> None:
+        if not self.session.account:
+            raise c.CommandError("you play as a guest here: an account (the key `castell` "
+                                 "keeps for this server) lists your games")
+
+    async def _show_games(self) -> None:
+        self._signed_in()
+        await self.refresh_games()
+        self.screen.show(["Your games (`resume N`, `replay N`):", *self.game_lines()])
+
+    async def _game_number(self, number: int | None, *, finished: bool) -> m.GameEntry:
+        if not self.games:
+            await self.refresh_games()
+        kind = [g for g in self.games if (g.status == RoomStatus.FINISHED) == finished]
+        if number is None:  # resume alone: the first game whose turn is ours, else the latest
+            if not kind:
+                raise c.CommandError("you have no game to resume: `games` lists yours")
+            return next((g for g in kind if g.your_turn), kind[0])
+        if not 1 <= number <= len(self.games):
+            raise c.CommandError(f"no game number {number}: `games` lists your games")
+        game = self.games[number - 1]
+        if (game.status == RoomStatus.FINISHED) != finished:
+            raise c.CommandError(f"game {number} is over: `replay {number}` steps through it"
+                                 if not finished else
+                                 f"game {number} is not over: `resume {number}` takes it up")
+        return game
+
+    async def _resume_game(self, number: int | None) -> None:
+        self._signed_in()
+        game = await self._game_number(number, finished=False)
+        self.clear_log()
+        reply = await self.session.take_back(game.room, game.name)
+        self.screen.info(f"back in {safe(game.name)!r}, seat {reply.seat}")
+        await self.load_history()
+
+    async def _replay(self, number: int) -> None:
+        """A finished game of `games`, fetched from the server and shown step by step."""
+        from client.replay import print_plain
+
+        self._signed_in()
+        game = await self._game_number(number, finished=True)
+        record = await self.session.record(game.room)
+        out = io.StringIO()
+        print_plain(record, out)
+        self.screen.show(out.getvalue().splitlines())
+
+    async def _rematch(self) -> None:
+        """In a finished game: the rematch we were invited to, or a new one."""
+        view = self.view
+        if view is None or view.status != RoomStatus.FINISHED or self.me is None:
+            raise c.CommandError("a rematch comes once the game is over")
+        invite, self.invite = self.invite, None
+        self.clear_log()
+        self.chats.clear()
+        self._my_turn_key = None
+        if invite is not None:
+            await self.session.leave()
+            reply = await self.session.join(invite.room)
+            self.screen.info(f"rematch: you sit in seat {reply.seat}")
+        else:
+            reply = await self.session.rematch()
+            self.screen.info(f"rematch {reply.room}: the others are invited; `start` once "
+                             "every seat is taken")
 
     async def _resume(self, held: Any) -> None:
         self.clear_log()
@@ -474,7 +603,8 @@ class Controller:
                                     lambda a: lb.parse_seats(a) if a.strip() else 4)
             variant = await self._ask("variant, normal or advanced [normal]: ",
                                       lambda a: lb.parse_variant(a) if a.strip() else "normal")
-            timer = await self._ask("turn timer in seconds, or none [none]: ", lb.parse_timer)
+            timer = await self._ask("turn timer (90, 5m, 12h, 2d), or none [none]: ",
+                                    lb.parse_timer)
             private = await self._ask("private (join by code only)? [y/N] ",
                                       lambda a: lb.parse_yes(a, False))
             cmd = lb.CreateRoom(name, seats, variant, timer, private)

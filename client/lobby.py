@@ -13,6 +13,8 @@ from typing import Final
 import attrs
 
 from client.commands import Chat, CommandError, Help, Quit, did_you_mean
+from client.sanitize import safe
+from shared.messages import GameEntry
 from shared.wire import CHAT_MAX, ROOM_NAME_MAX, TURN_SECONDS_MAX, TURN_SECONDS_MIN
 
 VARIANTS: Final = ("normal", "advanced")
@@ -53,6 +55,25 @@ class Resume:
 
 
 @attrs.frozen
+class Games:
+    """Show the games of your account on this server (in play and finished)."""
+
+
+@attrs.frozen
+class Replay:
+    """Step through a finished game of `games`, fetched from the server."""
+
+    number: int
+
+
+@attrs.frozen
+class Bell:
+    """Ring the terminal bell, or not, when one of your games reaches your turn."""
+
+    on: bool
+
+
+@attrs.frozen
 class AddBots:
     """Seat bots: one, or (``count`` None) as many as there are free seats."""
 
@@ -70,7 +91,7 @@ class LeaveRoom:
     """Leave the room for the lobby (after the start the seat stays yours)."""
 
 
-LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Help | Quit
+LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Bell | Help | Quit
 RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
@@ -80,7 +101,11 @@ LOBBY_HELP: Final = (
      "create a room at once, e.g. `create Friday night seats=3 timer=90`"),
     ("join ROOM", "take a seat: ROOM is a number from the list, a room id or a private code"),
     ("watch ROOM", "watch a game as a spectator"),
-    ("resume [N]", "take back a seat you held (your seats are kept between runs)"),
+    ("resume [N]", "take back a seat you held (your seats are kept between runs); signed "
+     "in, N is a number of `games`"),
+    ("games", "your games on this server, in play and finished (your turn in which)"),
+    ("replay N", "step through finished game N of `games`, fetched from the server"),
+    ("bell on|off", "ring the bell when one of your games reaches your turn (on)"),
     ("help", "this list"),
     ("quit", "leave Castell"),
 )
@@ -139,20 +164,55 @@ def parse_seats(text: str) -> int:
     return seats
 
 
+#: A turn timer's units: seconds, minutes, hours, days.
+TIMER_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
 def parse_timer(text: str) -> int | None:
-    """A turn timer in seconds (``90``, ``90s``, ``2m``), or None for ``none``/``no``/``0``."""
+    """A turn timer in seconds (``90``, ``90s``, ``2m``, ``12h``, ``2d``: up to 7 days, for
+    games played over days), or None for ``none``/``no``/``0``."""
     t = text.strip().lower()
     if t in ("", "none", "no", "off", "0", "-"):
         return None
-    scale = 60 if t.endswith("m") else 1
+    scale = TIMER_UNITS.get(t[-1:], 1)
     try:
-        seconds = int(t.rstrip("ms")) * scale
+        seconds = int(t.rstrip("smhd")) * scale
     except ValueError:
         seconds = -1
     lo, hi = TURN_SECONDS_MIN, TURN_SECONDS_MAX
     if not lo <= seconds <= hi:
-        raise CommandError(f"`{text}`: a turn timer is {lo} to {hi} seconds (or `none`)")
+        raise CommandError(f"`{text}`: a turn timer is {lo} seconds to {hi // 86400} days "
+                           "(`90`, `5m`, `12h`, `2d`), or `none`")
     return seconds
+
+
+def timer_text(seconds: int) -> str:
+    """A turn timer for people: ``90 s``, ``5 min``, ``12 h``, ``2 d``."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+def game_lines(games: tuple[GameEntry, ...]) -> list[str]:
+    """An account's games (``my_games``), numbered for `resume N` and `replay N`."""
+    out = []
+    for i, g in enumerate(games, 1):
+        if g.status == "finished":
+            won = g.winners is not None and g.seat in g.winners
+            scores = "–".join(str(s) for s in g.scores or ())
+            where = f"finished · {'you won' if won else 'lost'} · {scores}"
+        elif g.status == "waiting":
+            where = "waiting for players"
+        else:
+            whose = "YOUR TURN" if g.your_turn else (
+                f"{safe(g.players[g.turn])}'s turn" if g.turn is not None
+                and g.turn < len(g.players) else "playing")
+            where = f"round {g.round} · {whose}"
+        timer = f" · {timer_text(g.turn_seconds)} turns" if g.turn_seconds else ""
+        out.append(f"  {i:>2}. {safe(g.name)} — {', '.join(safe(p) for p in g.players)} · "
+                   f"{where}{timer} · id {g.room}")
+    return out or ["  none yet"]
 
 
 def parse_variant(text: str) -> str:
@@ -231,9 +291,23 @@ def parse_lobby(line: str) -> LobbyCommand:
         if len(args) > 1 or (args and not args[0].isdigit()):
             raise CommandError("resume takes nothing, or the number of a held seat")
         return Resume(int(args[0]) if args else None)
+    if name in ("games", "mine"):
+        return Games()
+    if name == "replay":
+        if len(args) != 1 or not args[0].isdigit():
+            raise CommandError("replay takes the number of a finished game of `games`")
+        return Replay(int(args[0]))
+    if name == "bell":
+        return parse_bell(args)
     known = [syntax.split()[0] for syntax, _ in LOBBY_HELP]
     raise CommandError(f"unknown command `{name}`{did_you_mean(name, known)}; `help` lists "
                        f"the lobby's commands")
+
+
+def parse_bell(args: list[str]) -> Bell:
+    if len(args) != 1 or args[0].lower() not in ("on", "off"):
+        raise CommandError("`bell on` or `bell off`")
+    return Bell(args[0].lower() == "on")
 
 
 def _level(args: list[str], name: str) -> str:

@@ -106,8 +106,10 @@ class GameClient:
             raise ServerError(reply)
         return reply
 
-    async def hello(self, name: str) -> m.Welcome:
-        return await self.request(m.Hello, name=name)
+    async def hello(self, name: str, key: str | None = None) -> m.Welcome:
+        """Say hello as ``name``; with ``key``, signed in to that key's account (registered
+        under ``name`` the first time)."""
+        return await self.request(m.Hello, name=name, key=key)
 
     async def act(self, action: Action) -> int:
         """Send an action; returns the room's version after it."""
@@ -190,11 +192,12 @@ _MAX_HOPS = 4
 
 
 async def join_anywhere(urls: Sequence[str], name: str, room: str, *,
-                        token: str | None = None, as_: str = "player",
+                        token: str | None = None, as_: str = "player", key: str | None = None,
                         ssl_context: ssl.SSLContext | None = None, timeout: float = 30.0,
                         pause: float = 0.2, max_pause: float = 1.0) -> JoinResult:
-    """Connect, say hello as ``name`` and ``join_room`` ``room`` (an id or a private code; with
-    ``token``, taking that seat back), on whichever node of ``urls`` serves it.
+    """Connect, say hello as ``name`` (signed in with ``key``, if given) and ``join_room``
+    ``room`` (an id or a private code; with ``token``, taking that seat back; signed in, the
+    account's own seat is taken back without one), on whichever node of ``urls`` serves it.
 
     The nodes are tried in order. A ``moved`` answer sends the same request, token and all, to
     the node it names; a node that does not answer, or a room between two nodes (its node
@@ -234,7 +237,7 @@ async def join_anywhere(urls: Sequence[str], name: str, room: str, *,
             continue
         try:
             async with asyncio.timeout(min(10.0, max(remaining, 0.1))):
-                await client.hello(name)
+                await client.hello(name, key)
                 joined = await client.request(m.JoinRoom, room=room, as_=as_, token=token)
         except ServerError as exc:
             await client.close()

@@ -63,6 +63,11 @@ class PlainScreen:
     def show(self, lines: Sequence[str]) -> None:
         self.say(*lines)
 
+    def bell(self) -> None:
+        """Ring the terminal's bell (one of the player's games reached their turn)."""
+        self.stdout.write("\a")
+        self.stdout.flush()
+
     def error(self, text: str) -> None:
         self.say(f"error: {text}")
 

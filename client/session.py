@@ -26,12 +26,14 @@ import attrs
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI, WebSocketException
 
 from client.describe import NOTICE_NAME
+from client.keys import KeyStore
 from client.net import GameClient, ServerError, join_anywhere
 from client.sanitize import safe
 from client.seats import HeldSeat, SeatStore
 from shared import messages as m
 from shared.actions import Action
 from shared.errors import CastellError, ProtocolError
+from shared.record import GameRecordFile
 from shared.view import RoomStatus, View, parse_view
 
 FIRST_RETRY = 0.5
@@ -75,6 +77,9 @@ class Listener(Protocol):
         """A connection problem in words (None: connected again)."""
     def on_notice(self, text: str) -> None:
         """Something the player should read (a seat lost, a room left)."""
+
+    # A listener may also have ``on_your_turn(push)`` and ``on_invite(push)``: told of the
+    # pushes of an account (``your_turn``) and of a rematch (``invite``).
 
 
 def describe_failure(url: str, exc: BaseException) -> str:
@@ -122,7 +127,7 @@ class Session:
     def __init__(self, url: str, name: str, listener: Listener | None = None, *,
                  ssl_context: ssl.SSLContext | None = None, seats: SeatStore | None = None,
                  first_retry: float = FIRST_RETRY, max_retry: float = MAX_RETRY,
-                 home: str | None = None) -> None:
+                 home: str | None = None, keys: KeyStore | None = None) -> None:
         self.url = url
         #: The address the user gave (or ``home``, a name of its own): seats are remembered
         #: under it, whichever node of a cluster serves the room today, and looked up under
@@ -134,6 +139,11 @@ class Session:
         self.listener: Listener = listener if listener is not None else _Quiet()
         self.ssl_context = ssl_context
         self.seats = seats
+        #: This user's account key for the server (None: a guest), kept in ``keys``.
+        self.keys = keys
+        self.key: str | None = keys.key_for(self.home) if keys is not None else None
+        #: Whether the server signed us in to an account (``welcome.account``).
+        self.account = False
         self.first_retry = first_retry
         self.max_retry = max_retry
         self.client: GameClient | None = None
@@ -159,10 +169,13 @@ class Session:
         client = await GameClient.connect(self.url, ssl_context=self.ssl_context,
                                           open_timeout=10.0)
         try:
-            self.welcome = await asyncio.wait_for(client.hello(self.name), 10.0)
+            self.welcome = await asyncio.wait_for(client.hello(self.name, self.key), 10.0)
         except BaseException:
             await client.close()
             raise
+        self.account = self.welcome.account
+        if self.welcome.name:  # signed in: the account's own name
+            self.name = self.welcome.name
         return client
 
     async def open(self) -> None:
@@ -225,14 +238,16 @@ class Session:
         if self.room is None:
             return await self._dial()
         try:
-            if self.token is not None:
+            if self.token is not None or (self.seat is not None and self.account):
+                # A seat token; or, signed in, the account's seat comes back without one.
                 result = await join_anywhere(self.nodes, self.name, self.room,
                                              token=self.token, ssl_context=self.ssl_context,
-                                             timeout=15.0)
+                                             timeout=15.0, key=self.key)
             else:
                 result = await join_anywhere(self.nodes, self.name,
                                              self.join_key or self.room, as_="spectator",
-                                             ssl_context=self.ssl_context, timeout=15.0)
+                                             ssl_context=self.ssl_context, timeout=15.0,
+                                             key=self.key)
         except ServerError as exc:
             if exc.code not in SEAT_GONE:
                 raise
@@ -302,6 +317,11 @@ class Session:
             self._new_state.set()
         elif isinstance(push, m.ChatPush) and (self.room is None or push.room == self.room):
             self.listener.on_chat(push)
+        elif isinstance(push, m.YourTurnPush | m.InvitePush):
+            told = getattr(self.listener, "on_your_turn" if isinstance(push, m.YourTurnPush)
+                           else "on_invite", None)
+            if told is not None:
+                told(push)
         elif isinstance(push, m.NoticePush) and push.room == self.room:
             # The server's word about the room, shown among the chat under its own name.
             self.listener.on_chat(m.ChatPush(room=push.room, seat=None, name=NOTICE_NAME,
@@ -405,6 +425,32 @@ class Session:
         await self._joined(reply, held.room)
         self.token = held.token
         self.room_name = held.name
+        return reply
+
+    async def my_games(self, status: str | None = None, limit: int = 20
+                       ) -> tuple[m.GameEntry, ...]:
+        """The signed-in account's games, newest first."""
+        reply = await self.request(m.MyGames, status=status, limit=limit)
+        return reply.entries
+
+    async def record(self, room: str) -> GameRecordFile:
+        """A finished game's record, fetched from the server."""
+        reply = await self.request(m.RecordRequest, room=room)
+        return GameRecordFile.from_data(reply.game)
+
+    async def take_back(self, room: str, name: str) -> m.Joined:
+        """Signed in: take back the account's seat of ``room`` (no token needed)."""
+        reply = await self._request_following(m.JoinRoom, room=room)
+        await self._joined(reply, room)
+        self.room_name = name
+        return reply
+
+    async def rematch(self) -> m.Joined:
+        """From a finished game: its rematch (made now, or joined if another player made it)."""
+        reply = await self.request(m.Rematch)
+        self._forget()
+        await self._joined(reply, None, created=True)
+        self._remember()
         return reply
 
     async def leave(self) -> None:

@@ -1,7 +1,8 @@
 """The player's settings kept between runs: ``settings.json`` in the user's state folder.
 
-Only one so far: whether ``end`` asks before ending a turn in which the player could still
-move, recruit or train (``warn off`` / ``warn on``). An unreadable file counts as the
+Whether ``end`` asks before ending a turn in which the player could still move, recruit or
+train (``warn off`` / ``warn on``), and whether the terminal bell rings when one of the
+player's games reaches their turn (``bell off`` / ``bell on``). An unreadable file counts as the
 defaults; the file is replaced atomically, like the seats file beside it.
 """
 
@@ -57,4 +58,14 @@ class Settings:
     @warn_end.setter
     def warn_end(self, on: bool) -> None:
         self._values["warn_end"] = bool(on)
+        self._save()
+
+    @property
+    def bell(self) -> bool:
+        """Whether ``your_turn`` rings the terminal bell (default: yes)."""
+        return self._values.get("bell", True) is not False
+
+    @bell.setter
+    def bell(self, on: bool) -> None:
+        self._values["bell"] = bool(on)
         self._save()

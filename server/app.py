@@ -153,6 +153,7 @@ class CastellServer:
             raise
         self.cluster = node
         self.requests.use_cluster(node)
+        await node.serve_accounts(self.requests.accounts)
 
     async def close(self) -> None:
         """Stop accepting, close every connection with 1001, stop every room. Every room
@@ -215,6 +216,7 @@ class CastellServer:
             log.exception("%s: connection error", conn.id)
         finally:
             self.connections.discard(conn)
+            self.requests.accounts.detach(conn)
             runner = conn.room
             if runner is not None:
                 conn.leave_room()

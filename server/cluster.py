@@ -39,6 +39,10 @@ node's summaries, as one JSON string, at most every :data:`LIST_FRESH` seconds; 
 for a room served elsewhere answers ``moved`` with the url of the node that serves it
 (:class:`shared.errors.RoomMoved`).
 
+**Accounts.** A push for a signed-in player (``your_turn``) goes to that account's connections
+on every node: a node publishes it on the channel ``accounts``, and every node delivers what
+it hears there to the account's connections it has (:meth:`ClusterNode.serve_accounts`).
+
 Every key starts with a prefix (``castell:`` by default), so several clusters — or test runs —
 can share one Redis. ``redis`` (redis-py's asyncio client) is imported only by a cluster node.
 """
@@ -67,6 +71,7 @@ from shared.wire import NODES_MAX
 if TYPE_CHECKING:
     import redis.asyncio
 
+    from server.accounts import Accounts
     from server.lobby import Lobby
     from server.store.base import Store
 
@@ -217,6 +222,8 @@ class Keys:
         self.prefix = prefix
         self.rooms = f"{prefix}rooms"
         self.nodes = f"{prefix}nodes"
+        #: The channel of pushes for accounts (see "Accounts" above).
+        self.accounts = f"{prefix}accounts"
 
     def owner(self, room: str) -> str:
         return f"{self.prefix}room:{room}:owner"
@@ -369,6 +376,49 @@ class ClusterNode:
             if self._lease_redis is not None:
                 await self._lease_redis.aclose()
                 self._lease_redis = None
+
+    # -- accounts ------------------------------------------------------------------------------
+
+    async def serve_accounts(self, accounts: Accounts) -> None:
+        """Relay ``accounts``' pushes to the other nodes, and deliver theirs here: subscribed
+        before this returns, so no push published afterwards is missed."""
+        pubsub = self._need_redis().pubsub()
+        await pubsub.subscribe(self.keys.accounts)
+        accounts.relay = self._relay_push
+        self._loops.append(asyncio.create_task(self._hearing(pubsub, accounts)))
+
+    async def _relay_push(self, account: str, push: Any) -> None:
+        await self._need_redis().publish(self.keys.accounts, json.dumps(
+            {"node": self.node_id, "account": account, "push": m.to_wire(push)}))
+
+    async def _hearing(self, pubsub: Any, accounts: Accounts) -> None:
+        """Deliver the pushes other nodes publish for accounts with connections here."""
+        try:
+            while True:
+                try:
+                    heard = await pubsub.get_message(ignore_subscribe_messages=True,
+                                                     timeout=1.0)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    log.warning("listening for account pushes failed (%s); again", exc)
+                    await asyncio.sleep(self.config.renew_every)
+                    with contextlib.suppress(Exception):
+                        await pubsub.subscribe(self.keys.accounts)
+                    continue
+                if heard is None:
+                    continue
+                try:
+                    data = json.loads(heard["data"])
+                    if data["node"] == self.node_id:
+                        continue
+                    push = m.from_wire(data["push"], sender="server")
+                    accounts.deliver_here(str(data["account"]), push)
+                except Exception as exc:
+                    log.warning("an account push from another node could not be read: %s", exc)
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

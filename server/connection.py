@@ -86,12 +86,16 @@ class Connection:
         self.address = address
         self.id = f"p{next(_ids)}"
         self.name: str | None = None
+        #: The account this connection is signed in to (None: a guest).
+        self.account: str | None = None
         self.state = ConnState.GREETING
         self.room: RoomRunner | None = None
         self.bucket = bucket
         self.strikes = 0
         self.rooms_created = 0
         self.failed_resumes: list[float] = []
+        #: Recent hellos with a key that matched no account and could not register one.
+        self.failed_keys: list[float] = []
         #: Lossy pushes (chat) left out because this connection was slow to read.
         self.dropped = 0
         #: time.monotonic() of the opening, of the last frame received, of the last sent.

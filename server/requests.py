@@ -16,7 +16,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from server.accounts import Accounts
 from server.connection import Connection, ConnState
+from server.export import record_file, room_record_file
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.lobby import LIST_ORDER
@@ -34,6 +36,7 @@ from shared.errors import (
     RuleError,
 )
 from shared.messages import PROTOCOL_VERSION
+from shared.view import RoomStatus
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -64,13 +67,19 @@ _REFUSED: dict[ConnState, dict[type, tuple[str, str]]] = {
 #: The requests that cost the server most (a walk over the rooms, a store write, a lookup
 #: across the cluster): besides the connection's own rate, each spends a token of its
 #: address's bucket, shared by all that address's connections.
-_COSTLY = (m.ListRooms, m.CreateRoom, m.JoinRoom, m.LeaveRoom)
+_COSTLY: tuple[type, ...] = (m.ListRooms, m.CreateRoom, m.JoinRoom, m.LeaveRoom)
 
 _REFUSED[ConnState.WATCHING] = {
     **_REFUSED[ConnState.SEATED],
     **{kind: ("not_a_player", "spectators cannot do that: only players can")
        for kind in (m.AddBot, m.StartGame, m.ActionRequest)},
 }
+# Accounts: a rematch is asked from the seat of a finished game; my_games and record from
+# anywhere, and cost like a lookup across the cluster.
+_REFUSED[ConnState.LOBBY][m.Rematch] = ("not_in_room", "you are not in a room")
+_REFUSED[ConnState.WATCHING][m.Rematch] = ("not_a_player",
+                                           "spectators cannot do that: only players can")
+_COSTLY += (m.MyGames, m.RecordRequest, m.Rematch)
 
 
 def error_reply(re: int | None, exc: BaseException, conn: Connection) -> m.Error:
@@ -104,6 +113,9 @@ class Requests:
         self.by_address = Buckets(config.address_rate, config.address_burst)
         #: The chat lines of each room, all its members together.
         self.chat_by_room = Buckets(config.room_chat_rate, 2 * config.room_chat_rate)
+        #: Players' accounts (server.accounts); recent hellos with a wrong key, by address.
+        self.accounts = Accounts(lobby.store, lobby)
+        self.failed_keys: dict[str, list[float]] = {}
         self._handlers: dict[type, Callable[[Connection, Any], Awaitable[None]]] = {
             m.Hello: self.on_hello,
             m.ListRooms: self.on_list_rooms,
@@ -115,6 +127,9 @@ class Requests:
             m.Chat: self.on_chat,
             m.ActionRequest: self.on_action,
             m.HistoryRequest: self.on_history,
+            m.MyGames: self.on_my_games,
+            m.Rematch: self.on_rematch,
+            m.RecordRequest: self.on_record,
         }
 
     def use_cluster(self, node: ClusterNode) -> None:
@@ -123,7 +138,8 @@ class Requests:
 
     def sweep(self, now: float) -> None:
         """Forget failed attempts older than the window, and buckets that are full again."""
-        for failures in (self.failed_resumes, self.failed_codes, self.failed_codes_by_network):
+        for failures in (self.failed_resumes, self.failed_codes, self.failed_codes_by_network,
+                         self.failed_keys):
             for key, stamps in list(failures.items()):
                 kept = recent(stamps, now, self.config.resume_window)
                 if kept:
@@ -205,11 +221,45 @@ class Requests:
     # -- the requests ----------------------------------------------------------------------
 
     async def on_hello(self, conn: Connection, msg: m.Hello) -> None:
-        conn.name = msg.name
+        name = msg.name
+        if msg.key is not None:
+            self._check_key_rate(conn)
+            account = await self.accounts.sign_in(msg.key, msg.name)
+            if account is None:
+                self._key_failed(conn)
+                raise CastellError(f"{msg.name!r} is the name of an account of this server: "
+                                   "choose another name (or sign in with that account's "
+                                   "key)", code="name_taken")
+            self.accounts.attach(conn, account.account)
+            name = account.name
+        else:
+            if await self.accounts.owner(msg.name) is not None:
+                raise CastellError(f"{msg.name!r} is the name of an account of this server: "
+                                   "choose another name", code="name_taken")
+            self.accounts.detach(conn)
+        conn.name = name
         conn.state = ConnState.LOBBY
-        log.info("%s is %r", conn.id, msg.name)
+        log.info("%s is %r%s", conn.id, name, " (signed in)" if conn.account else "")
         self.reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
-                                   protocol=PROTOCOL_VERSION))
+                                   protocol=PROTOCOL_VERSION, account=conn.account is not None,
+                                   name=name))
+
+    def _check_key_rate(self, conn: Connection) -> None:
+        """Refuse a hello with a key once this connection, or its address, has sent too many
+        wrong keys lately (the limits of seat tokens): keys cannot be guessed either."""
+        cfg = self.config
+        now = time.monotonic()
+        conn.failed_keys = recent(conn.failed_keys, now, cfg.resume_window)
+        by_address = recent(self.failed_keys.get(conn.address, []), now, cfg.resume_window)
+        self.failed_keys[conn.address] = by_address
+        if (len(conn.failed_keys) >= cfg.resume_attempts
+                or len(by_address) >= cfg.resume_attempts_per_address):
+            raise CastellError("too many wrong keys: wait a minute", code="rate_limited")
+
+    def _key_failed(self, conn: Connection) -> None:
+        now = time.monotonic()
+        conn.failed_keys.append(now)
+        self.failed_keys.setdefault(conn.address, []).append(now)
 
     async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
         if self.cluster is not None:
@@ -250,7 +300,7 @@ class Requests:
             else:
                 del self.creating[address]
         conn.rooms_created += 1
-        await runner.join(conn, conn.name or "?", msg.id)
+        await runner.join(conn, conn.name or "?", msg.id, account=conn.account)
         conn.enter(runner, seated=True)
 
     async def on_join_room(self, conn: Connection, msg: m.JoinRoom) -> None:
@@ -258,8 +308,12 @@ class Requests:
             self._check_resume_rate(conn)
         else:
             self._check_code_rate(conn)
+        # A seat of the room belongs to the account: its id finds it, as a token's would.
+        mine = (msg.token is None and conn.account is not None
+                and await self.accounts.holds_seat(msg.room, conn.account))
         try:
-            runner = await self._find_room(msg.room, by_id_private=msg.token is not None)
+            runner = await self._find_room(msg.room, by_id_private=msg.token is not None
+                                           or mine)
         except RoomMoved:
             raise
         except CastellError as exc:
@@ -280,7 +334,14 @@ class Requests:
             await runner.watch(conn, msg.id, max_spectators=self.config.max_spectators)
             conn.enter(runner, seated=False)
         else:
-            await runner.join(conn, conn.name or "?", msg.id)
+            index = None if conn.account is None \
+                else await self.accounts.seat_of(runner, conn.account)
+            if index is not None:  # the account's own seat: taken back without the token
+                await runner.reclaim(conn, index, msg.id)
+                log.info("%s took back seat %s of room %s by its account", conn.id, index,
+                         runner.id)
+            else:
+                await runner.join(conn, conn.name or "?", msg.id, account=conn.account)
             conn.enter(runner, seated=True)
 
     async def _find_room(self, key: str, *, by_id_private: bool) -> RoomRunner:
@@ -370,6 +431,71 @@ class Requests:
     async def on_history(self, conn: Connection, msg: m.HistoryRequest) -> None:
         entries = await self._room_of(conn).history(msg.before, msg.limit)
         self.reply(conn, history_reply(msg.id, entries))
+
+    async def on_my_games(self, conn: Connection, msg: m.MyGames) -> None:
+        if conn.account is None:
+            raise CastellError("my_games needs an account: say hello with a key",
+                               code="not_signed_in")
+        entries = await self.accounts.games(conn.account, msg.status, msg.limit)
+        self.reply(conn, m.Games(re=msg.id, entries=entries))
+
+    async def on_rematch(self, conn: Connection, msg: m.Rematch) -> None:
+        """A new room for the finished game's players (see :class:`shared.messages.Rematch`):
+        made once, by the first who asks; whoever asks next joins it."""
+        old = self._room_of(conn)
+        room = old.room
+        if room.status != RoomStatus.FINISHED:
+            raise CastellError("the game is not over yet: a rematch comes after it",
+                               code="not_finished")
+        made = old.rematch
+        if made is None or self.lobby.rooms.get(made.id) is not made:
+            made = await self._new_rematch(conn, old)
+        conn.leave_room()
+        await old.leave(conn, dropped=False)
+        await made.join(conn, conn.name or "?", msg.id, account=conn.account)
+        conn.enter(made, seated=True)
+
+    async def _new_rematch(self, conn: Connection, old: RoomRunner) -> RoomRunner:
+        room = old.room
+        create = self.cluster.create if self.cluster is not None else self.lobby.create
+        made = await create(room.name, room.size, room.variant, room.turn_seconds,
+                            room.private)
+        made.room.host_address = conn.address
+        old.rematch = made
+        made.room.offer_seats({s.index: s.name for s in room.seats
+                               if s is not None and s.bot is None})
+        await made.seat_bots({s.index: s.bot for s in room.seats
+                              if s is not None and s.bot is not None})
+        invite = encode(m.InvitePush(room=made.id, from_=conn.name or "?", name=room.name))
+        for seat in room.seats:
+            if seat is not None and seat.member is not None and seat.member is not conn:
+                seat.member.send_bytes(invite)
+        log.info("room %s: a rematch of room %s", made.id, room.id)
+        return made
+
+    async def on_record(self, conn: Connection, msg: m.RecordRequest) -> None:
+        """A finished game's record: from the store, or from memory on a server without
+        one. A private room's only for an account that played it."""
+        runner = self.lobby.rooms.get(msg.room)
+        store = self.lobby.store
+        record = await store.load(msg.room) if store is not None else None
+        private = record.room.private if record is not None \
+            else runner is not None and runner.room.private
+        if private and not (conn.account is not None
+                            and await self.accounts.holds_seat(msg.room, conn.account)):
+            record = None
+            runner = None
+        if record is not None:
+            if record.room.status != RoomStatus.FINISHED:
+                raise CastellError("that game is not over yet", code="not_finished")
+            game = record_file(record)
+        elif runner is not None and store is None:
+            if runner.room.status != RoomStatus.FINISHED:
+                raise CastellError("that game is not over yet", code="not_finished")
+            game = room_record_file(runner.room)
+        else:
+            raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
+        self.reply(conn, m.Record(re=msg.id, game=game.to_data()))
 
 
 def history_reply(re: int, entries: list[Entry], *, frame: int = MAX_FRAME) -> m.History:

@@ -32,6 +32,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from server import bots
+from server.accounts import name_key
 from server.store.base import (
     ActionRecord,
     ChatRecord,
@@ -143,8 +144,19 @@ class AppendChat:
     expect_version: int | None
 
 
+@attrs.frozen
+class ClaimSeat:
+    """Which account a seat belongs to (None: none), written with every seat change, so that
+    a seat never keeps the account of whoever held it before."""
+
+    room: str
+    seat: int
+    account: str | None
+    expect_version: int | None = None
+
+
 #: One store write, performed by the driver (:func:`server.runner.perform`).
-Write = PutSeat | RemoveSeat | UpdateRoom | AppendAction | Finish | AppendChat
+Write = PutSeat | RemoveSeat | UpdateRoom | AppendAction | Finish | AppendChat | ClaimSeat
 
 
 # -- what the driver does -------------------------------------------------------------------
@@ -225,6 +237,8 @@ class Seat(Generic[M]):
     bot: str | None = None  # the bot's level, None for a person
     token_hash: bytes | None = None
     member: M | None = None
+    #: The account the seat belongs to (None: a guest's, a bot's, or not read yet).
+    account: str | None = None
 
     @property
     def connected(self) -> bool:
@@ -309,6 +323,14 @@ class Room(Generic[M]):
         self.finished_at: float | None = None
         #: The version and events of the change committed last (what a history adds).
         self.committed: tuple[int, list[Any]] = (0, [])
+        #: Whether the seats' accounts are known (a room read from the store learns them
+        #: with :meth:`know_accounts`).
+        self.accounts_read = True
+        #: The seats a rematch offers to the players who held them: seat → name (as names
+        #: compare); kept in memory only.
+        self.reserved: dict[int, str] = {}
+        #: The seats stored as belonging to an account (see :meth:`_claim`).
+        self._accounted: set[int] = set()
 
     @classmethod
     def from_record(cls, record: GameRecord, *, now: float, **options: Any) -> Room[M]:
@@ -336,7 +358,16 @@ class Room(Generic[M]):
                 room.finished_at = r.finished_at or now
         room.version = room.stored_version = r.version
         room.changed_at = now
+        room.accounts_read = False
         return room
+
+    def know_accounts(self, accounts: dict[int, str]) -> None:
+        """The accounts of the seats, as stored (:meth:`Store.seat_accounts`)."""
+        for seat in self.seats:
+            if seat is not None and seat.bot is None and seat.account is None:
+                seat.account = accounts.get(seat.index)
+        self._accounted = set(accounts)
+        self.accounts_read = True
 
     def reloaded(self, record: GameRecord, *, now: float) -> tuple[Room[M], list[Effect[M]]]:
         """This room as ``record`` (the store) holds it, its members carried over, and the
@@ -441,12 +472,19 @@ class Room(Generic[M]):
             raise RoomError("spectators cannot do that: only players can", code="not_a_player")
         return seat
 
-    def _free_seat(self) -> int:
+    def _free_seat(self, name: str | None = None) -> int:
+        """The lowest free seat; with a ``name`` a rematch offers a seat to, that seat
+        (a seat offered to someone else is not free for others)."""
         if self.state is not None:
             raise RoomError("the game has already started: join as a spectator, or come back "
                             "with your seat token", code="already_started")
+        if name is not None:
+            wanted = name_key(name)
+            for index, offered in self.reserved.items():
+                if offered == wanted and self.seats[index] is None:
+                    return index
         for index, seat in enumerate(self.seats):
-            if seat is None:
+            if seat is None and index not in self.reserved:
                 return index
         raise RoomError(f"room {self.name!r} is full", code="room_full")
 
@@ -556,20 +594,23 @@ class Room(Generic[M]):
     # -- seats -----------------------------------------------------------------------------
 
     def take_seat(self, member: M, name: str, re: int, *, now: float,
-                  token: str | None = None) -> Change:
-        """Seat a person in the lowest free seat; on commit they get ``joined`` (with their
-        seat's secret token) and the current view."""
-        index = self._free_seat()
+                  token: str | None = None, account: str | None = None) -> Change:
+        """Seat a person in the lowest free seat (the one a rematch offers them, if any); on
+        commit they get ``joined`` (with their seat's secret token) and the current view. A
+        seat taken by a signed-in ``account`` belongs to it."""
+        index = self._free_seat(name)
         self._check_name(name)
         token = token or secrets.token_urlsafe(24)  # 192 random bits
-        seat = Seat(index, name, token_hash=hash_token(token), member=member)
+        seat = Seat(index, name, token_hash=hash_token(token), member=member, account=account)
 
         def writes(version: int) -> list[Write]:
             record = SeatRecord(self.id, index, name, token_hash=seat.token_hash)
-            return [PutSeat(record, self._seat_version(version), self._fence())]
+            return [PutSeat(record, self._seat_version(version), self._fence()),
+                    *self._claim(index, account, version)]
 
         def apply() -> _Outcome[M]:
             self.seats[index] = seat
+            self._claimed(index, account)
             if self.creator_seat is None:
                 self.creator_seat = index
             code = self.code if self.creator == member else None
@@ -596,14 +637,61 @@ class Room(Generic[M]):
 
         def writes(version: int) -> list[Write]:
             record = SeatRecord(self.id, index, name, bot=True, bot_level=level)
-            return [PutSeat(record, self._seat_version(version), self._fence())]
+            return [PutSeat(record, self._seat_version(version), self._fence()),
+                    *self._claim(index, None, version)]
 
         def apply() -> _Outcome[M]:
             self.seats[index] = Seat(index, name, bot=level)
+            self._claimed(index, None)
             return _Outcome([ev.PlayerJoined(index, name)],
                             before=[Send((member,), encode(m.Ok(re=re)))])
 
         return self._propose(writes, apply)
+
+    def _claim(self, index: int, account: str | None, version: int) -> list[Write]:
+        """The account write that follows a seat write of ``version`` (fenced on it): none
+        when the seat neither belongs nor belonged to an account, as far as is known."""
+        if account is None and self.accounts_read and index not in self._accounted:
+            return []
+        return [ClaimSeat(self.id, index, account, version if self.fenced else None)]
+
+    def _claimed(self, index: int, account: str | None) -> None:
+        if account is None:
+            self._accounted.discard(index)
+        else:
+            self._accounted.add(index)
+
+    def offer_seats(self, offered: dict[int, str]) -> None:
+        """A rematch offers each seat of ``offered`` (seat → name) to the player who held it
+        in the finished game: nobody else takes it (kept in memory only, no change)."""
+        self.reserved = {index: name_key(name) for index, name in offered.items()}
+
+    def seat_bot(self, index: int, level: str) -> Change:
+        """A rematch's bot back in seat ``index`` before anyone sits (named as
+        :meth:`add_bot` names bots)."""
+        level = bots.level_name(level)
+        taken = {s.name.casefold() for s in self.seats if s is not None}
+        name = next(n for n in bots.bot_names(level) if n.casefold() not in taken)
+
+        def writes(version: int) -> list[Write]:
+            record = SeatRecord(self.id, index, name, bot=True, bot_level=level)
+            return [PutSeat(record, self._seat_version(version), self._fence()),
+                    *self._claim(index, None, version)]
+
+        def apply() -> _Outcome[M]:
+            self.seats[index] = Seat(index, name, bot=level)
+            self._claimed(index, None)
+            return _Outcome([ev.PlayerJoined(index, name)])
+
+        return self._propose(writes, apply)
+
+    def reclaim(self, member: M, index: int, re: int) -> Change:
+        """Give seat ``index`` to ``member``, whose account it belongs to (checked by the
+        caller); as :meth:`resume` does."""
+        seat = self.seats[index]
+        if seat is None or seat.bot is not None:
+            raise BadToken("that seat is no longer yours")
+        return self._take_back(seat, member, re)
 
     def resume(self, member: M, token: str, re: int) -> Change:
         """Give the seat whose token this is to ``member``; its old member is closed."""
@@ -612,6 +700,9 @@ class Room(Generic[M]):
                 break
         else:
             raise BadToken("that seat token does not belong to any seat of this room")
+        return self._take_back(seat, member, re)
+
+    def _take_back(self, seat: Seat[M], member: M, re: int) -> Change:
         found = seat
 
         def apply() -> _Outcome[M]:
@@ -665,10 +756,12 @@ class Room(Generic[M]):
         assert seat is not None
         if self.state is None:
             def writes(version: int) -> list[Write]:
-                return [RemoveSeat(self.id, index, self._seat_version(version), self._fence())]
+                return [RemoveSeat(self.id, index, self._seat_version(version), self._fence()),
+                        *self._claim(index, None, version)]
 
             def apply() -> _Outcome[M]:
                 self.seats[index] = None
+                self._claimed(index, None)
                 if self.creator_seat == index:  # the next person seated creates now
                     self.creator_seat = self._first_person()
                 return _Outcome([ev.PlayerLeft(index, seat.name)])

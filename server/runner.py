@@ -33,6 +33,7 @@ from server.room import (
     BotTurn,
     CancelTimer,
     Change,
+    ClaimSeat,
     Close,
     Effect,
     Finish,
@@ -81,6 +82,8 @@ async def perform(store: Store, write: Write) -> None:
             await store.finish(room, result, finished_at, expect_version=expect)
         case AppendChat(record, expect):
             await store.append_chat(record, expect_version=expect)
+        case ClaimSeat(room, seat, account, expect):
+            await store.claim_seat(room, seat, account, expect_version=expect)
 
 
 class RoomRunner:
@@ -123,6 +126,8 @@ class RoomRunner:
         #: The room's history as derived from the store (None: not yet, or to derive
         #: again), kept up to date as changes commit; without a store, from memory alone.
         self._history: History | None = None if store is not None else History()
+        #: The rematch made of this (finished) room, once a player asked for one.
+        self.rematch: RoomRunner | None = None
 
     @property
     def id(self) -> str:
@@ -133,12 +138,15 @@ class RoomRunner:
 
     # -- requests (each answers its requester through the room's effects) ---------------------
 
-    async def join(self, conn: Connection, name: str, re: int) -> int:
-        """Seat ``conn`` in the lowest free seat; returns the seat."""
+    async def join(self, conn: Connection, name: str, re: int, *,
+                   account: str | None = None) -> int:
+        """Seat ``conn`` in the lowest free seat (belonging to ``account``, when signed in);
+        returns the seat."""
         async with self._lock:
             self._check_held()
             await self._settle()
-            await self._request(self.room.take_seat(conn, name, re, now=self.clock()))
+            await self._request(self.room.take_seat(conn, name, re, now=self.clock(),
+                                                    account=account))
             seat = self.room.seat_of(conn)
             assert seat is not None
             return seat
@@ -152,6 +160,21 @@ class RoomRunner:
             seat = self.room.seat_of(conn)
             assert seat is not None
             return seat
+
+    async def reclaim(self, conn: Connection, index: int, re: int) -> int:
+        """Give ``conn`` seat ``index``, which belongs to its account; returns the seat."""
+        async with self._lock:
+            self._check_held()
+            await self._settle()
+            await self._request(self.room.reclaim(conn, index, re))
+            return index
+
+    async def seat_bots(self, levels: dict[int, str]) -> None:
+        """A rematch's bots back in their seats (seat → level), one stored change each."""
+        async with self._lock:
+            self._check_held()
+            for index, level in sorted(levels.items()):
+                await self._request(self.room.seat_bot(index, level))
 
     async def watch(self, conn: Connection, re: int, *,
                     max_spectators: int | None = None) -> None:

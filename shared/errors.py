@@ -119,5 +119,7 @@ ERROR_CODES: dict[str, str] = {
     "internal_error": "the server failed while handling the request",
     "moved": "the room is served by another node of the cluster; `url` says which",
     "name_taken": "someone in the room (a player or a spectator) already has that name, "
-                  "in any case",
+                  "in any case; or an account of the server has it",
+    "not_signed_in": "the request needs an account: say `hello` with a `key`",
+    "not_finished": "the room's game is not over yet",
 }

@@ -9,8 +9,9 @@ message never becomes an object: :func:`from_wire` raises one
 :class:`~shared.errors.ProtocolError` instead.
 
 Requests carry an ``id``; the server's replies carry ``re``, that id; pushes carry neither.
-Both directions have a ``chat`` message: :class:`Chat` (a request) and :class:`ChatPush`; and
-a ``history`` message: :class:`HistoryRequest` and its reply :class:`History`.
+Both directions have a ``chat`` message: :class:`Chat` (a request) and :class:`ChatPush`; a
+``history`` message: :class:`HistoryRequest` and its reply :class:`History`; and a ``record``
+message: :class:`RecordRequest` and its reply :class:`Record`.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from shared.errors import CastellError, ProtocolError, RoomMoved, RuleError
 from shared.view import RoomStatusName
 from shared.wire import (
     OMIT_NONE,
+    AccountKey,
     ActionKind,
     BotLevel,
     ChatText,
+    GameFilter,
+    GamesLimit,
     HistoryLimit,
     Invalid,
     JoinAs,
@@ -58,11 +62,16 @@ SUBPROTOCOL: Final = "castell.v1"
 
 @attrs.frozen
 class Hello:
-    """Introduce this connection by a player name; must come first. Reply: :class:`Welcome`."""
+    """Introduce this connection by a player name; must come first. Reply: :class:`Welcome`.
+
+    ``key`` (an addition to version 1, left out when None) signs in to an account: the first
+    ``hello`` with a new key registers one under ``name``, later ones sign in to it.
+    """
 
     TYPE: ClassVar[str] = "hello"
     id: MessageId
     name: PlayerName
+    key: AccountKey | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -161,6 +170,38 @@ class HistoryRequest:
     limit: HistoryLimit = 200
 
 
+@attrs.frozen
+class MyGames:
+    """Ask for the games of the signed-in account (``status``: ``playing``, the games not
+    over yet, waiting ones included; ``finished``; None: both), newest first, at most
+    ``limit``. Reply: :class:`Games`."""
+
+    TYPE: ClassVar[str] = "my_games"
+    id: MessageId
+    status: GameFilter | None = None
+    limit: GamesLimit = 20
+
+
+@attrs.frozen
+class Rematch:
+    """In a finished room: a new waiting room with the same settings, each seat offered to
+    the player who held it (bots seated again), or the one another player made already.
+    Reply: :class:`Joined`; the other players in the room get an :class:`InvitePush`."""
+
+    TYPE: ClassVar[str] = "rematch"
+    id: MessageId
+
+
+@attrs.frozen
+class RecordRequest:
+    """Ask for a finished game's record (what ``castell replay`` reads). Reply:
+    :class:`Record`."""
+
+    TYPE: ClassVar[str] = "record"
+    id: MessageId
+    room: RoomId
+
+
 # Server → client ------------------------------------------------------------------------------
 
 
@@ -173,6 +214,10 @@ class Welcome:
     player: str
     server: str
     protocol: int = PROTOCOL_VERSION
+    #: Whether the connection is signed in to an account (an addition to version 1).
+    account: bool = False
+    #: The name the connection goes by: an account's own, whatever name was typed.
+    name: PlayerName | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -333,10 +378,82 @@ class NoticePush:
     text: ChatText
 
 
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class GameEntry:
+    """One game of an account (a line of :class:`Games`).
+
+    ``turn`` is the seat whose turn it is (None before the start and after the end),
+    ``your_turn`` whether that is the account's seat; ``players`` the seats' names, by seat;
+    ``winners`` (seats), ``scores`` (totals by seat) and ``finished_at`` (Unix time) only for
+    a finished game.
+    """
+
+    room: RoomId
+    name: RoomName
+    status: RoomStatusName
+    seat: Seat
+    turn: Seat | None
+    your_turn: bool
+    round: int | None
+    players: tuple[PlayerName, ...] = attrs.field(converter=_names)
+    turn_seconds: TurnSeconds | None = None
+    winners: tuple[Seat, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    scores: tuple[int, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    finished_at: float | None = None
+
+
+def _game_entries(value: Iterable[GameEntry]) -> tuple[GameEntry, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Games:
+    """Reply to :class:`MyGames`: the account's games, newest first."""
+
+    TYPE: ClassVar[str] = "games"
+    re: MessageId
+    entries: tuple[GameEntry, ...] = attrs.field(converter=_game_entries)
+
+
+@attrs.frozen
+class Record:
+    """Reply to :class:`RecordRequest`: the finished game's record, the map a record file
+    holds (``shared.record``: ``format``, ``seed``, ``seats``, ``actions``, ``result``...)."""
+
+    TYPE: ClassVar[str] = "record"
+    re: MessageId
+    game: dict[str, Any]
+
+
+@attrs.frozen
+class InvitePush:
+    """Push: ``from`` made ``room``, a rematch of a game you played (``name``): ``join_room``
+    it to take your seat."""
+
+    TYPE: ClassVar[str] = "invite"
+    room: RoomId
+    from_: PlayerName  # `from` on the wire
+    name: RoomName
+
+
+@attrs.frozen
+class YourTurnPush:
+    """Push to every connection of a signed-in account: one of its games (``room``, named
+    ``name``) has reached its turn."""
+
+    TYPE: ClassVar[str] = "your_turn"
+    room: RoomId
+    name: RoomName
+
+
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
-    | ActionRequest | HistoryRequest
+    | ActionRequest | HistoryRequest | MyGames | Rematch | RecordRequest
 ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
-    | History
+    | History | Games | Record | InvitePush | YourTurnPush
 Message = Request | ServerMessage
 
 #: Client → server messages by ``type``.
@@ -344,13 +461,14 @@ REQUEST_TYPES: Final[dict[str, type]] = {
     cls.TYPE: cls
     for cls in (
         Hello, ListRooms, CreateRoom, JoinRoom, LeaveRoom, AddBot, StartGame, Chat,
-        ActionRequest, HistoryRequest,
+        ActionRequest, HistoryRequest, MyGames, Rematch, RecordRequest,
     )
 }
 #: Server → client messages by ``type``.
 SERVER_TYPES: Final[dict[str, type]] = {
     cls.TYPE: cls
-    for cls in (Welcome, Rooms, Joined, Ok, Error, StatePush, ChatPush, NoticePush, History)
+    for cls in (Welcome, Rooms, Joined, Ok, Error, StatePush, ChatPush, NoticePush, History,
+                Games, Record, InvitePush, YourTurnPush)
 }
 
 
@@ -446,8 +564,8 @@ def from_wire(
 
     ``sender`` restricts the types accepted to those that side sends (``"client"`` for a
     server reading requests); with None, both are accepted and a type both sides send
-    (``chat``, ``history``) is a request when it carries an ``id`` (every request does, no
-    server message does).
+    (``chat``, ``history``, ``record``) is a request when it carries an ``id`` (every request
+    does, no server message does).
 
     Raises :class:`ProtocolError`: ``bad_message`` when ``payload`` is not a map with a string
     ``type``; ``unknown_type``; ``invalid_field`` (with ``field``) for anything else. ``re`` is

@@ -56,7 +56,11 @@ class GameRecordFile:
     result: dict[str, Any] | None = None
 
     def to_json(self) -> str:
-        return json.dumps({
+        return json.dumps(self.to_data(), indent=1, ensure_ascii=False)
+
+    def to_data(self) -> dict[str, Any]:
+        """The record as plain data (the file's JSON, and the wire's ``record`` reply)."""
+        return {
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "room": self.room,
@@ -70,7 +74,7 @@ class GameRecordFile:
                          **({"timed_out": True} if a.timed_out else {})}
                         for a in self.actions],
             "result": self.result,
-        }, indent=1, ensure_ascii=False)
+        }
 
     @classmethod
     def from_json(cls, text: str) -> GameRecordFile:
@@ -78,6 +82,11 @@ class GameRecordFile:
             data = json.loads(text)
         except ValueError as exc:
             raise RecordError(f"not a Castell game record: {exc}") from exc
+        return cls.from_data(data)
+
+    @classmethod
+    def from_data(cls, data: Any) -> GameRecordFile:
+        """The record held by plain data, as :meth:`to_data` gives it (checked likewise)."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise RecordError("not a Castell game record")
         if data.get("version") != FORMAT_VERSION:

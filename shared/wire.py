@@ -128,7 +128,11 @@ HISTORY_MAX: Final = 500  # history entries in one reply
 URL_MAX: Final = 256  # a server node's address (``moved``, ``rooms.nodes``)
 NODES_MAX: Final = 64  # node addresses in one ``rooms`` reply
 TURN_SECONDS_MIN: Final = 10
-TURN_SECONDS_MAX: Final = 3600
+#: Seven days: a correspondence game gives each turn hours or days.
+TURN_SECONDS_MAX: Final = 7 * 24 * 3600
+KEY_MIN: Final = 32  # an account's key (``hello.key``)
+KEY_MAX: Final = 128
+GAMES_MAX: Final = 100  # entries in one ``games`` reply
 RECRUIT_MAX: Final = 2  # §4: up to two castellers
 #: A tower has at most 13 levels: 10 sizes, plus up to 3 levels standing on the same size
 #: (strength rank 3, §7).
@@ -152,6 +156,9 @@ Token = Annotated[str, text(1, TOKEN_MAX)]
 NodeUrl = Annotated[str, text(1, URL_MAX)]
 HistoryLimit = Annotated[int, between(1, HISTORY_MAX)]
 NodeUrls = Annotated[tuple[NodeUrl, ...], length(0, NODES_MAX)]
+AccountKey = Annotated[str, text(KEY_MIN, KEY_MAX)]
+GamesLimit = Annotated[int, between(1, GAMES_MAX)]
+GameFilter = Annotated[str, one_of("playing", "finished")]
 VariantName = Annotated[str, one_of(*Variant)]
 BotLevel = Annotated[str, one_of("easy", "normal", "hard", "random", "greedy")]
 JoinAs = Annotated[str, one_of("player", "spectator")]

@@ -14,9 +14,10 @@ pytestmark = pytest.mark.timeout(60)
 
 def test_players_see_who_watches_and_a_spectator_s_chat_is_marked(tmp_path):
     with castell_server() as (url, _):
-        anna = Terminal([url, "--name", "Anna"], tmp_path / "anna")
+        # Guests: an account's name would be its own on the whole server (tests/test_accounts.py)
+        anna = Terminal([url, "--name", "Anna", "--guest"], tmp_path / "anna")
         carme = Terminal([url, "--name", "Carme"], tmp_path / "carme")
-        again = Terminal([url, "--name", "anna"], tmp_path / "again")
+        again = Terminal([url, "--name", "anna", "--guest"], tmp_path / "again")
         terms = [anna, carme, again]
         try:
             anna.wait_for(r"Open rooms on ws://")

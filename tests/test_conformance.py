@@ -59,7 +59,7 @@ ERROR_CODES = {
 
 #: Server messages: the keys each always has, and those it may add (docs: "Replies and pushes").
 SERVER_KEYS: dict[str, tuple[set[str], set[str]]] = {
-    "welcome": ({"type", "re", "player", "server", "protocol"}, set()),
+    "welcome": ({"type", "re", "player", "server", "protocol"}, {"account", "name"}),
     "rooms": ({"type", "re", "rooms"}, set()),  # `nodes` only from a cluster node
     "joined": ({"type", "re", "room", "seat", "token", "code"}, set()),
     "ok": ({"type", "re"}, {"version"}),
@@ -156,7 +156,7 @@ def check_view(v: dict[str, Any]) -> None:
     seats = v["seats"]
     assert is_int(seats) and 2 <= seats <= 4
     assert v["turn_seconds"] is None or (is_int(v["turn_seconds"])
-                                         and 10 <= v["turn_seconds"] <= 3600)
+                                         and 10 <= v["turn_seconds"] <= 7 * 24 * 3600)
     assert v["status"] in STATUSES
     assert type(v["done"]) is list and set(v["done"]) <= STEPS
     assert len(set(v["done"])) == len(v["done"])  # each at most once (§4)
@@ -684,7 +684,8 @@ async def test_hello_must_come_first(lab):
     assert (await peer.refused("chat", "invalid_field"))["field"] == "text"
     await peer.refused("shout", "unknown_type")
     welcome = await peer.call("hello", name="Anna")
-    assert set(welcome) == {"type", "re", "player", "server", "protocol"}
+    assert set(welcome) == {"type", "re", "player", "server", "protocol", "account", "name"}
+    assert welcome["account"] is False and welcome["name"] == "Anna"  # a guest
     assert (await peer.call("list_rooms"))["type"] == "rooms"
 
 
@@ -768,7 +769,7 @@ async def test_create_room_takes_every_setting(lab):
     ({"name": "R", "seats": 2.0}, "seats"),
     ({"name": "R", "seats": 2, "variant": "expert"}, "variant"),
     ({"name": "R", "seats": 2, "turn_seconds": 9}, "turn_seconds"),
-    ({"name": "R", "seats": 2, "turn_seconds": 3601}, "turn_seconds"),
+    ({"name": "R", "seats": 2, "turn_seconds": 7 * 24 * 3600 + 1}, "turn_seconds"),
     ({"name": "R", "seats": 2, "turn_seconds": "60"}, "turn_seconds"),
     ({"name": "R", "seats": 2, "private": 1}, "private"),
     ({"name": "R", "seats": 2, "private": None}, "private"),

@@ -24,10 +24,10 @@ from tests.support.wire_strategies import actions, messages
 
 PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",
-    "chat", "action", "history",
+    "chat", "action", "history", "my_games", "rematch", "record",
 }
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
-                               "notice", "history"}
+                               "notice", "history", "games", "record", "invite", "your_turn"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():
@@ -132,7 +132,7 @@ BROKEN = [
     ({**CREATE, "seats": 1}, "seats"),
     ({**CREATE, "seats": 5}, "seats"),
     ({**CREATE, "turn_seconds": 9}, "turn_seconds"),
-    ({**CREATE, "turn_seconds": 3601}, "turn_seconds"),
+    ({**CREATE, "turn_seconds": 7 * 24 * 3600 + 1}, "turn_seconds"),
     ({**ACT, "kind": "special", "effect": "recruit", "size": 0}, "size"),
     ({**ACT, "kind": "special", "effect": "recruit", "size": 11}, "size"),
     ({**ACT, "kind": "recruit", "sizes": [3, 11]}, "sizes[1]"),

@@ -131,6 +131,8 @@ def test_the_limits_table_states_the_code_s_limits():
         "`build` levels": wire.MAX_LEVELS,
         "castellers in one `build` level": wire.MAX_LEVEL_WIDTH,
         "`history` entries": wire.HISTORY_MAX,
+        "account key (`hello.key`)": wire.KEY_MAX,
+        "`my_games` entries": wire.GAMES_MAX,
     }
     for label, number in expected.items():
         assert label in limits, label
@@ -139,7 +141,9 @@ def test_the_limits_table_states_the_code_s_limits():
 
 def test_every_status_row_lists_the_room_statuses():
     rows = re.findall(r"^\| `status` \|.*$", DOC, re.M)
-    assert len(rows) == 2  # rooms[] and the view
+    # (my_games's `status` is a filter, not a room's status.)
+    rows = [row for row in rows if "str or nil" not in row]
+    assert len(rows) == 3  # rooms[], the view and games[]
     for row in rows:
         assert re.findall(r'"([a-z]+)"', row) == [s.value for s in RoomStatus]
 
@@ -165,6 +169,13 @@ def test_every_json_example_is_a_valid_message_event_or_view():
     assert views >= 2
     documented = {(t, True) for t in m.REQUEST_TYPES} | {(t, False) for t in m.SERVER_TYPES}
     assert seen_types == documented  # an example of every message, both `chat`s included
+
+
+def test_the_game_entry_table_lists_its_keys():
+    body = REPLIES["games"][0]
+    entry = body[body.index("A game is a map"):]
+    assert [names(row[0])[0] for row in first_table(entry)] == \
+        [a.name for a in attrs.fields(m.GameEntry)]
 
 
 def test_the_chat_bound_stated_is_the_store_s():

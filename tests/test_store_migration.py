@@ -6,7 +6,8 @@ Each backend gets a schema-1 database built the way the Castell of schema 1 buil
 statements of migration 1, then rows whose actions are ``encode(ActionRequest(0, action))``,
 the bytes that Castell stored. A schema-2 database is the same tables at version 2 with the
 actions as their fields; migration 3 adds chat, timed-out turns and the start's version
-without rewriting anything.
+without rewriting anything. A schema-3 database (built by migrations 1 to 3) gains accounts
+with migration 4, its games untouched.
 """
 
 from __future__ import annotations
@@ -381,7 +382,7 @@ async def test_a_schema_2_database_is_upgraded_keeping_its_games_and_gains_histo
     raw = await old2.raw_actions()
 
     async with old2.open() as store:
-        assert await old2.version() == LATEST == 3
+        assert await old2.version() == LATEST
         assert await old2.raw_actions() == raw  # no stored action was rewritten
         for game in games:
             loaded = await store.load(game.record.room.room)
@@ -421,5 +422,121 @@ async def test_a_schema_2_database_is_upgraded_keeping_its_games_and_gains_histo
                                        "action": {"kind": "end_turn"}}]
 
     async with old2.open() as store:  # opened again: left as it is
-        assert await old2.version() == 3
+        assert await old2.version() == LATEST
         assert len(await store.load_chat("playing")) == 1
+
+
+# Schema 3 to 4 ----------------------------------------------------------------------------
+
+
+def schema3_rows(record: GameRecord) -> list[tuple[str, list[str], list[tuple]]]:
+    """The rows of one game as schema 3 holds them: every column of today's records."""
+    def every(cls: type) -> list[str]:
+        return [f.name for f in attrs.fields(cls)]
+
+    def of(rec: object) -> tuple:
+        return tuple(getattr(rec, name) for name in every(type(rec)))
+
+    out = [("rooms", every(RoomRecord), [of(record.room)]),
+           ("seats", every(SeatRecord), [of(s) for s in record.seats]),
+           ("actions", every(ActionRecord), [of(a) for a in record.actions])]
+    if record.result is not None:
+        out.append(("results", ["room", "result"],
+                    [(record.room.room, pack_result(record.result, record.room.room))]))
+    return out
+
+
+async def make_schema3(backend: str, tmp_path: Path, url: str, games: list[GameRecord]
+                       ) -> tuple[Callable[[], Store], Callable[[], Awaitable[int]]]:
+    """A database at schema 3 (the statements of migrations 1 to 3; migration 2 rewrote rows
+    only) holding ``games``: how to open it, and how to read its schema version."""
+    steps = [step for migration in (MIGRATIONS if backend == "sqlite" else POSTGRES_MIGRATIONS)[:3]
+             for step in migration if isinstance(step, str)]
+    if backend == "sqlite":
+        path = tmp_path / "castell.sqlite3"
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("BEGIN")
+            for statement in steps:
+                conn.execute(statement)
+            conn.execute("UPDATE schema_version SET version = 3")
+            for game in games:
+                for table, names, values in schema3_rows(game):
+                    conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) "
+                                     f"VALUES ({', '.join('?' * len(names))})", values)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+        async def version() -> int:
+            conn = sqlite3.connect(path)
+            try:
+                return conn.execute("SELECT version FROM schema_version").fetchone()[0]
+            finally:
+                conn.close()
+
+        return (lambda: SQLiteStore(path)), version
+    import asyncpg
+
+    schema = PostgresStore(url).schema
+    conn = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+    try:
+        async with conn.transaction():
+            await conn.execute(f'CREATE SCHEMA "{schema}"')
+            for statement in steps:
+                await conn.execute(statement)
+            await conn.execute("UPDATE schema_version SET version = 3")
+            for game in games:
+                for table, names, values in schema3_rows(game):
+                    marks = ", ".join(f"${n}" for n in range(1, len(names) + 1))
+                    await conn.executemany(
+                        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", values)
+    finally:
+        await conn.close()
+
+    async def pg_version() -> int:
+        conn = await asyncpg.connect(POSTGRES_URL, server_settings={"search_path": schema})
+        try:
+            return await conn.fetchval("SELECT version FROM schema_version")
+        finally:
+            await conn.close()
+
+    return (lambda: PostgresStore(url, pool_size=2)), pg_version
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_a_schema_3_database_gains_accounts_keeping_its_games(backend, tmp_path):
+    from server.store.base import AccountRecord
+
+    games = [schema2_game("done", 3, 10_000), schema2_game("playing", 6, 40)]
+    async with fresh_schema() as url:
+        opened, version = await make_schema3(backend, tmp_path, url,
+                                             [g.record for g in games])
+        assert await version() == 3
+        async with opened() as store:
+            assert await version() == LATEST == 4
+            for game in games:  # the games are as they were, and replay as they did
+                loaded = await store.load(game.record.room.room)
+                assert loaded == game.record
+                assert Room.from_record(loaded, now=0.0).state == game.state
+            # An account now, and a seat of each game that belongs to it.
+            anna = AccountRecord("a1", "Anna", "anna", hash_token("k" * 40), 1.0)
+            assert await store.sign_in(anna) == anna
+            assert await store.sign_in(AccountRecord("a2", "ANNA", "anna",
+                                                     hash_token("x" * 40), 2.0)) is None
+            assert await store.sign_in(attrs.evolve(anna, account="a3", name="other",
+                                                    name_key="other")) == anna
+            for room in ("done", "playing"):
+                await store.claim_seat(room, 0, "a1")
+            mine = await store.account_games("a1")
+            assert [(g.room.room, g.seat, g.names) for g in mine] == \
+                [("playing", 0, NAMES), ("done", 0, NAMES)]  # newest first
+            assert mine[1].result == games[0].record.result and mine[0].result is None
+            assert [g.room.room for g in await store.account_games("a1", finished=False)] \
+                == ["playing"]
+            await store.claim_seat("playing", 0, None)
+            assert await store.seat_accounts("playing") == {}
+            assert await store.seat_accounts("done") == {0: "a1"}
+        async with opened() as store:  # opened again: left as it is
+            assert await version() == 4
+            assert await store.account_named("anna") == anna

@@ -8,7 +8,9 @@ durable. They are frozen attrs classes:
 * :class:`SeatRecord` — who sits where; a seat token only as its hash (:func:`hash_token`);
 * :class:`ActionRecord` — one applied action, stored as the bytes of its fields;
 * :class:`ChatRecord` — one chat line said in a room (the last :data:`CHAT_KEPT` are kept);
-* :class:`GameRecord` — all of one room's records, as :meth:`Store.load` returns them.
+* :class:`GameRecord` — all of one room's records, as :meth:`Store.load` returns them;
+* :class:`AccountRecord` — a player's account: its name, and its key only as a hash;
+* :class:`AccountGame` — one game of an account, as :meth:`Store.account_games` lists them.
 
 :class:`Store` is the abstract interface, every method a coroutine. A write is durable when its
 coroutine returns. Records go in and come out equal: ``load`` gives back exactly what was put.
@@ -152,6 +154,31 @@ class StoredRoom:
 
     room: RoomRecord
     bots: int = 0
+
+
+@attrs.frozen
+class AccountRecord:
+    """A player's account (docs/security.md, "Accounts"): ``account`` its id, ``name`` the
+    name it plays under, ``name_key`` that name as compared (:func:`server.accounts.name_key`:
+    unique per server), ``key_hash`` its secret key as :func:`hash_token` gives it (the key
+    itself is never stored), ``created_at`` Unix seconds."""
+
+    account: str
+    name: str
+    name_key: str
+    key_hash: bytes
+    created_at: float = 0.0
+
+
+@attrs.frozen
+class AccountGame:
+    """One game an account holds a seat of: the room, the account's ``seat``, the names of
+    every seat (by seat, None for a free one) and, once finished, the result."""
+
+    room: RoomRecord
+    seat: int
+    names: tuple[str | None, ...]
+    result: dict[str, Any] | None = None
 
 
 def hash_token(token: str) -> bytes:
@@ -402,6 +429,35 @@ class Store(abc.ABC):
         """Forget a room and everything about it; nothing happens when it is not stored.
         ``expect_version`` fences as in :meth:`append_action` (a room not stored is not
         refused: there is nothing to delete)."""
+
+    # -- accounts (schema 4) ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def sign_in(self, account: AccountRecord) -> AccountRecord | None:
+        """The account whose key hash is ``account.key_hash``: the one stored, or else
+        ``account`` itself, stored now (a registration); None when no account has that key
+        and another one already has ``account.name_key`` (the name is taken). One
+        transaction: two registrations of one name never both succeed."""
+
+    @abc.abstractmethod
+    async def account_named(self, name_key: str) -> AccountRecord | None:
+        """The account whose name compares as ``name_key``, if any."""
+
+    @abc.abstractmethod
+    async def claim_seat(self, room: str, seat: int, account: str | None, *,
+                         expect_version: int | None = None) -> None:
+        """Say which account a seat belongs to (None: none, a guest's or a bot's seat, or a
+        seat freed). ``expect_version`` fences as in :meth:`append_action`."""
+
+    @abc.abstractmethod
+    async def seat_accounts(self, room: str) -> dict[int, str]:
+        """The accounts the seats of ``room`` belong to, by seat."""
+
+    @abc.abstractmethod
+    async def account_games(self, account: str, *, finished: bool | None = None,
+                            limit: int = 20) -> list[AccountGame]:
+        """The games ``account`` holds a seat of, newest first, at most ``limit``: only the
+        finished ones (``finished`` True), only the others (False), or both (None)."""
 
     async def __aenter__(self) -> Self:
         await self.open()

@@ -21,7 +21,9 @@ SQL cannot express (each backend runs it row by row). The versions:
 3. what a room's history needs besides its actions (:mod:`server.history`): whether an action
    was the turn timer's (``actions.timed_out``), the version at which the game started
    (``rooms.started_version``; nil for a game started before), and the room's chat lines
-   (``chat``, the last :data:`~server.store.base.CHAT_KEPT` of each room).
+   (``chat``, the last :data:`~server.store.base.CHAT_KEPT` of each room);
+4. players' accounts (``accounts``: a name unique as compared, a key stored as its hash) and
+   the seats that belong to them (``account_seats``).
 """
 
 from __future__ import annotations
@@ -143,6 +145,23 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX chat_by_room ON chat (room, line)",
     ),
+    # 4: players' accounts, and the seats that belong to them.
+    (
+        """CREATE TABLE accounts (
+            account TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            name_key TEXT NOT NULL UNIQUE,
+            key_hash BLOB NOT NULL UNIQUE,
+            created_at REAL NOT NULL
+        ) WITHOUT ROWID""",
+        """CREATE TABLE account_seats (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            seat INTEGER NOT NULL CHECK (seat >= 0),
+            account TEXT NOT NULL REFERENCES accounts (account),
+            PRIMARY KEY (room, seat)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX account_seats_by_account ON account_seats (account, room)",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -212,11 +231,29 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX chat_by_room ON chat (room, line)",
     ),
+    # 4: players' accounts, and the seats that belong to them.
+    (
+        """CREATE TABLE accounts (
+            account TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            name_key TEXT NOT NULL UNIQUE,
+            key_hash BYTEA NOT NULL UNIQUE,
+            created_at DOUBLE PRECISION NOT NULL
+        )""",
+        """CREATE TABLE account_seats (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            seat INTEGER NOT NULL CHECK (seat >= 0),
+            account TEXT NOT NULL REFERENCES accounts (account),
+            PRIMARY KEY (room, seat)
+        )""",
+        "CREATE INDEX account_seats_by_account ON account_seats (account, room)",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
-POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat")
+POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
+                   "accounts", "account_seats")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -49,6 +49,8 @@ import attrs
 
 from server.store.base import (
     CHAT_KEPT,
+    AccountGame,
+    AccountRecord,
     ActionRecord,
     ChatRecord,
     GameRecord,
@@ -61,6 +63,7 @@ from server.store.base import (
     room_changes,
     schema_too_new,
     seq_refused,
+    unpack_result,
     version_conflict,
 )
 from server.store.errors import StoreError
@@ -86,6 +89,9 @@ _ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
 _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
 _CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
+_ACCOUNT_COLUMNS = ", ".join(f.name for f in attrs.fields(AccountRecord))
+#: What account writes line up behind (they are about no room): one registration at a time.
+_ACCOUNTS = "\x00accounts"
 
 
 def _marks(count: int) -> str:
@@ -765,5 +771,83 @@ class PostgresStore(Store):
                 max(0, limit),
             )
             return [_room(row) for row in rows]
+
+        return await self._read(work)
+
+    # -- accounts (schema 4) ----------------------------------------------------------------
+
+    async def sign_in(self, account: AccountRecord) -> AccountRecord | None:
+        values = attrs.astuple(account, recurse=False)
+
+        async def work(conn: asyncpg.Connection) -> AccountRecord | None:
+            # Registrations of one name or key on two nodes: the unique indexes pick one.
+            await conn.execute(
+                f"INSERT INTO accounts ({_ACCOUNT_COLUMNS}) VALUES ({_marks(len(values))}) "
+                "ON CONFLICT DO NOTHING", *values)
+            row = await conn.fetchrow(
+                f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE key_hash = $1",
+                account.key_hash)
+            return None if row is None else AccountRecord(*row)
+
+        return await self._write(_ACCOUNTS, work)
+
+    async def account_named(self, name_key: str) -> AccountRecord | None:
+        async def work(conn: asyncpg.Connection) -> AccountRecord | None:
+            row = await conn.fetchrow(
+                f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE name_key = $1", name_key)
+            return None if row is None else AccountRecord(*row)
+
+        return await self._read(work)
+
+    async def claim_seat(self, room: str, seat: int, account: str | None, *,
+                         expect_version: int | None = None) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            await self._status(conn, room, expect_version)
+            if account is None:
+                await conn.execute("DELETE FROM account_seats WHERE room = $1 AND seat = $2",
+                                   room, seat)
+            else:
+                await conn.execute(
+                    "INSERT INTO account_seats (room, seat, account) VALUES ($1, $2, $3) "
+                    "ON CONFLICT (room, seat) DO UPDATE SET account = excluded.account",
+                    room, seat, account)
+
+        await self._write(room, work)
+
+    async def seat_accounts(self, room: str) -> dict[int, str]:
+        async def work(conn: asyncpg.Connection) -> dict[int, str]:
+            rows = await conn.fetch(
+                "SELECT seat, account FROM account_seats WHERE room = $1", room)
+            return {int(row[0]): str(row[1]) for row in rows}
+
+        return await self._read(work)
+
+    async def account_games(self, account: str, *, finished: bool | None = None,
+                            limit: int = 20) -> list[AccountGame]:
+        status = "" if finished is None else \
+            " AND rooms.status = 'finished'" if finished else " AND rooms.status <> 'finished'"
+        columns = ", ".join(f"rooms.{name}" for name in _ROOM_COLUMNS.split(", "))
+
+        async def work(conn: asyncpg.Connection) -> list[AccountGame]:
+            rows = await conn.fetch(
+                f"SELECT {columns}, account_seats.seat FROM account_seats JOIN rooms "
+                f"USING (room) WHERE account_seats.account = $1{status} "
+                "ORDER BY rooms.created_at DESC, rooms.room LIMIT $2", account, max(0, limit))
+            rooms = [(_room(tuple(row)[:-1]), int(row[-1])) for row in rows]
+            ids = [room.room for room, _ in rooms]
+            seats = await conn.fetch(
+                "SELECT room, seat, name FROM seats WHERE room = ANY($1::text[])", ids)
+            results = {row[0]: row[1] for row in await conn.fetch(
+                "SELECT room, result FROM results WHERE room = ANY($1::text[])", ids)}
+            out = []
+            for room, seat in rooms:
+                names: list[str | None] = [None] * room.seats
+                for row in seats:
+                    if row[0] == room.room and 0 <= row[1] < room.seats:
+                        names[row[1]] = row[2]
+                packed = results.get(room.room)
+                out.append(AccountGame(room, seat, tuple(names),
+                                       unpack_result(packed) if packed else None))
+            return out
 
         return await self._read(work)

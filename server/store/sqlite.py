@@ -43,6 +43,8 @@ import platformdirs
 
 from server.store.base import (
     CHAT_KEPT,
+    AccountGame,
+    AccountRecord,
     ActionRecord,
     ChatRecord,
     GameRecord,
@@ -55,6 +57,7 @@ from server.store.base import (
     room_changes,
     schema_too_new,
     seq_refused,
+    unpack_result,
     version_conflict,
 )
 from server.store.errors import StoreError
@@ -70,6 +73,7 @@ _ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
 _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
 _CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
+_ACCOUNT_COLUMNS = ", ".join(f.name for f in attrs.fields(AccountRecord))
 
 T = TypeVar("T")
 
@@ -718,3 +722,75 @@ class SQLiteStore(Store):
             (limit,),
         )
         return [_room(row) for row in rows]
+
+    # -- accounts (schema 4) ----------------------------------------------------------------
+
+    async def sign_in(self, account: AccountRecord) -> AccountRecord | None:
+        return await self._write(self._sign_in, account)
+
+    def _sign_in(self, conn: sqlite3.Connection, account: AccountRecord) -> AccountRecord | None:
+        row = conn.execute(f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE key_hash = ?",
+                           (account.key_hash,)).fetchone()
+        if row is not None:
+            return AccountRecord(*row)
+        if conn.execute("SELECT 1 FROM accounts WHERE name_key = ?",
+                        (account.name_key,)).fetchone():
+            return None
+        conn.execute(f"INSERT INTO accounts ({_ACCOUNT_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                     attrs.astuple(account, recurse=False))
+        return account
+
+    async def account_named(self, name_key: str) -> AccountRecord | None:
+        def work(conn: sqlite3.Connection) -> AccountRecord | None:
+            row = conn.execute(f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE name_key = ?",
+                               (name_key,)).fetchone()
+            return None if row is None else AccountRecord(*row)
+
+        return await self._read(work)
+
+    async def claim_seat(self, room: str, seat: int, account: str | None, *,
+                         expect_version: int | None = None) -> None:
+        await self._write(self._claim_seat, room, seat, account, expect_version)
+
+    def _claim_seat(self, conn: sqlite3.Connection, room: str, seat: int,
+                    account: str | None, expect_version: int | None) -> None:
+        self._status(conn, room, expect_version)
+        if account is None:
+            conn.execute("DELETE FROM account_seats WHERE room = ? AND seat = ?", (room, seat))
+        else:
+            conn.execute("INSERT INTO account_seats (room, seat, account) VALUES (?, ?, ?) "
+                         "ON CONFLICT (room, seat) DO UPDATE SET account = excluded.account",
+                         (room, seat, account))
+
+    async def seat_accounts(self, room: str) -> dict[int, str]:
+        return await self._read(lambda conn: {
+            int(seat): str(account) for seat, account in conn.execute(
+                "SELECT seat, account FROM account_seats WHERE room = ?", (room,))
+        })
+
+    async def account_games(self, account: str, *, finished: bool | None = None,
+                            limit: int = 20) -> list[AccountGame]:
+        return await self._read(self._account_games, account, finished, max(0, limit))
+
+    def _account_games(self, conn: sqlite3.Connection, account: str, finished: bool | None,
+                       limit: int) -> list[AccountGame]:
+        status = "" if finished is None else \
+            " AND rooms.status = 'finished'" if finished else " AND rooms.status != 'finished'"
+        columns = ", ".join(f"rooms.{name}" for name in _ROOM_COLUMNS.split(", "))
+        rows = conn.execute(
+            f"SELECT {columns}, account_seats.seat FROM account_seats JOIN rooms USING (room) "
+            f"WHERE account_seats.account = ?{status} "
+            "ORDER BY rooms.created_at DESC, rooms.room LIMIT ?", (account, limit)).fetchall()
+        out = []
+        for row in rows:
+            room = _room(row[:-1])
+            names: list[str | None] = [None] * room.seats
+            for seat, name in conn.execute("SELECT seat, name FROM seats WHERE room = ?",
+                                           (room.room,)):
+                if 0 <= seat < room.seats:
+                    names[seat] = name
+            result = conn.execute("SELECT result FROM results WHERE room = ?",
+                                  (room.room,)).fetchone()
+            out.append(AccountGame(room, int(row[-1]), tuple(names),
+                                   unpack_result(result[0]) if result else None))
+        return out

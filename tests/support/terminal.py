@@ -43,6 +43,15 @@ def castell_server(*args: str, port: int = 0, db: str = ":memory:"
             server.terminate(5)
 
 
+class BellScreen(pyte.Screen):
+    """A pyte screen that counts the terminal bells it was sent."""
+
+    bells = 0
+
+    def bell(self, *args: object) -> None:
+        self.bells += 1
+
+
 class Terminal:
     """``castell`` running in a pty (COLUMNS × ROWS unless told), its screen emulated."""
 
@@ -51,7 +60,7 @@ class Terminal:
         self.child = pexpect.spawn(sys.executable, ["-m", "client", *args], cwd=str(ROOT),
                                    env=client_env(state), dimensions=(rows, columns),
                                    encoding="utf-8", codec_errors="replace")
-        self.screen = pyte.Screen(columns, rows)
+        self.screen = BellScreen(columns, rows)
         self.stream = pyte.Stream(self.screen)
 
     def pump(self, seconds: float = 0.05) -> None:

@@ -1,0 +1,287 @@
+"""Players' accounts on one server: signing in by key, the names they own, the seats that
+belong to them, their games, and the pushes that find them (docs/security.md, "Accounts").
+
+An account needs no password and no e-mail: the client makes a random secret key for each
+server and sends it in ``hello``. The first ``hello`` with a key registers an account under
+the name given; later ones sign in to it, whatever name is typed. The server stores only the
+key's hash (:func:`~server.store.base.hash_token`), as it does seat tokens.
+
+:class:`Accounts` owns, for one server:
+
+* signing in (:meth:`Accounts.sign_in`) and the names accounts own (:meth:`Accounts.owner`):
+  names compare as :func:`name_key` gives them, so ``Anna``, ``ANNA`` and ``Ａｎｎａ`` clash;
+* which connections each account has open here, and delivering a push to all of them
+  (:meth:`Accounts.deliver`) — on every node of a cluster, through its relay;
+* the ``your_turn`` push: after every stored change of a room whose events start a person's
+  turn, that seat's account is told (:meth:`Accounts.room_changed`);
+* the seats that belong to an account (:meth:`Accounts.seat_of`) and the ``games`` reply
+  (:meth:`Accounts.games`).
+
+With a store, accounts and seat claims are stored (schema 4). A server without a store keeps
+its accounts in memory for as long as it runs, like its rooms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from server.store.base import AccountGame, AccountRecord, GameRecord, hash_token
+from shared import events as ev
+from shared import messages as m
+from shared.codec import encode
+from shared.state import GameState
+from shared.view import RoomStatus
+
+if TYPE_CHECKING:
+    from server.connection import Connection
+    from server.lobby import Lobby
+    from server.runner import RoomRunner
+    from server.store.base import Store
+
+log = logging.getLogger("castell.accounts")
+
+#: Games replayed for ``my_games`` (rooms this node does not serve), kept by (room, version).
+REPLAYS_KEPT = 64
+
+#: Delivers a push to an account's connections on the other nodes of a cluster.
+Relay = Callable[[str, Any], Awaitable[None]]
+
+
+def name_key(name: str) -> str:
+    """A name as names are compared: Unicode NFKC, case folded (and NFKC again, since case
+    folding can undo it). ``Anna``, ``ANNA`` and the full-width ``Ａｎｎａ`` are one name."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def new_account_id() -> str:
+    """A fresh account id (``a`` and 16 hex digits)."""
+    return "a" + secrets.token_hex(8)
+
+
+class Accounts:
+    """The accounts of one server. See the module docstring."""
+
+    def __init__(self, store: Store | None, lobby: Lobby, *,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.lobby = lobby
+        self.clock = clock
+        #: The signed-in connections of each account on this server.
+        self.connections: dict[str, set[Connection]] = {}
+        #: Sends a push to the account's connections on the other nodes (a cluster's).
+        self.relay: Relay | None = None
+        # Without a store: the accounts themselves, by key hash and by name key.
+        self._by_key: dict[bytes, AccountRecord] = {}
+        self._by_name: dict[str, AccountRecord] = {}
+        self._replays: OrderedDict[tuple[str, int], GameState | None] = OrderedDict()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        lobby.subscribe(on_change=self.room_changed)
+
+    # -- signing in ------------------------------------------------------------------------
+
+    async def sign_in(self, key: str, name: str) -> AccountRecord | None:
+        """The account of ``key``; a new one registered under ``name`` when no account has
+        that key; None when none has it and another account owns the name."""
+        wanted = AccountRecord(new_account_id(), name, name_key(name), hash_token(key),
+                               self.clock())
+        if self.store is not None:
+            return await self.store.sign_in(wanted)
+        known = self._by_key.get(wanted.key_hash)
+        if known is not None:
+            return known
+        if wanted.name_key in self._by_name:
+            return None
+        self._by_key[wanted.key_hash] = self._by_name[wanted.name_key] = wanted
+        return wanted
+
+    async def owner(self, name: str) -> AccountRecord | None:
+        """The account that owns ``name`` (as names compare), if any."""
+        if self.store is not None:
+            return await self.store.account_named(name_key(name))
+        return self._by_name.get(name_key(name))
+
+    def attach(self, conn: Connection, account: str) -> None:
+        self.detach(conn)
+        conn.account = account
+        self.connections.setdefault(account, set()).add(conn)
+
+    def detach(self, conn: Connection) -> None:
+        account, conn.account = conn.account, None
+        if account is None:
+            return
+        held = self.connections.get(account)
+        if held is not None:
+            held.discard(conn)
+            if not held:
+                del self.connections[account]
+
+    # -- pushes ----------------------------------------------------------------------------
+
+    async def deliver(self, account: str, push: Any) -> None:
+        """Send ``push`` to every connection of ``account``: here, and through the relay on
+        the other nodes of a cluster."""
+        self.deliver_here(account, push)
+        if self.relay is not None:
+            try:
+                await self.relay(account, push)
+            except Exception as exc:
+                log.warning("a push to account %s could not reach the other nodes: %s",
+                            account, exc)
+
+    def deliver_here(self, account: str, push: Any) -> None:
+        data = encode(push)
+        for conn in list(self.connections.get(account, ())):
+            conn.send_bytes(data)
+
+    def room_changed(self, runner: RoomRunner) -> None:
+        """After a stored change of a room: when it started a person's turn, that seat's
+        account hears ``your_turn`` (wherever its connections are)."""
+        room = runner.room
+        _, events = room.committed
+        turns = [e.seat for e in events if isinstance(e, ev.TurnStarted)]
+        if not turns or room.state is None or room.state.over:
+            return
+        seat = room.seats[turns[-1]]
+        if seat is None or seat.bot is not None:
+            return
+        task = asyncio.get_running_loop().create_task(self._tell_turn(runner, seat.index))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _tell_turn(self, runner: RoomRunner, index: int) -> None:
+        try:
+            account = await self._account_of(runner, index)
+            if account is not None:
+                await self.deliver(account, m.YourTurnPush(room=runner.id,
+                                                           name=runner.room.name))
+        except Exception:
+            log.exception("room %s: the your_turn push could not be sent", runner.id)
+
+    # -- the seats of an account -----------------------------------------------------------
+
+    async def _account_of(self, runner: RoomRunner, index: int) -> str | None:
+        seat = runner.room.seats[index]
+        if seat is None or seat.bot is not None:
+            return None
+        if seat.account is None and self.store is not None and not runner.room.accounts_read:
+            runner.room.know_accounts(await self.store.seat_accounts(runner.id))
+        return seat.account
+
+    async def seat_of(self, runner: RoomRunner, account: str) -> int | None:
+        """The seat of ``runner``'s room that belongs to ``account``, if any."""
+        room = runner.room
+        if self.store is not None and not room.accounts_read:
+            room.know_accounts(await self.store.seat_accounts(room.id))
+        for seat in room.seats:
+            if seat is not None and seat.bot is None and seat.account == account:
+                return seat.index
+        return None
+
+    async def holds_seat(self, room_id: str, account: str) -> bool:
+        """Whether a seat of room ``room_id`` belongs to ``account`` (the room need not be in
+        memory: its id then finds a private room, as a seat token does)."""
+        runner = self.lobby.rooms.get(room_id)
+        if runner is not None:
+            return await self.seat_of(runner, account) is not None
+        if self.store is None:
+            return False
+        return account in (await self.store.seat_accounts(room_id)).values()
+
+    # -- my games --------------------------------------------------------------------------
+
+    async def games(self, account: str, status: str | None, limit: int) -> list[m.GameEntry]:
+        """The ``games`` reply's entries for ``account`` (newest first)."""
+        finished = None if status is None else status == "finished"
+        if self.store is None:
+            return self._games_here(account, finished)[:limit]
+        stored = await self.store.account_games(account, finished=finished, limit=limit)
+        return [await self._entry(game) for game in stored]
+
+    def _games_here(self, account: str, finished: bool | None) -> list[m.GameEntry]:
+        out = []
+        for runner in sorted(self.lobby.rooms.values(), key=lambda r: -r.room.created_at):
+            room = runner.room
+            if finished is not None and (room.status == RoomStatus.FINISHED) != finished:
+                continue
+            for seat in room.seats:
+                if seat is not None and seat.bot is None and seat.account == account:
+                    names = tuple(s.name if s is not None else None for s in room.seats)
+                    out.append(entry_of(room.id, room.name, room.status, seat.index, names,
+                                        room.turn_seconds, room.state, room.finished_at))
+        return out
+
+    async def _entry(self, game: AccountGame) -> m.GameEntry:
+        r = game.room
+        state: GameState | None = None
+        runner = self.lobby.rooms.get(r.room)
+        if runner is not None:
+            state = runner.room.state
+        elif r.status == RoomStatus.PLAYING:
+            state = await self._replayed(r.room, r.version)
+        entry = entry_of(r.room, r.name, r.status, game.seat, game.names, r.turn_seconds,
+                         state, r.finished_at)
+        if game.result is not None and entry.winners is None:
+            scores = sorted(game.result.get("scores", []), key=lambda s: s.get("seat", 0))
+            entry = m.GameEntry(**{**_fields(entry),
+                                   "winners": tuple(game.result.get("winners", ())),
+                                   "scores": tuple(int(s.get("total", 0)) for s in scores)})
+        return entry
+
+    async def _replayed(self, room_id: str, version: int) -> GameState | None:
+        """A game this node does not serve, read from the store and replayed (kept for the
+        next ask while its version stays)."""
+        key = (room_id, version)
+        if key in self._replays:
+            self._replays.move_to_end(key)
+            return self._replays[key]
+        assert self.store is not None
+        record = await self.store.load(room_id)
+        state = replay_state(record) if record is not None else None
+        self._replays[key] = state
+        while len(self._replays) > REPLAYS_KEPT:
+            self._replays.popitem(last=False)
+        return state
+
+
+def replay_state(record: GameRecord) -> GameState | None:
+    """The game of a stored room, replayed (None before the start, or when it cannot be)."""
+    from server.room import Room
+
+    try:
+        return Room.from_record(record, now=0.0).state
+    except Exception:
+        log.exception("room %s: its stored game cannot be replayed", record.room.room)
+        return None
+
+
+def _fields(entry: m.GameEntry) -> dict[str, Any]:
+    import attrs
+
+    return attrs.asdict(entry, recurse=False)
+
+
+def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | None, ...],
+             turn_seconds: int | None, state: GameState | None,
+             finished_at: float | None) -> m.GameEntry:
+    """One line of ``games``."""
+    playing = state is not None and not state.over
+    turn = state.turn if playing and state is not None else None
+    winners = scores = None
+    if state is not None and state.over and state.scores is not None:
+        winners = tuple(state.winners or ())
+        scores = tuple(s.total for s in sorted(state.scores, key=lambda s: s.seat))
+    return m.GameEntry(
+        room=room, name=name, status=str(status), seat=seat, turn=turn,
+        your_turn=turn is not None and turn == seat,
+        round=state.round if state is not None else None,
+        players=tuple(n for n in names if n is not None),
+        turn_seconds=turn_seconds, winners=winners, scores=scores,
+        finished_at=finished_at if status == RoomStatus.FINISHED else None,
+    )

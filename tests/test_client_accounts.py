@@ -1,0 +1,131 @@
+"""The client's side of accounts, through the real ``castell`` in a pty against a real
+``castell-server`` subprocess: the key kept per server, ``castell account export`` and
+``import`` on a fresh home, ``castell games``, and ``your_turn`` heard in the lobby."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from client.net import GameClient
+from shared import messages as m
+from shared.actions import EndTurn
+from tests.support.servers import ROOT
+from tests.support.terminal import Terminal, castell_server, client_env
+from tests.support.wire import caught_up
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def castell(state: Path, *args: str, stdin: str | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    """``castell ARGS`` to completion, with its state folder in ``state``."""
+    return subprocess.run([sys.executable, "-m", "client", *args], cwd=ROOT,
+                          env=client_env(state), input=stdin, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_an_exported_account_imported_on_a_fresh_home_signs_in_as_the_same_account(tmp_path):
+    first, second = tmp_path / "laptop", tmp_path / "desktop"
+    with castell_server() as (url, _):
+        anna = Terminal([url, "--name", "Anna"], first)
+        try:
+            anna.wait_for(r"you are Anna")
+            anna.type("create Diumenge seats=2 timer=2d\r")
+            anna.wait_for(r"Diumenge · waiting")
+            anna.type("bot\r")
+            anna.wait_for(r"Every seat is taken")
+            anna.type("start\r")
+            anna.wait_for(r"round 1/10")
+            anna.quit()
+        finally:
+            anna.close()
+        keys = first / "castell" / "keys.json"
+        assert stat.S_IMODE(keys.stat().st_mode) == 0o600  # the key is a password
+        assert len(json.loads(keys.read_text())) == 1
+
+        exported = castell(first, "account", "export", url)
+        assert exported.returncode == 0, exported.stderr
+        line = exported.stdout.strip()
+        assert line.startswith("castell-account ws://127.0.0.1:")
+        # Nothing to export from a home that never met the server.
+        assert castell(second, "account", "export", url).returncode == 1
+        imported = castell(second, "account", "import", stdin=line + "\n")
+        assert imported.returncode == 0, imported.stderr
+        assert json.loads((second / "castell" / "keys.json").read_text()) == \
+            json.loads(keys.read_text())
+
+        # From the shell: the games of the account.
+        listed = castell(second, "games", url)
+        assert listed.returncode == 0, listed.stderr
+        assert "(you are Anna)" in listed.stdout
+        assert "Diumenge — Anna, " in listed.stdout and "2 d turns" in listed.stdout
+
+        # On the other machine, whatever name is typed, it is Anna, and her game is hers.
+        again = Terminal([url, "--name", "Somebody"], second)
+        try:
+            again.wait_for(r"you are Anna")
+            again.wait_for(r"Your games")
+            again.wait_for(r"1\. Diumenge — Anna")
+            again.type("resume 1\r")
+            again.wait_for(r"back in 'Diumenge', seat 0")
+            again.wait_for(r"Diumenge · round 1/10")
+            again.quit()
+        finally:
+            again.close()
+        # A guest cannot play under the account's name any more.
+        guest = castell(tmp_path / "guest", url, "--name", "ANNA", "--guest", "--plain",
+                        stdin="quit\n")
+        assert guest.returncode == 1 and "name of an account" in guest.stderr
+
+
+def test_your_turn_rings_the_bell_and_shows_in_the_lobby(tmp_path):
+    with castell_server() as (url, _):
+        biel = Terminal([url, "--name", "Biel"], tmp_path / "biel")
+        rung: list[int] = []
+        try:
+            biel.wait_for(r"you are Biel")
+
+            async def anna_plays() -> None:
+                anna = await GameClient.connect(url)
+                await anna.hello("Anna", "k" * 48)
+                made = await anna.request(m.CreateRoom, name="Correspondència", seats=2,
+                                          turn_seconds=2 * 24 * 3600)
+                biel.type(f"join {made.room}\r")
+                await anna.wait_state(lambda p: len(p.view["players"]) == 2, timeout=20)
+                await anna.request(m.StartGame)
+                push = await anna.wait_state(lambda p: p.view["status"] == "playing")
+                await asyncio.to_thread(biel.wait_for, r"Correspondència · round 1/10")
+                if push.view["turn"] == 1:  # Biel's turn first: he ends it
+                    biel.type("end\r")
+                    await asyncio.to_thread(biel.wait_for, r"end anyway\?")
+                    biel.type("y\r")
+                    await anna.wait_state(lambda p: p.view["turn"] == 0, timeout=20)
+                biel.type("leave\r")  # to the lobby: the seat stays his
+                await asyncio.to_thread(biel.wait_for, r"Open rooms on")
+                biel.settle()
+                rung.append(biel.screen.bells)  # (his turn in the game rang it too)
+                while anna.state.view["turn"] == 0:
+                    await caught_up(anna, await anna.act(EndTurn()))
+                await anna.close()
+
+            asyncio.run(anna_plays())
+            biel.wait_for(r"your turn in 'Correspondència'")
+            biel.settle()
+            assert biel.screen.bells == rung[0] + 1
+            # The bell can be turned off, and stays off.
+            biel.type("bell off\r")
+            biel.wait_for(r"no bell")
+            settings = json.loads((tmp_path / "biel" / "castell" / "settings.json").read_text())
+            assert settings["bell"] is False
+            biel.type("games\r")
+            biel.wait_for(r"YOUR TURN")
+            biel.quit()
+        finally:
+            biel.close()

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from server.connection import Connection, ConnState
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
-from server.lobby import LIST_ORDER
 from server.room import BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
@@ -53,7 +52,7 @@ _REFUSED: dict[ConnState, dict[type, tuple[str, str]]] = {
     ConnState.LOBBY: {
         kind: ("not_in_room", "you are not in a room")
         for kind in (m.LeaveRoom, m.AddBot, m.StartGame, m.Chat, m.ActionRequest,
-                     m.HistoryRequest)
+                     m.HistoryRequest, m.Resync)
     },
     ConnState.SEATED: {
         m.Hello: ("already_in_room", "you cannot change your name while in a room"),
@@ -115,6 +114,7 @@ class Requests:
             m.Chat: self.on_chat,
             m.ActionRequest: self.on_action,
             m.HistoryRequest: self.on_history,
+            m.Resync: self.on_resync,
         }
 
     def use_cluster(self, node: ClusterNode) -> None:
@@ -206,6 +206,7 @@ class Requests:
 
     async def on_hello(self, conn: Connection, msg: m.Hello) -> None:
         conn.name = msg.name
+        conn.patches = msg.patches
         conn.state = ConnState.LOBBY
         log.info("%s is %r", conn.id, msg.name)
         self.reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
@@ -213,18 +214,18 @@ class Requests:
 
     async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
         if self.cluster is not None:
-            rooms, nodes = await self.cluster.list_rooms(self.config.max_listed)
-            self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes))
+            rooms, nodes, more = await self.cluster.list_page(msg.after,
+                                                              self.config.max_listed)
+            self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes, more=more))
             return
-        # A reply must fit in a frame: at most max_listed rooms, those one can join first.
-        public = sorted((r.room for r in self.lobby.public()),
-                        key=lambda r: (LIST_ORDER[r.status], -r.created_at))
+        # A reply must fit in a frame: a page of at most max_listed rooms, in list order.
+        public, more = self.lobby.list_page(msg.after, self.config.max_listed)
         rooms = tuple(
             m.RoomSummary(room=r.id, name=r.name, seats=r.size, taken=r.taken,
                           variant=r.variant, status=r.status, turn_seconds=r.turn_seconds)
-            for r in public[: self.config.max_listed]
+            for r in public
         )
-        self.reply(conn, m.Rooms(re=msg.id, rooms=rooms))
+        self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, more=more))
 
     async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
         if conn.rooms_created >= self.config.rooms_per_connection:
@@ -367,6 +368,9 @@ class Requests:
     async def on_history(self, conn: Connection, msg: m.HistoryRequest) -> None:
         entries = await self._room_of(conn).history(msg.before, msg.limit)
         self.reply(conn, history_reply(msg.id, entries))
+
+    async def on_resync(self, conn: Connection, msg: m.Resync) -> None:
+        await self._room_of(conn).resync(conn, msg.id)
 
 
 def history_reply(re: int, entries: list[Entry], *, frame: int = MAX_FRAME) -> m.History:

@@ -146,6 +146,8 @@ class Controller:
             timer = f"{r.turn_seconds}s turns" if r.turn_seconds else "no timer"
             lines.append(f"  {i:>2}. {safe(r.name)} — {r.taken}/{r.seats} seats · {r.variant}"
                          f" · {timer} · {r.status} · id {r.room}")
+        if self.rooms and self.session.more_rooms:
+            lines.append("  … more rooms: `list more`")
         held = self.session.held_seats()
         if held:
             lines.append("Your seats (`resume N`):")
@@ -361,8 +363,13 @@ class Controller:
             await self.session.add_bot(level)
         await self.session.start_game()
 
-    async def refresh_rooms(self) -> None:
-        self.rooms = await self.session.list_rooms()
+    async def refresh_rooms(self, *, more: bool = False) -> None:
+        """The first page of the room list; with ``more``, the next page added after the
+        rooms shown (their numbers stay, for `join N`)."""
+        if more and self.rooms:
+            self.rooms += await self.session.list_rooms(after=self.rooms[-1].room)
+        else:
+            self.rooms = await self.session.list_rooms()
         self.screen.refresh()
 
     # -- lines -------------------------------------------------------------------------------
@@ -395,7 +402,7 @@ class Controller:
     async def _lobby(self, line: str) -> None:
         cmd = lb.parse_lobby(line)
         if isinstance(cmd, lb.ListRooms):
-            await self.refresh_rooms()
+            await self.refresh_rooms(more=cmd.more)
             self.screen.show_lobby()
         elif isinstance(cmd, lb.CreateRoom):
             await self._create(cmd)

@@ -77,7 +77,8 @@ class GameClient:
         #: whether a ``resync`` is under way (patches are dropped until its view comes).
         self.view: m.StatePush | None = None
         self.resyncing = False
-        #: Patches applied, and resyncs asked for.
+        #: Whole views received, patches applied, and resyncs asked for.
+        self.views = 0
         self.patched = 0
         self.resyncs = 0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -179,6 +180,7 @@ class GameClient:
                     msg = whole
                 elif isinstance(msg, m.StatePush):
                     self.resyncing = False
+                    self.views += 1
                 if isinstance(msg, m.StatePush):
                     self.view = msg
                 if isinstance(msg, m.StatePush) and (

@@ -105,6 +105,7 @@ FIGURES: list[tuple[str, Callable[[Result], float], str]] = [
     ("server CPU/action", lambda r: r.cpu_per_action * 1e6, "µs"),
     ("server CPU", lambda r: r.server_cpu / r.seconds * 100, "%"),
     ("load CPU", lambda r: r.load_cpu / r.seconds * 100, "%"),
+    ("bytes/action", lambda r: r.bytes_per_action, " B"),
 ]
 
 
@@ -120,7 +121,7 @@ def report(title: str, results: dict[str, list[Result]], targets: dict[str, str]
     for name, figure, unit in figures:
         bare = _median(results["bare"], figure)
         ours = _median(results["castell"], figure)
-        fmt = "{:,.0f}" if unit in ("", "µs", "%", "/s") else "{:.2f}"
+        fmt = "{:,.0f}" if unit in ("", "µs", "%", "/s", " B") else "{:.2f}"
         rows.append([name, fmt.format(bare) + unit, fmt.format(ours) + unit,
                      f"{ours / bare:.2f}×" if bare else "-", targets.get(name, "")])
     problems = {
@@ -161,6 +162,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bot-rooms", type=int, default=50,
                         help="rooms of the bots case (0: none)")
     parser.add_argument("--bot-seconds", type=float, default=20.0)
+    parser.add_argument("--patches", choices=("on", "off"), default="on",
+                        help="whether castell's clients ask for view patches at hello (on, "
+                             "as the castell client does) or get every view whole (off)")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="also profile one castell run of the last case into FILE by "
                              "CPU time, and summarise it (python -m bench.cpuprofile FILE)")
@@ -170,15 +174,20 @@ def main(argv: list[str] | None = None) -> None:
     sat_seconds = max(0.5, min(args.sat_seconds, 300.0))
     repeat = max(1, min(args.repeat, 10))
     warmup = max(0.0, min(args.warmup, 60.0))
+    patches = args.patches == "on"
     print(f"server under load — {machine()}")
+    print(f"castell's clients take view patches: {args.patches}; bytes/action is what the "
+          "four members of a room receive per action, replies and pushes")
     for n in rooms:
-        results = pairs(n, repeat, seconds=seconds, warmup=warmup, think=args.think)
+        results = pairs(n, repeat, seconds=seconds, warmup=warmup, think=args.think,
+                        patches=patches)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"{n} rooms × 4 clients, about one action per room every {args.think:g} s, "
                      f"{seconds:g} s measured after {warmup:g} s, median of {repeat}",
                      results, paced_targets(n)))
     if args.sat_rooms:
-        results = pairs(args.sat_rooms, repeat, seconds=sat_seconds, warmup=warmup, think=0.0)
+        results = pairs(args.sat_rooms, repeat, seconds=sat_seconds, warmup=warmup, think=0.0,
+                        patches=patches)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"saturated: {args.sat_rooms} rooms × 4 clients acting as fast as replies "
                      f"come, {sat_seconds:g} s measured, median of {repeat}",
@@ -188,14 +197,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.bot_rooms:
         bot_seconds = max(0.5, min(args.bot_seconds, 300.0))
         results = bot_pairs(args.bot_rooms, repeat, seconds=bot_seconds, warmup=warmup,
-                            think=args.think)
+                            think=args.think, patches=patches)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(bot_report(args.bot_rooms, bot_seconds, repeat, results))
     if args.profile:
         saturated = bool(args.sat_rooms)
         n = args.sat_rooms if saturated else rooms[-1]
         run("castell", n, seconds=sat_seconds if saturated else seconds, warmup=warmup,
-            think=0.0 if saturated else args.think, profile=args.profile)
+            think=0.0 if saturated else args.think, profile=args.profile, patches=patches)
         print(f"\nprofile of one castell run ({n} rooms"
               f"{', saturated' if saturated else ''}), by CPU time, in {args.profile}:")
         print(summary(args.profile))

@@ -68,16 +68,19 @@ class ServerProcess:
         return self.proc.pid
 
 
-def server_command(kind: str, connections: int, profile: str | None = None) -> list[str]:
+def server_command(kind: str, connections: int, profile: str | None = None,
+                   db: str = ":memory:", group_commit: bool = True) -> list[str]:
     """The command line of a ``castell`` or ``bare`` server sized for ``connections``
-    (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`). Its bots
-    (the ``bots`` case) act 0.1 s apart, so that they think often in a short run."""
+    (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`), on the
+    database ``db`` with group commit on or off. Its bots (the ``bots`` case) act 0.1 s
+    apart, so that they think often in a short run."""
     python = [sys.executable, *(["-m", "bench.cpuprofile", profile] if profile else [])]
     if kind == "bare":
         return [*python, "-m", "bench.bare", "--port", "0"]
     limit = str(max(connections * 2, 100))
     return [
-        *python, "-m", "server", "--port", "0", "--db", ":memory:",
+        *python, "-m", "server", "--port", "0", "--db", db,
+        "--group-commit", "on" if group_commit else "off",
         "--max-connections", limit, "--max-per-address", limit,
         "--max-rooms", str(max(connections * 50, 2000)), "--rooms-per-connection", "100000",
         "--rooms-per-address", "100000", "--rate", "1000000",
@@ -87,12 +90,13 @@ def server_command(kind: str, connections: int, profile: str | None = None) -> l
 
 
 @contextlib.contextmanager
-def running(kind: str, connections: int, profile: str | None = None,
-            ) -> Iterator[ServerProcess]:
+def running(kind: str, connections: int, profile: str | None = None, db: str = ":memory:",
+            group_commit: bool = True) -> Iterator[ServerProcess]:
     """Start a server of ``kind`` and stop it (SIGTERM, then SIGKILL) on the way out."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = server_command(kind, connections, profile, db, group_commit)
     with tempfile.TemporaryFile(mode="w+") as log:
-        proc = subprocess.Popen(server_command(kind, connections, profile), cwd=ROOT, env=env,
+        proc = subprocess.Popen(command, cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=log, text=True)
         try:
             assert proc.stdout is not None
@@ -493,10 +497,10 @@ async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: fl
 
 def run(kind: str, rooms: int, *, seconds: float, warmup: float, think: float,
         seed: int = 1, profile: str | None = None, bots: str | None = None,
-        patches: bool = True) -> Result:
+        patches: bool = True, db: str = ":memory:", group_commit: bool = True) -> Result:
     """One bounded load run against a fresh server of ``kind`` (profiled into ``profile``;
     with ``bots``, each room one client and three bots of that level; ``patches``: the
-    clients ask for view patches)."""
-    with running(kind, rooms * 4, profile) as server:
+    clients ask for view patches; castell on the database ``db``, group commit on or off)."""
+    with running(kind, rooms * 4, profile, db, group_commit) as server:
         return asyncio.run(drive(server, rooms, seconds=seconds, warmup=warmup, think=think,
                                  seed=seed, bots=bots, patches=patches))

@@ -24,10 +24,10 @@ from tests.support.wire_strategies import actions, messages
 
 PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",
-    "chat", "action", "history",
+    "chat", "action", "history", "resync",
 }
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
-                               "notice", "history"}
+                               "notice", "history", "patch"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():

@@ -50,8 +50,8 @@ actions = st.one_of(
 )
 
 requests = st.one_of(
-    st.builds(m.Hello, ids, names),
-    st.builds(m.ListRooms, ids),
+    st.builds(m.Hello, ids, names, st.booleans()),
+    st.builds(m.ListRooms, ids, st.none() | room_ids),
     st.builds(m.CreateRoom, ids, room_names, st.integers(2, 4),
               st.sampled_from(["normal", "advanced"]),
               st.none() | st.integers(10, 3600), st.booleans()),
@@ -63,6 +63,7 @@ requests = st.one_of(
     st.builds(m.Chat, ids, texts(1, 200)),
     st.builds(m.ActionRequest, ids, actions),
     st.builds(m.HistoryRequest, ids, st.none() | st.integers(0, 2**63 - 1), st.integers(1, 500)),
+    st.builds(m.Resync, ids),
 )
 
 # Plain data as it may sit in a view or an event.
@@ -81,7 +82,7 @@ summaries = st.builds(
 
 server_messages = st.one_of(
     st.builds(m.Welcome, ids, plain, plain, st.integers(1, 3)),
-    st.builds(m.Rooms, ids, st.lists(summaries, max_size=4)),
+    st.builds(m.Rooms, ids, st.lists(summaries, max_size=4), st.none(), st.booleans()),
     st.builds(m.Joined, ids, room_ids, st.none() | seats, st.none() | texts(1, 128),
               st.none() | room_ids),
     st.builds(m.Ok, ids, st.none() | st.integers(0, 2**63 - 1)),
@@ -91,6 +92,9 @@ server_messages = st.one_of(
               st.lists(flat_maps, max_size=4)),
     st.builds(m.ChatPush, room_ids, st.none() | seats, names, texts(1, 200)),
     st.builds(m.NoticePush, room_ids, texts(1, 200)),
+    st.builds(m.Patch, room_ids, st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1),
+              st.lists(st.lists(json_like, min_size=1, max_size=4), max_size=4),
+              st.lists(flat_maps, max_size=4)),
     st.builds(m.History, ids, st.lists(
         st.builds(m.HistoryEntry, st.integers(0, 2**63 - 1), st.lists(flat_maps, max_size=3)),
         max_size=3)),

@@ -13,6 +13,11 @@ events of one move; the action is a ``build`` of a five-level tower (the largest
   message's class; the view is checked separately by ``parse_view``, also timed) and
   ``decode_request`` for the action, against ``json.loads`` of the JSON text;
 * sizes are of the MessagePack frame and of the compact JSON text.
+
+Then what view patches save (``--games`` random 4-seat games played to the end): the mean
+size of the whole ``state`` push of each change against its ``patch`` push, with lists of
+plain values sent whole (what the server does) and as index edits, and the time
+``shared.patch.diff`` takes (once per change of a room).
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ import msgpack
 from bench.common import best_of, machine, room_info, sample_game, table
 from shared import messages as m
 from shared.actions import Build
-from shared.codec import decode, decode_request, encode, encode_state, event_to_wire
+from shared.codec import decode, decode_request, encode, encode_patch, encode_state, event_to_wire
+from shared.patch import diff
 from shared.view import build_view, parse_view
 
 TOWER = ((9, 9, 9, 9, 9), (8, 8, 7, 7), (6, 6, 6), (4, 4), (2,))
@@ -95,14 +101,61 @@ def report(times: dict[str, list[float]]) -> str:
     ])
 
 
+def patch_sizes(games: int, seed: int) -> dict[str, float]:
+    """Mean bytes per change of the whole push and of the patch push (whole lists, index
+    edits) over ``games`` random games, and the mean µs of one ``diff``."""
+    import random
+    import time
+
+    from shared import engine
+    from shared.legal import legal_actions
+
+    sizes = {"whole": 0, "patch": 0, "patch, index edits": 0}
+    changes, spent = 0, 0.0
+    for number in range(games):
+        rng = random.Random(seed + number)
+        state = engine.new_game(["A", "B", "C", "D"], "normal", seed + number)
+        old = build_view(room_info(state), state)
+        while not state.over:
+            assert state.turn is not None
+            state, events = engine.apply(state, state.turn,
+                                         rng.choice(legal_actions(state, state.turn)))
+            new = build_view(room_info(state), state)
+            start = time.perf_counter()
+            patch = diff(old, new)
+            spent += time.perf_counter() - start
+            sizes["whole"] += len(encode_state("r1f2e3d4c", 2, new, events))
+            sizes["patch"] += len(encode_patch("r1f2e3d4c", 1, 2, patch, events))
+            sizes["patch, index edits"] += len(encode_patch(
+                "r1f2e3d4c", 1, 2, diff(old, new, index_edits=True), events))
+            changes += 1
+            old = new
+    return {**{k: v / changes for k, v in sizes.items()}, "diff µs": spent / changes * 1e6}
+
+
+def patch_report(games: int, figures: dict[str, float]) -> str:
+    rows = [["push of one change", "bytes", "÷ whole"]]
+    for name in ("whole", "patch", "patch, index edits"):
+        rows.append([name, f"{figures[name]:.0f}", f"{figures[name] / figures['whole']:.3f}×"])
+    return "\n".join([
+        f"\nview patches: mean over every change of {games} random 4-seat games",
+        table(rows),
+        f"diff (once per change of a room): {figures['diff µs']:.1f} µs",
+    ])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench codec",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=200,
                         help="calls per timing of a push (ten times that for an action)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--games", type=int, default=5,
+                        help="random games whose every change is patched")
     args = parser.parse_args(argv)
     print(report(measure(max(1, min(args.number, 100_000)), args.seed)))
+    games = max(1, min(args.games, 1000))
+    print(patch_report(games, patch_sizes(games, args.seed)))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ state to reach every member of the room (the *broadcast* latency, measured at th
 member). Paced runs wait a think time (0.5–1.5× ``think``) before each action; saturated runs
 (``think`` 0) go as fast as replies come. Every run is bounded: it stops by itself after its
 seconds, every wait has a timeout, and a room that times out stops being driven.
+
+Castell's clients ask for view patches at ``hello`` unless told not to (``patches=False``):
+each then applies every ``patch`` push to the view it holds, as the real client does. Every
+member counts the bytes it receives, so a run says how many bytes each action costs the
+room's members (its ``bytes_per_action``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from bench.common import ROOT, cpu_seconds, percentile
 from server.config import SUBPROTOCOL, ServerConfig
 from shared.board import ADJACENT, ALL_SEGMENT, MAX_RANK, REGIONS, SPECIAL_TILE, Variant
+from shared.patch import apply
 
 #: Seconds any one reply, push or setup step may take before the room is given up.
 WAIT = 10.0
@@ -62,16 +68,19 @@ class ServerProcess:
         return self.proc.pid
 
 
-def server_command(kind: str, connections: int, profile: str | None = None) -> list[str]:
+def server_command(kind: str, connections: int, profile: str | None = None,
+                   db: str = ":memory:", group_commit: bool = True) -> list[str]:
     """The command line of a ``castell`` or ``bare`` server sized for ``connections``
-    (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`). Its bots
-    (the ``bots`` case) act 0.1 s apart, so that they think often in a short run."""
+    (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`), on the
+    database ``db`` with group commit on or off. Its bots (the ``bots`` case) act 0.1 s
+    apart, so that they think often in a short run."""
     python = [sys.executable, *(["-m", "bench.cpuprofile", profile] if profile else [])]
     if kind == "bare":
         return [*python, "-m", "bench.bare", "--port", "0"]
     limit = str(max(connections * 2, 100))
     return [
-        *python, "-m", "server", "--port", "0", "--db", ":memory:",
+        *python, "-m", "server", "--port", "0", "--db", db,
+        "--group-commit", "on" if group_commit else "off",
         "--max-connections", limit, "--max-per-address", limit,
         "--max-rooms", str(max(connections * 50, 2000)), "--rooms-per-connection", "100000",
         "--rooms-per-address", "100000", "--rate", "1000000",
@@ -81,12 +90,13 @@ def server_command(kind: str, connections: int, profile: str | None = None) -> l
 
 
 @contextlib.contextmanager
-def running(kind: str, connections: int, profile: str | None = None,
-            ) -> Iterator[ServerProcess]:
+def running(kind: str, connections: int, profile: str | None = None, db: str = ":memory:",
+            group_commit: bool = True) -> Iterator[ServerProcess]:
     """Start a server of ``kind`` and stop it (SIGTERM, then SIGKILL) on the way out."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = server_command(kind, connections, profile, db, group_commit)
     with tempfile.TemporaryFile(mode="w+") as log:
-        proc = subprocess.Popen(server_command(kind, connections, profile), cwd=ROOT, env=env,
+        proc = subprocess.Popen(command, cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=log, text=True)
         try:
             assert proc.stdout is not None
@@ -140,6 +150,8 @@ class Member:
         self._view: dict[str, Any] | None = None
         self.reply: asyncio.Future[tuple[dict[str, Any], float]] | None = None
         self.want: tuple[int, asyncio.Future[float]] | None = None
+        #: Bytes of every frame received.
+        self.received = 0
         self.reader = asyncio.create_task(self._read())
 
     @property
@@ -152,10 +164,17 @@ class Member:
         with contextlib.suppress(Exception):
             async for data in self.ws:
                 now = time.perf_counter()
+                self.received += len(data)
                 kind, version = peek(data)
-                if kind == "state":
+                if kind == "patch":  # applied at once: the next one applies to its result
+                    patch = msgpack.unpackb(data)
+                    view = apply(self.view, patch["changes"])
+                    self._push, self._view = None, view
+                if kind == "state" and version is not None and version >= self.version:
+                    self._push, self._view = data, None
+                if kind == "state" or kind == "patch":
                     if version is not None and version > self.version:
-                        self.version, self._push, self._view = version, data, None
+                        self.version = version
                         want = self.want
                         if want is not None and version >= want[0] and not want[1].done():
                             want[1].set_result(now)
@@ -258,8 +277,9 @@ class Room:
     this kind of server wants to be spoken to."""
 
     def __init__(self, kind: str, index: int, members: list[Member], seed: int,
-                 bots: str | None = None) -> None:
+                 bots: str | None = None, patches: bool = True) -> None:
         self.kind = kind
+        self.patches = patches
         self.index = index
         self.members = members
         self.bots = bots
@@ -299,7 +319,8 @@ class Room:
     async def hello(self) -> None:
         if self.kind != "bare":
             for i, member in enumerate(self.members):
-                await member.request({"type": "hello", "name": f"load{self.index}-{i}"})
+                await member.request({"type": "hello", "name": f"load{self.index}-{i}",
+                                      **({"patches": True} if self.patches else {})})
 
     @property
     def view(self) -> dict[str, Any]:
@@ -377,13 +398,13 @@ class Room:
 
 
 async def open_rooms(url: str, kind: str, rooms: int, seed: int,
-                     bots: str | None = None) -> list[Room]:
+                     bots: str | None = None, patches: bool = True) -> list[Room]:
     """``rooms`` rooms of four connected clients (or one, and three ``bots``), said hello,
     seated, game started."""
     gate = asyncio.Semaphore(CONNECT_AT_ONCE)
     size = 1 if bots else 4
     members = await asyncio.gather(*(open_member(url, gate) for _ in range(rooms * size)))
-    out = [Room(kind, i, list(members[size * i: size * i + size]), seed + i, bots)
+    out = [Room(kind, i, list(members[size * i: size * i + size]), seed + i, bots, patches)
            for i in range(rooms)]
 
     async def ready(room: Room) -> None:
@@ -421,6 +442,12 @@ class Result:
     games: int
     server_cpu: float  # seconds of CPU the server used inside the window
     load_cpu: float  # seconds of CPU this process used inside the window
+    received: int = 0  # bytes the clients received inside the window
+
+    @property
+    def bytes_per_action(self) -> float:
+        """Bytes the members of a room received per action (replies and pushes)."""
+        return self.received / self.actions if self.actions else 0.0
 
     @property
     def actions(self) -> int:
@@ -442,31 +469,38 @@ class Result:
 
 
 async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: float,
-                think: float, seed: int, bots: str | None = None) -> Result:
+                think: float, seed: int, bots: str | None = None,
+                patches: bool = True) -> Result:
     """Open ``rooms`` rooms on ``server``, drive them for ``warmup + seconds``, close them.
     Only actions started inside the last ``seconds`` are counted."""
-    opened = await open_rooms(server.url, server.kind, rooms, seed, bots)
+    opened = await open_rooms(server.url, server.kind, rooms, seed, bots, patches)
+
+    def received() -> int:
+        return sum(m.received for room in opened for m in room.members)
+
     try:
         begin = time.perf_counter() + warmup
         stats = Stats(window=(begin, begin + seconds))
         tasks = [asyncio.create_task(room.drive(stats, begin + seconds, think))
                  for room in opened]
         await asyncio.sleep(max(0.0, begin - time.perf_counter()))
-        cpu0, load0 = cpu_seconds(server.pid), time.process_time()
+        cpu0, load0, bytes0 = cpu_seconds(server.pid), time.process_time(), received()
         await asyncio.sleep(max(0.0, begin + seconds - time.perf_counter()))
-        cpu1, load1 = cpu_seconds(server.pid), time.process_time()
+        cpu1, load1, bytes1 = cpu_seconds(server.pid), time.process_time(), received()
         async with asyncio.timeout(WAIT + think * 2 + 5):
             await asyncio.gather(*tasks)
     finally:
         await close_rooms(opened)
     return Result(server.kind, rooms, seconds, think, stats.rtt, stats.broadcast, stats.errors,
-                  stats.timeouts, stats.games, cpu1 - cpu0, load1 - load0)
+                  stats.timeouts, stats.games, cpu1 - cpu0, load1 - load0, bytes1 - bytes0)
 
 
 def run(kind: str, rooms: int, *, seconds: float, warmup: float, think: float,
-        seed: int = 1, profile: str | None = None, bots: str | None = None) -> Result:
+        seed: int = 1, profile: str | None = None, bots: str | None = None,
+        patches: bool = True, db: str = ":memory:", group_commit: bool = True) -> Result:
     """One bounded load run against a fresh server of ``kind`` (profiled into ``profile``;
-    with ``bots``, each room one client and three bots of that level)."""
-    with running(kind, rooms * 4, profile) as server:
+    with ``bots``, each room one client and three bots of that level; ``patches``: the
+    clients ask for view patches; castell on the database ``db``, group commit on or off)."""
+    with running(kind, rooms * 4, profile, db, group_commit) as server:
         return asyncio.run(drive(server, rooms, seconds=seconds, warmup=warmup, think=think,
-                                 seed=seed, bots=bots))
+                                 seed=seed, bots=bots, patches=patches))

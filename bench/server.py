@@ -2,7 +2,8 @@
 
     python -m bench server [--rooms 100,500] [--seconds 10] [--think 1.0]
                            [--sat-rooms 50] [--sat-seconds 10] [--repeat 2] [--profile FILE]
-                           [--bot-rooms 50] [--bot-seconds 20]
+                           [--bot-rooms 50] [--bot-seconds 20] [--patches on|off]
+                           [--durable-rooms 50] [--durable-seconds 10] [--postgres URL]
 
 For each room count, ``castell`` (``python -m server --db :memory:`` with generous limits) and
 ``bare`` (:mod:`bench.bare`: echo + broadcast of a pre-encoded view, same socket settings) are
@@ -18,6 +19,12 @@ Then the bots case: ``--bot-rooms`` rooms of one client and three ``hard`` bots 
 apart, thinking in the server's worker processes), next to the same number of rooms of four
 clients and no bot; the client acts as in the paced runs, and its round trip with bots
 thinking beside it must stay within 1.5× of the run without them.
+
+Then the durable case: what a real host runs. The saturated load, ``--durable-rooms`` rooms
+acting as fast as replies come, on castell with a SQLite file (``synchronous=FULL``: every
+commit waits for its fsync) with group commit on and off, alternating; and the same on
+PostgreSQL (a fresh schema, dropped afterwards) when ``--postgres`` answers. Its figure is
+acknowledged actions per second: every one of them stored before its ``ok``.
 
 Figures, each with the bare server's and the ratio: the action round trip (send → reply) p50
 and p99, the broadcast latency (send → the new state at the room's last member) p50 and p99,
@@ -54,6 +61,112 @@ def pairs(rooms: int, repeat: int, **kwargs: Any) -> dict[str, list[Result]]:
         for kind in order:
             out[kind].append(run(kind, rooms, seed=1 + i, **kwargs))
     return out
+
+
+#: The durable case: acknowledged actions/s at saturation, group commit on ÷ off.
+DURABLE_TARGET = 5.0
+#: The PostgreSQL the durable case also runs on, when it answers ("none": not at all).
+POSTGRES_URL = os.environ.get("CASTELL_BENCH_POSTGRES",
+                              "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _postgres_schema(url: str) -> str | None:
+    """A fresh schema's store URL on the PostgreSQL at ``url``, or None when it does not
+    answer (or asyncpg is not installed)."""
+    import asyncio
+    import secrets
+
+    if url == "none":
+        return None
+    try:
+        import asyncpg
+    except ImportError:
+        return None
+
+    async def probe() -> bool:
+        try:
+            conn = await asyncpg.connect(url, timeout=3)
+        except Exception:
+            return False
+        await conn.close()
+        return True
+
+    if not asyncio.run(probe()):
+        return None
+    return f"{url}{'&' if '?' in url else '?'}schema=bench_{secrets.token_hex(4)}"
+
+
+def _drop_schema(url: str, store_url: str) -> None:
+    import asyncio
+
+    import asyncpg
+
+    schema = store_url.rsplit("schema=", 1)[1]
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(url, timeout=10)
+        try:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            await conn.close()
+
+    asyncio.run(drop())
+
+
+def durable_runs(rooms: int, repeat: int, postgres: str, **kwargs: Any,
+                 ) -> dict[str, list[Result]]:
+    """The saturated load on a SQLite file, and on PostgreSQL when it answers, each with
+    group commit on and off (alternating, ``repeat`` runs of each)."""
+    import tempfile
+
+    out: dict[str, list[Result]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        stores = [("file", None)]
+        pg = _postgres_schema(postgres)
+        if pg is not None:
+            stores.append(("postgresql", pg))
+        try:
+            for name, url in stores:
+                for i in range(repeat):
+                    order = (True, False) if i % 2 == 0 else (False, True)
+                    for on in order:
+                        db = url or f"{folder}/bench-{on}-{i}.sqlite3"
+                        case = f"{name}, group commit {'on' if on else 'off'}"
+                        out.setdefault(case, []).append(
+                            run("castell", rooms, seed=1 + i, db=db, group_commit=on,
+                                **kwargs))
+                        if url is not None:  # the next run starts on an empty schema
+                            _drop_schema(postgres, url)
+        finally:
+            if pg is not None:
+                _drop_schema(postgres, pg)
+    return out
+
+
+def durable_report(rooms: int, seconds: float, repeat: int,
+                   results: dict[str, list[Result]]) -> str:
+    rows = [["", "acked actions/s", "rtt p50", "rtt p99", "server CPU/action", "on ÷ off",
+             "target"]]
+    for case, runs in results.items():
+        rate = _median(runs, lambda r: r.throughput)
+        ratio, target = "", ""
+        if case.endswith(" on"):
+            off = results.get(case[:-2] + "off")
+            base = _median(off, lambda r: r.throughput) if off else 0.0
+            ratio = f"{rate / base:.2f}×" if base else "-"
+            target = f"≥ {DURABLE_TARGET:g}×" if case.startswith("file") else ""
+        rows.append([case, f"{rate:,.0f}", f"{_median(runs, lambda r: r.rtt_at(0.5)) * 1e3:.2f}ms",
+                     f"{_median(runs, lambda r: r.rtt_at(0.99)) * 1e3:.2f}ms",
+                     f"{_median(runs, lambda r: r.cpu_per_action) * 1e6:,.0f}µs", ratio,
+                     target])
+    errors = {case: sum(r.errors + r.timeouts for r in rs) for case, rs in results.items()}
+    return "\n".join([
+        f"durable: {rooms} rooms × 4 clients acting as fast as replies come, every action "
+        f"stored before its ok (SQLite file with synchronous FULL; PostgreSQL when it "
+        f"answers), {seconds:g} s measured, median of {repeat}",
+        table(rows),
+        f"refused or timed out: {errors}",
+    ])
 
 
 #: The bots case: the client's round trip beside thinking bots, against none.
@@ -105,6 +218,7 @@ FIGURES: list[tuple[str, Callable[[Result], float], str]] = [
     ("server CPU/action", lambda r: r.cpu_per_action * 1e6, "µs"),
     ("server CPU", lambda r: r.server_cpu / r.seconds * 100, "%"),
     ("load CPU", lambda r: r.load_cpu / r.seconds * 100, "%"),
+    ("bytes/action", lambda r: r.bytes_per_action, " B"),
 ]
 
 
@@ -120,7 +234,7 @@ def report(title: str, results: dict[str, list[Result]], targets: dict[str, str]
     for name, figure, unit in figures:
         bare = _median(results["bare"], figure)
         ours = _median(results["castell"], figure)
-        fmt = "{:,.0f}" if unit in ("", "µs", "%", "/s") else "{:.2f}"
+        fmt = "{:,.0f}" if unit in ("", "µs", "%", "/s", " B") else "{:.2f}"
         rows.append([name, fmt.format(bare) + unit, fmt.format(ours) + unit,
                      f"{ours / bare:.2f}×" if bare else "-", targets.get(name, "")])
     problems = {
@@ -161,6 +275,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bot-rooms", type=int, default=50,
                         help="rooms of the bots case (0: none)")
     parser.add_argument("--bot-seconds", type=float, default=20.0)
+    parser.add_argument("--durable-rooms", type=int, default=50,
+                        help="rooms of the durable case (0: none)")
+    parser.add_argument("--durable-seconds", type=float, default=10.0)
+    parser.add_argument("--postgres", default=POSTGRES_URL, metavar="URL",
+                        help="the PostgreSQL the durable case also runs on, when it answers "
+                             "(a fresh schema, dropped afterwards; 'none': not at all; "
+                             "default $CASTELL_BENCH_POSTGRES or the tests' database)")
+    parser.add_argument("--patches", choices=("on", "off"), default="on",
+                        help="whether castell's clients ask for view patches at hello (on, "
+                             "as the castell client does) or get every view whole (off)")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="also profile one castell run of the last case into FILE by "
                              "CPU time, and summarise it (python -m bench.cpuprofile FILE)")
@@ -170,15 +294,20 @@ def main(argv: list[str] | None = None) -> None:
     sat_seconds = max(0.5, min(args.sat_seconds, 300.0))
     repeat = max(1, min(args.repeat, 10))
     warmup = max(0.0, min(args.warmup, 60.0))
+    patches = args.patches == "on"
     print(f"server under load — {machine()}")
+    print(f"castell's clients take view patches: {args.patches}; bytes/action is what the "
+          "four members of a room receive per action, replies and pushes")
     for n in rooms:
-        results = pairs(n, repeat, seconds=seconds, warmup=warmup, think=args.think)
+        results = pairs(n, repeat, seconds=seconds, warmup=warmup, think=args.think,
+                        patches=patches)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"{n} rooms × 4 clients, about one action per room every {args.think:g} s, "
                      f"{seconds:g} s measured after {warmup:g} s, median of {repeat}",
                      results, paced_targets(n)))
     if args.sat_rooms:
-        results = pairs(args.sat_rooms, repeat, seconds=sat_seconds, warmup=warmup, think=0.0)
+        results = pairs(args.sat_rooms, repeat, seconds=sat_seconds, warmup=warmup, think=0.0,
+                        patches=patches)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"saturated: {args.sat_rooms} rooms × 4 clients acting as fast as replies "
                      f"come, {sat_seconds:g} s measured, median of {repeat}",
@@ -188,14 +317,21 @@ def main(argv: list[str] | None = None) -> None:
     if args.bot_rooms:
         bot_seconds = max(0.5, min(args.bot_seconds, 300.0))
         results = bot_pairs(args.bot_rooms, repeat, seconds=bot_seconds, warmup=warmup,
-                            think=args.think)
+                            think=args.think, patches=patches)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(bot_report(args.bot_rooms, bot_seconds, repeat, results))
+    if args.durable_rooms:
+        durable_seconds = max(0.5, min(args.durable_seconds, 300.0))
+        results = durable_runs(args.durable_rooms, repeat, args.postgres,
+                               seconds=durable_seconds, warmup=warmup, think=0.0,
+                               patches=patches)
+        print(f"\n(load average now {os.getloadavg()[0]:.1f})")
+        print(durable_report(args.durable_rooms, durable_seconds, repeat, results))
     if args.profile:
         saturated = bool(args.sat_rooms)
         n = args.sat_rooms if saturated else rooms[-1]
         run("castell", n, seconds=sat_seconds if saturated else seconds, warmup=warmup,
-            think=0.0 if saturated else args.think, profile=args.profile)
+            think=0.0 if saturated else args.think, profile=args.profile, patches=patches)
         print(f"\nprofile of one castell run ({n} rooms"
               f"{', saturated' if saturated else ''}), by CPU time, in {args.profile}:")
         print(summary(args.profile))

@@ -151,6 +151,8 @@ class Controller:
             timer = f"{lb.timer_text(r.turn_seconds)} turns" if r.turn_seconds else "no timer"
             lines.append(f"  {i:>2}. {safe(r.name)} — {r.taken}/{r.seats} seats · {r.variant}"
                          f" · {timer} · {r.status} · id {r.room}")
+        if self.rooms and self.session.more_rooms:
+            lines.append("  … more rooms: `list more`")
         held = [] if self.session.account else self.session.held_seats()
         if self.session.account and self.games:
             lines.append("Your games (`resume N`, `replay N`; `games` again):")
@@ -408,8 +410,13 @@ class Controller:
             await self.session.add_bot(level)
         await self.session.start_game()
 
-    async def refresh_rooms(self) -> None:
-        self.rooms = await self.session.list_rooms()
+    async def refresh_rooms(self, *, more: bool = False) -> None:
+        """The first page of the room list; with ``more``, the next page added after the
+        rooms shown (their numbers stay, for `join N`)."""
+        if more and self.rooms:
+            self.rooms += await self.session.list_rooms(after=self.rooms[-1].room)
+        else:
+            self.rooms = await self.session.list_rooms()
         self.screen.refresh()
 
     # -- lines -------------------------------------------------------------------------------
@@ -447,7 +454,7 @@ class Controller:
     async def _lobby(self, line: str) -> None:
         cmd = lb.parse_lobby(line)
         if isinstance(cmd, lb.ListRooms):
-            await self.refresh_rooms()
+            await self.refresh_rooms(more=cmd.more)
             self.screen.show_lobby()
         elif isinstance(cmd, lb.CreateRoom):
             await self._create(cmd)

@@ -25,7 +25,9 @@ BOT_LEVELS: Final = ("easy", "normal", "hard", "random", "greedy")
 
 @attrs.frozen
 class ListRooms:
-    """Show the open rooms of the server."""
+    """Show the open rooms of the server (``more``: the next page, after those shown)."""
+
+    more: bool = False
 
 
 @attrs.frozen
@@ -96,6 +98,7 @@ RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
     ("list", "show the open rooms (also: rooms)"),
+    ("list more", "show the next rooms, when the server has more than one page"),
     ("create", "create a room, answering a few questions"),
     ("create NAME [seats=2-4] [advanced] [timer=SECONDS] [private]",
      "create a room at once, e.g. `create Friday night seats=3 timer=90`"),
@@ -280,7 +283,9 @@ def parse_lobby(line: str) -> LobbyCommand:
     if common is not None:
         return common
     if name in ("list", "rooms", "ls", "l"):
-        return ListRooms()
+        if args and args != ["more"]:
+            raise CommandError(f"{name} takes nothing, or `more` for the next rooms")
+        return ListRooms(more=bool(args))
     if name in ("create", "new"):
         return _create(args)
     if name in ("join", "watch", "spectate", "j", "w"):

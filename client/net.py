@@ -5,6 +5,12 @@
 (``state``, ``chat``) in arrival order while keeping the latest ``state``. The terminal
 client, the bots' load generator and the tests all speak through it.
 
+It asks for view patches at ``hello`` (``patches``, docs/protocol.md): a ``patch`` push is
+applied to the view it holds (:func:`shared.patch.apply`) and queued as the ``state`` push of
+the whole view it makes, so whoever reads the pushes sees whole views either way. A patch
+that does not fit the view held (another base, or a path the view lacks) is dropped and the
+whole view asked for again (``resync``).
+
 A server is not trusted further than the codec checks: a frame that does not decode is
 dropped (a reply that cannot be read fails its request), and an error's words are made safe
 for a terminal before anyone can print them.
@@ -35,6 +41,7 @@ from shared.actions import Action
 from shared.codec import decode_server, encode, unpack
 from shared.errors import CastellError, ProtocolError
 from shared.logs import frame_safe_logger
+from shared.patch import apply
 
 #: The largest frame the client accepts from a server.
 MAX_SIZE = 4 * 1024 * 1024
@@ -66,6 +73,15 @@ class GameClient:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self.pushes: asyncio.Queue[Any] = asyncio.Queue()
         self.state: m.StatePush | None = None
+        #: The whole view received last, in arrival order (what a patch applies to), and
+        #: whether a ``resync`` is under way (patches are dropped until its view comes).
+        self.view: m.StatePush | None = None
+        self.resyncing = False
+        #: Whole views received, patches applied, and resyncs asked for.
+        self.views = 0
+        self.patched = 0
+        self.resyncs = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.closed = asyncio.Event()
         self._reader = asyncio.create_task(self._read())
 
@@ -106,9 +122,18 @@ class GameClient:
             raise ServerError(reply)
         return reply
 
-    async def hello(self, name: str, key: str | None = None) -> m.Welcome:
+    async def hello(self, name: str, key: str | None = None, *,
+                    patches: bool = True) -> m.Welcome:
         """Say hello as ``name``; with ``key``, signed in to that key's account (registered
-        under ``name`` the first time)."""
+        under ``name`` the first time). View patches are asked for unless told not to (a
+        server that does not know them refuses the field: then hello again without)."""
+        if not patches:
+            return await self.request(m.Hello, name=name, key=key)
+        try:
+            return await self.request(m.Hello, name=name, key=key, patches=True)
+        except ServerError as exc:
+            if exc.code != "invalid_field" or exc.error.field != "patches":
+                raise
         return await self.request(m.Hello, name=name, key=key)
 
     async def act(self, action: Action) -> int:
@@ -150,6 +175,16 @@ class GameClient:
                 if re is not None and re in self._pending:
                     self._pending[re].set_result(msg)
                     continue
+                if isinstance(msg, m.Patch):
+                    whole = self._apply(msg)
+                    if whole is None:
+                        continue
+                    msg = whole
+                elif isinstance(msg, m.StatePush):
+                    self.resyncing = False
+                    self.views += 1
+                if isinstance(msg, m.StatePush):
+                    self.view = msg
                 if isinstance(msg, m.StatePush) and (
                     self.state is None or msg.version >= self.state.version
                 ):
@@ -162,6 +197,35 @@ class GameClient:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ConnectionError("connection closed"))
+
+    def _apply(self, patch: m.Patch) -> m.StatePush | None:
+        """The whole view ``patch`` makes of the one held; None (and a ``resync`` asked
+        for) when it does not fit that view."""
+        held = self.view
+        if self.resyncing:
+            return None
+        if held is not None and held.room == patch.room and held.version == patch.base:
+            try:
+                view = apply(held.view, list(patch.changes))
+            except ProtocolError as exc:
+                log.info("dropped a patch from the server: %s", safe(exc.message))
+            else:
+                self.patched += 1
+                return m.StatePush(patch.room, patch.version, view, patch.events)
+        self.resyncing = True
+        self.resyncs += 1
+        task = asyncio.get_running_loop().create_task(self._resync())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return None
+
+    async def _resync(self) -> None:
+        """Ask for the whole view again (it comes as a ``state`` push before the ``ok``)."""
+        try:
+            await self.request(m.Resync)
+        except (ServerError, ConnectionError, ProtocolError, WebSocketException) as exc:
+            self.resyncing = False
+            log.info("resync refused: %s", exc)
 
     def _refused(self, data: bytes, exc: ProtocolError) -> None:
         """A frame from the server that breaks the protocol: dropped, and if it answers a

@@ -156,6 +156,8 @@ class Session:
         self.created = False  # whether this session created the room it is in
         self.room_name: str | None = None
         self.state: RoomState | None = None
+        #: Whether the server has more rooms than the last page of the list it sent.
+        self.more_rooms = False
         self.stopped = False
         self.seat_lost = False
         self.on_reconnected: Callable[[], Awaitable[None]] | None = None
@@ -375,11 +377,14 @@ class Session:
         await self.request(m.AddBot, level=level)
         await self._state_where(lambda s: len(s.view.players) > before)
 
-    async def list_rooms(self) -> tuple[m.RoomSummary, ...]:
-        reply = await self.request(m.ListRooms)
+    async def list_rooms(self, after: str | None = None) -> tuple[m.RoomSummary, ...]:
+        """A page of the public rooms: the first, or the one after room ``after``;
+        :attr:`more_rooms` says whether more follow it."""
+        reply = await self.request(m.ListRooms, **({"after": after} if after else {}))
         for node in reply.nodes or ():
             if node not in self.nodes:
                 self.nodes.append(node)
+        self.more_rooms = reply.more
         return reply.rooms
 
     async def _joined(self, reply: m.Joined, join_key: str | None, *,

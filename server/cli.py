@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where games are kept (default: castell.sqlite3 in your data "
                         "folder; ':memory:' keeps nothing; postgresql://HOST/DATABASE for a "
                         "database several nodes share, see docs/deploy.md)")
+    p.add_argument("--group-commit", choices=("on", "off"), default="on",
+                   help="commit the writes that arrive during a commit together, one "
+                        "fsync for many rooms, each acknowledged once its batch is stored "
+                        "(default on; off: one transaction per write)")
 
     tls = p.add_argument_group("TLS (serve wss://)")
     tls.add_argument("--certfile", default=None, metavar="PEM",
@@ -206,7 +210,8 @@ def cluster_from_args(args: argparse.Namespace) -> ClusterConfig | None:
                          lease_ms=args.lease_ms)
 
 
-async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = None) -> None:
+async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = None, *,
+                 group_commit: bool = True) -> None:
     from server.app import CastellServer
     from server.lan import listening_line
     from server.store import open_store
@@ -223,7 +228,8 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise CastellError(f"cannot use the certificate or key: {reason}") from exc
     # The nodes of a cluster share their database; a lone server keeps it to itself.
-    store = open_store(db, shared=True) if cluster is not None else open_store(db)
+    store = open_store(db, shared=True, group_commit=group_commit) if cluster is not None \
+        else open_store(db, group_commit=group_commit)
     server = CastellServer(config, store, cluster=cluster)
     try:
         await server.start()
@@ -281,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream=sys.stderr,
         )
         asyncio.run(_serve(config_from_args(args), _db_location(args.db),
-                           cluster_from_args(args)))
+                           cluster_from_args(args), group_commit=args.group_commit == "on"))
     except CastellError as exc:
         print(f"castell-server: {exc.message}", file=sys.stderr)
         return 1

@@ -35,7 +35,9 @@ Redis up for longer than a lease and a second (the ``_ADOPT`` script checks its 
 **The room list.** Each held room has a summary hash ``room:<id>:info`` (its room-list line,
 plus where it is served), rewritten after each change of the room and expiring with the lease;
 a private room's code maps to its id (``code:<CODE>``). ``list_rooms`` on any node reads every
-node's summaries, as one JSON string, at most every :data:`LIST_FRESH` seconds; ``join_room``
+node's summaries, as one JSON string, at most every :data:`LIST_FRESH` seconds, sorted once
+into a :class:`Listing`; each call answers one page of it (a slice after the room it names,
+``after``), whatever the number of rooms; ``join_room``
 for a room served elsewhere answers ``moved`` with the url of the node that serves it
 (:class:`shared.errors.RoomMoved`).
 
@@ -60,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from server.lobby import LIST_ORDER, new_room_id, not_found
+from server.lobby import list_key, new_room_id, not_found
 from server.room import Room
 from server.runner import RoomRunner
 from shared import messages as m
@@ -78,6 +80,23 @@ if TYPE_CHECKING:
 log = logging.getLogger("castell.cluster")
 
 DEFAULT_PREFIX = "castell:"
+@attrs.frozen
+class Listing:
+    """The cluster's public rooms as read at ``read_at`` (monotonic): every summary in list
+    order (:func:`server.lobby.list_key`), where each room id stands in it, and the node urls."""
+
+    read_at: float
+    rooms: tuple[m.RoomSummary, ...]
+    nodes: tuple[str, ...]
+    index: dict[str, int]
+
+    def page(self, after: str | None, limit: int) -> tuple[tuple[m.RoomSummary, ...], bool]:
+        """At most ``limit`` rooms after the room ``after`` (from the first when None or
+        not listed), and whether more follow: a slice, whatever the list's length."""
+        start = 0 if after is None else self.index.get(after, -1) + 1
+        return self.rooms[start:start + limit], start + limit < len(self.rooms)
+
+
 DEFAULT_LEASE_MS = 10_000
 #: Shorter leases would be renewed more often than a loaded Redis answers.
 MIN_LEASE_MS = 300
@@ -285,9 +304,8 @@ class ClusterNode:
         #: The leases' own connection: renewals never wait behind client traffic.
         self._lease_redis: redis.asyncio.Redis | None = None
         #: The cluster's public rooms as last read: (when, every summary, node urls).
-        self._listing: tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]] | None = None
-        self._listing_task: asyncio.Task[
-            tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]]] | None = None
+        self._listing: Listing | None = None
+        self._listing_task: asyncio.Task[Listing] | None = None
         #: Until when (monotonic) rooms are not taken over: Redis lost its data lately.
         self._held_off_until = 0.0
         self._scripts: dict[str, Any] = {}
@@ -709,33 +727,36 @@ class ClusterNode:
 
     # -- the cluster's rooms ------------------------------------------------------------------
 
-    async def list_rooms(self, limit: int) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...]]:
-        """Every public room of the cluster (those one can join first, at most ``limit``),
-        and the addresses of every node serving now: as read from Redis at most
-        :data:`LIST_FRESH` seconds ago, one read shared by every caller on this node."""
+    async def list_page(self, after: str | None, limit: int,
+                        ) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...], bool]:
+        """A page of the cluster's public rooms (at most ``limit``, those after the room
+        ``after``: :meth:`Listing.page`), the addresses of every node serving now, and
+        whether more rooms follow: as read from Redis at most :data:`LIST_FRESH` seconds
+        ago, one read shared by every caller on this node."""
         self._need_redis()
         listing = self._listing
-        if listing is None or time.monotonic() - listing[0] > LIST_FRESH:
+        if listing is None or time.monotonic() - listing.read_at > LIST_FRESH:
             reading = self._listing_task
             if reading is None:
                 reading = asyncio.get_running_loop().create_task(self._read_list())
                 self._listing_task = reading
                 reading.add_done_callback(self._list_read)
             listing = await asyncio.shield(reading)
-        _, rooms, nodes = listing
-        return rooms[:limit], nodes
+        rooms, more = listing.page(after, limit)
+        return rooms, listing.nodes, more
 
     def _list_read(self, task: asyncio.Task[Any]) -> None:
         self._listing_task = None
         if not task.cancelled() and task.exception() is None:
             self._listing = task.result()
 
-    async def _read_list(self) -> tuple[float, tuple[m.RoomSummary, ...], tuple[str, ...]]:
+    async def _read_list(self) -> Listing:
         read_at = time.monotonic()
         listed = await self._scripts["list"](keys=[self.keys.rooms], args=[self.keys.prefix])
         nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
         lines: list[dict[str, str]] = json.loads(listed)
-        lines.sort(key=lambda f: (LIST_ORDER.get(f["status"], 3), -float(f["created"])))
-        return (read_at, tuple(summary_from_fields(f) for f in lines),
-                tuple(sorted(nodes))[:NODES_MAX])
+        lines.sort(key=lambda f: list_key(f["status"], float(f["created"]), f["room"]))
+        return Listing(read_at, tuple(summary_from_fields(f) for f in lines),
+                       tuple(sorted(nodes))[:NODES_MAX],
+                       {f["room"]: i for i, f in enumerate(lines)})
 

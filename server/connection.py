@@ -37,6 +37,7 @@ from websockets.protocol import Event
 from server.limits import TokenBucket
 
 if TYPE_CHECKING:
+    from server.room import Push
     from server.runner import RoomRunner
 
 log = logging.getLogger("castell.conn")
@@ -106,6 +107,10 @@ class Connection:
         self.close_timeout = close_timeout
         #: Why the server closed this connection, once it did.
         self.close_reason: str | None = None
+        #: Whether it takes view patches (said at hello), and the id of the view it was
+        #: shown last (:class:`server.room.Shown`; None: none, in this room).
+        self.patches = False
+        self.shown: int | None = None
         self._closer: asyncio.Task[None] | None = None
 
     @property
@@ -132,6 +137,17 @@ class Connection:
             log.warning("%r: closed as too slow, %d bytes unread", self,
                         transport.get_write_buffer_size())
             self.close(1008, "too slow: the server could not deliver updates to you")
+
+    def show(self, push: Push[Connection]) -> None:
+        """Show this connection the room's view: as a patch when it takes patches and holds
+        the view the patch is taken against, whole otherwise. Either is encoded once for
+        the room, not per connection."""
+        data = None
+        base = push.base
+        if self.patches and base is not None and base.id == self.shown:
+            data = push.patch()
+        self.shown = push.shown.id
+        self.send_bytes(data if data is not None else push.data)
 
     def close(self, code: int, reason: str) -> None:
         """Close without waiting for the peer (the handler's finally does the cleanup)."""
@@ -171,5 +187,6 @@ class Connection:
         """The connection is in no room any more (it left, its seat was taken back by a
         newer connection, or the room is served elsewhere now)."""
         self.room = None
+        self.shown = None
         if self.state in (ConnState.SEATED, ConnState.WATCHING):
             self.state = ConnState.LOBBY

@@ -10,6 +10,7 @@ room changes or goes (:meth:`Lobby.subscribe`).
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import secrets
 import time
@@ -42,6 +43,12 @@ LIST_ORDER: dict[str, int] = {RoomStatus.WAITING: 0, RoomStatus.PLAYING: 1,
                               RoomStatus.FINISHED: 2}
 
 
+def list_key(status: str, created_at: float, room: str) -> tuple[int, float, str]:
+    """Where a room stands in a room list (:data:`LIST_ORDER`, then newest first, then by
+    id): what a page of the list starts after."""
+    return (LIST_ORDER.get(status, 3), -created_at, room)
+
+
 def new_room_id() -> str:
     """A fresh room id (``r`` and 8 hex digits: 32 random bits)."""
     return "r" + secrets.token_hex(4)
@@ -49,6 +56,10 @@ def new_room_id() -> str:
 
 def not_found(key: str) -> RoomNotFound:
     return RoomNotFound(f"there is no room {key!r} on this server")
+
+
+def _key(room: Room[Any]) -> tuple[int, float, str]:
+    return list_key(room.status, room.created_at, room.id)
 
 
 class Lobby:
@@ -300,6 +311,21 @@ class Lobby:
 
     def public(self) -> list[RoomRunner]:
         return [r for r in self.rooms.values() if not r.room.private]
+
+    def list_page(self, after: str | None, limit: int) -> tuple[list[Room[Any]], bool]:
+        """A page of the public rooms in list order (:func:`list_key`): at most ``limit``,
+        those after the room ``after`` (from the start when None, or when that room is not
+        listed), and whether more follow. One pass over the rooms, whatever the page."""
+        start = None
+        if after is not None:
+            runner = self.rooms.get(after)
+            if runner is not None and not runner.room.private:
+                start = _key(runner.room)
+        keyed = ((_key(r.room), r.room) for r in self.rooms.values() if not r.room.private)
+        if start is not None:
+            keyed = (pair for pair in keyed if pair[0] > start)
+        page = heapq.nsmallest(limit + 1, keyed, key=lambda pair: pair[0])
+        return [room for _, room in page[:limit]], len(page) > limit
 
     def _on_empty(self, runner: RoomRunner) -> None:
         """A room nobody is in: a waiting room goes at once, a started one after a while

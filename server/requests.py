@@ -21,7 +21,6 @@ from server.connection import Connection, ConnState
 from server.export import record_file, room_record_file
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
-from server.lobby import LIST_ORDER
 from server.room import RESERVED_NAMES, BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
@@ -56,7 +55,7 @@ _REFUSED: dict[ConnState, dict[type, tuple[str, str]]] = {
     ConnState.LOBBY: {
         kind: ("not_in_room", "you are not in a room")
         for kind in (m.LeaveRoom, m.AddBot, m.StartGame, m.Chat, m.ActionRequest,
-                     m.HistoryRequest)
+                     m.HistoryRequest, m.Resync)
     },
     ConnState.SEATED: {
         m.Hello: ("already_in_room", "you cannot change your name while in a room"),
@@ -130,6 +129,7 @@ class Requests:
             m.MyGames: self.on_my_games,
             m.Rematch: self.on_rematch,
             m.RecordRequest: self.on_record,
+            m.Resync: self.on_resync,
         }
 
     def use_cluster(self, node: ClusterNode) -> None:
@@ -238,6 +238,7 @@ class Requests:
                                    "choose another name", code="name_taken")
             self.accounts.detach(conn)
         conn.name = name
+        conn.patches = msg.patches
         conn.state = ConnState.LOBBY
         log.info("%s is %r%s", conn.id, name, " (signed in)" if conn.account else "")
         self.reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
@@ -263,18 +264,18 @@ class Requests:
 
     async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
         if self.cluster is not None:
-            rooms, nodes = await self.cluster.list_rooms(self.config.max_listed)
-            self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes))
+            rooms, nodes, more = await self.cluster.list_page(msg.after,
+                                                              self.config.max_listed)
+            self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes, more=more))
             return
-        # A reply must fit in a frame: at most max_listed rooms, those one can join first.
-        public = sorted((r.room for r in self.lobby.public()),
-                        key=lambda r: (LIST_ORDER[r.status], -r.created_at))
+        # A reply must fit in a frame: a page of at most max_listed rooms, in list order.
+        public, more = self.lobby.list_page(msg.after, self.config.max_listed)
         rooms = tuple(
             m.RoomSummary(room=r.id, name=r.name, seats=r.size, taken=r.taken,
                           variant=r.variant, status=r.status, turn_seconds=r.turn_seconds)
-            for r in public[: self.config.max_listed]
+            for r in public
         )
-        self.reply(conn, m.Rooms(re=msg.id, rooms=rooms))
+        self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, more=more))
 
     async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
         if conn.rooms_created >= self.config.rooms_per_connection:
@@ -496,6 +497,8 @@ class Requests:
         else:
             raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
         self.reply(conn, m.Record(re=msg.id, game=game.to_data()))
+    async def on_resync(self, conn: Connection, msg: m.Resync) -> None:
+        await self._room_of(conn).resync(conn, msg.id)
 
 
 def history_reply(re: int, entries: list[Entry], *, frame: int = MAX_FRAME) -> m.History:

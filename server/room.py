@@ -9,7 +9,8 @@ An input that changes the room (a seat taken, an action, a bot's move, a turn ti
 does not change it at once: it returns a :class:`Change` — the room's next version, taken
 once, and the store writes that make that version durable. The driver performs the writes,
 then hands the change back: :meth:`Room.commit` applies it and returns the effects (the
-replies, the one ``state`` push encoded once for every member, timers to arm, bots to wake);
+replies, the one push of the new view — computed once for every member, whole or as a patch
+of the view shown before (:class:`Push`) —, timers to arm, bots to wake);
 :meth:`Room.abort` drops it when the store failed, and says how to go on. One change is in
 flight at a time. Refusals (a full room, an illegal action) raise before any change.
 
@@ -23,6 +24,7 @@ The path of one action through the server::
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 import secrets
@@ -45,8 +47,9 @@ from shared import engine
 from shared import events as ev
 from shared import messages as m
 from shared.actions import Action, EndTurn
-from shared.codec import encode, encode_state, pack_action, unpack_action
+from shared.codec import encode, encode_patch, encode_state, pack_action, unpack_action
 from shared.errors import CastellError, RuleError
+from shared.patch import diff
 from shared.state import GameState
 from shared.view import RoomInfo, RoomStatus, SeatInfo, build_view
 
@@ -172,6 +175,68 @@ class Send(Generic[M]):
     lossy: bool = False
 
 
+#: Ids of the views rooms show, unique in the server: a connection's id of the view it holds
+#: says which view that is, whatever room it came from.
+_shown_ids = itertools.count(1)
+
+#: The most changes a ``patch`` push carries; a bigger change of the view is sent whole.
+MAX_CHANGES = 200
+
+
+@attrs.frozen
+class Shown:
+    """A view as the room showed it to its members: its id, version and the view itself."""
+
+    id: int
+    version: int
+    view: dict[str, Any]
+
+
+@attrs.define(eq=False)
+class Push(Generic[M]):
+    """Show the room's view (``shown``) to each of ``to``, with ``events``: a ``state`` push
+    of the whole view, or, to a member that takes patches and holds the view shown before
+    (``base``), a ``patch`` push of what changed since. Each is computed and encoded at most
+    once however many members get it (:attr:`data`, :meth:`patch`): never per member."""
+
+    to: tuple[M, ...]
+    room: str
+    shown: Shown
+    events: tuple[Any, ...] = ()
+    base: Shown | None = None
+    _data: bytes | None = None
+    _patch: bytes | None = None
+    _patched: bool = False
+
+    @property
+    def data(self) -> bytes:
+        """The ``state`` push of the whole view."""
+        if self._data is None:
+            self._data = encode_state(self.room, self.shown.version, self.shown.view,
+                                      self.events)
+        return self._data
+
+    def patch(self) -> bytes | None:
+        """The ``patch`` push against ``base``; None when there is no base, or the view
+        changed too much for a patch to be worth it."""
+        if not self._patched:
+            self._patched = True
+            base = self.base
+            if base is not None:
+                changes = diff(base.view, self.shown.view)
+                if len(changes) <= MAX_CHANGES:
+                    self._patch = encode_patch(self.room, base.version, self.shown.version,
+                                               changes, self.events)
+        return self._patch
+
+
+@attrs.frozen
+class _ShowTo(Generic[M]):
+    """In a change's outcome: the view as committed, whole, to ``member`` (a joiner)."""
+
+    member: M
+
+
 @attrs.frozen
 class Close(Generic[M]):
     """Close a member's connection; it is no longer in the room."""
@@ -202,7 +267,7 @@ class WakeBot:
     delay: float
 
 
-Effect = Send[M] | Close[M] | ArmTimer | CancelTimer | WakeBot
+Effect = Send[M] | Push[M] | Close[M] | ArmTimer | CancelTimer | WakeBot
 
 
 @attrs.frozen(eq=False)
@@ -331,6 +396,8 @@ class Room(Generic[M]):
         self.reserved: dict[int, str] = {}
         #: The seats stored as belonging to an account (see :meth:`_claim`).
         self._accounted: set[int] = set()
+        #: The view shown to the members last (what a patch is taken against).
+        self.shown: Shown | None = None
 
     @classmethod
     def from_record(cls, record: GameRecord, *, now: float, **options: Any) -> Room[M]:
@@ -383,7 +450,7 @@ class Room(Generic[M]):
                 if again is not None:
                     again.member = seat.member
         room.spectators = dict(self.spectators)
-        effects: list[Effect[M]] = [Send(tuple(room.members()), room.current())]
+        effects: list[Effect[M]] = [room.show_current(tuple(room.members()))]
         return room, [*effects, *room.resume_play(now=now)]
 
     # -- what the room looks like ----------------------------------------------------------
@@ -464,7 +531,7 @@ class Room(Generic[M]):
         """Show the others who is watching now: the current view again, at the same version
         (watching changes nothing of the room), with no events."""
         to = tuple(member for member in self.members() if member != skip)
-        return [Send(to, self.current())] if to else []
+        return [self._show(to, ())] if to else []
 
     def _player_seat(self, member: M) -> int:
         seat = self.seat_of(member)
@@ -491,6 +558,22 @@ class Room(Generic[M]):
     def current(self) -> bytes:
         """The current view with no events: what a member gets right after joining."""
         return encode_state(self.id, self.version, self.view(), ())
+
+    def _show(self, to: tuple[M, ...], events: Any) -> Push[M]:
+        """Show the view as it is now to ``to``, as a change of the view shown before."""
+        shown = Shown(next(_shown_ids), self.version, self.view())
+        push: Push[M] = Push(to, self.id, shown, tuple(events), self.shown)
+        self.shown = shown
+        return push
+
+    def show_current(self, to: tuple[M, ...]) -> Push[M]:
+        """The current view, whole and with no events, to ``to`` (a joiner; a member that
+        asked for it again): the view shown to the others, when it is the current one."""
+        view = self.view()
+        shown = self.shown
+        if shown is None or shown.version != self.version or shown.view != view:
+            shown = self.shown = Shown(next(_shown_ids), self.version, view)
+        return Push(to, self.id, shown)
 
     # -- the one write path ----------------------------------------------------------------
 
@@ -559,9 +642,9 @@ class Room(Generic[M]):
         effects.extend(outcome.before)
         effects.extend(self._turn_effects(now))
         to = tuple(member for member in self.members() if member != outcome.skip)
-        effects.append(Send(to, encode_state(self.id, self.version, self.view(),
-                                             outcome.events)))
-        effects.extend(outcome.after)
+        effects.append(self._show(to, outcome.events))
+        effects.extend(self.show_current((e.member,)) if isinstance(e, _ShowTo) else e
+                       for e in outcome.after)
         effects.extend(self._bot_effects())
         return effects
 
@@ -617,7 +700,7 @@ class Room(Generic[M]):
             return _Outcome([ev.PlayerJoined(index, name)], skip=member, after=[
                 Send((member,), encode(m.Joined(re=re, room=self.id, seat=index, token=token,
                                                 code=code))),
-                Send((member,), self.current()),
+                _ShowTo(member),
             ])
 
         return self._propose(writes, apply)
@@ -715,7 +798,7 @@ class Room(Generic[M]):
                             skip=member, after=[
                 Send((member,), encode(m.Joined(re=re, room=self.id, seat=found.index,
                                                 token=None, code=code))),
-                Send((member,), self.current()),
+                _ShowTo(member),
             ])
 
         return self._propose(self._version_write, apply)
@@ -731,10 +814,15 @@ class Room(Generic[M]):
                             code="room_full")
         self._check_name(name)
         self.spectators[member] = name
+        others = self._spectators_changed(skip=member)  # shows the view the joiner gets too
         return [Send((member,), encode(m.Joined(re=re, room=self.id, seat=None, token=None,
                                                 code=None))),
-                Send((member,), self.current()),
-                *self._spectators_changed(skip=member)]
+                self.show_current((member,)), *others]
+
+    def resync(self, member: M, re: int) -> list[Effect[M]]:
+        """A member asks for the whole view again (a patch did not fit the one it holds):
+        the current view, then ``ok``."""
+        return [self.show_current((member,)), Send((member,), encode(m.Ok(re=re)))]
 
     def unwatch(self, member: M) -> list[Effect[M]]:
         """A spectator leaves (or its connection dropped): the others see it gone."""

@@ -37,6 +37,7 @@ from server.room import (
     Close,
     Effect,
     Finish,
+    Push,
     PutSeat,
     RemoveSeat,
     Room,
@@ -182,6 +183,12 @@ class RoomRunner:
             self._check_held()
             self._perform(self.room.watch(conn, re, name=conn.name or "?",
                                           max_spectators=max_spectators))
+
+    async def resync(self, conn: Connection, re: int) -> None:
+        """Send ``conn`` the room's whole view again, then ``ok``."""
+        async with self._lock:
+            self._check_held()
+            self._perform(self.room.resync(conn, re))
 
     async def leave(self, conn: Connection, *, dropped: bool) -> None:
         """``conn`` left the room, or its connection dropped; never refused."""
@@ -407,6 +414,9 @@ class RoomRunner:
                 case Send(to, data, lossy):
                     for conn in to:
                         conn.send_bytes(data, lossy=lossy)
+                case Push(to):
+                    for conn in to:
+                        conn.show(effect)
                 case Close(conn, code, reason):
                     conn.leave_room()
                     conn.close(code, reason)

@@ -4,8 +4,9 @@ Owns the binary side of ``docs/protocol.md``: :func:`encode` turns a message int
 one frame; :func:`decode`, :func:`decode_request` and :func:`decode_server` turn a frame back
 into a checked message. Whatever arrives, decoding either returns a message or raises one
 :class:`~shared.errors.ProtocolError` — never anything else — so a server can always answer.
-Also :func:`event_to_wire` (engine events as wire maps) and :func:`encode_state`, and the
-stored form of one action: :func:`pack_action` and :func:`unpack_action`.
+Also :func:`event_to_wire` (engine events as wire maps), :func:`encode_state` and
+:func:`encode_patch`, and the stored form of one action: :func:`pack_action` and
+:func:`unpack_action`.
 
 Limits, checked before any field is looked at (a breach is ``bad_message``):
 
@@ -30,6 +31,7 @@ from shared.actions import Action, action_fields
 from shared.errors import ProtocolError
 from shared.messages import (
     Message,
+    Patch,
     Request,
     ServerMessage,
     StatePush,
@@ -187,6 +189,22 @@ def encode_state(room: str, version: int, view: dict[str, Any], events: Iterable
         )
     except TypeError:  # something msgpack cannot pack as it is: let the converter do it
         return encode(StatePush(room, version, view, wire))
+
+
+def encode_patch(room: str, base: int, version: int, changes: list[Any],
+                 events: Iterable[Any]) -> bytes:
+    """The bytes of a ``patch`` push: the view at ``version`` as ``changes`` (plain data, from
+    :func:`shared.patch.diff`) to the view at ``base``, with ``events`` as in
+    :func:`encode_state` (and packed the same fast way)."""
+    wire = tuple(event_to_wire(e) for e in events)
+    try:
+        return msgpack.packb(
+            {"type": Patch.TYPE, "room": room, "base": base, "version": version,
+             "changes": changes, "events": wire},
+            use_bin_type=True,
+        )
+    except TypeError:
+        return encode(Patch(room, base, version, changes, wire))
 
 
 def pack_action(action: Action) -> bytes:

@@ -72,14 +72,19 @@ class Hello:
     id: MessageId
     name: PlayerName
     key: AccountKey | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: Whether this connection takes view patches (an addition: :class:`Patch`); left off
+    #: the wire when false, so a server that does not know it is not asked.
+    patches: bool = attrs.field(default=False, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
 class ListRooms:
-    """Ask for the public rooms. Reply: :class:`Rooms`."""
+    """Ask for the public rooms. Reply: :class:`Rooms`. ``after`` (an addition) asks for the
+    page that follows the room of that id in the list."""
 
     TYPE: ClassVar[str] = "list_rooms"
     id: MessageId
+    after: RoomId | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -202,6 +207,15 @@ class RecordRequest:
     room: RoomId
 
 
+@attrs.frozen
+class Resync:
+    """Ask for the room's whole view again (a patch did not fit the view this client holds).
+    Reply: :class:`Ok`, after a :class:`StatePush` with the current view."""
+
+    TYPE: ClassVar[str] = "resync"
+    id: MessageId
+
+
 # Server → client ------------------------------------------------------------------------------
 
 
@@ -258,6 +272,9 @@ class Rooms:
     rooms: tuple[RoomSummary, ...] = attrs.field(converter=_summaries)
     nodes: NodeUrls | None = attrs.field(default=None, converter=_optional_tuple,
                                          metadata={OMIT_NONE: True})
+    #: Whether more rooms follow this page (an addition, left out when false): ask for them
+    #: with ``after`` set to the last room of this one.
+    more: bool = attrs.field(default=False, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -332,6 +349,24 @@ class StatePush:
     room: RoomId
     version: Version
     view: dict[str, Any]
+    events: tuple[dict[str, Any], ...] = attrs.field(converter=_events)
+
+
+def _changes(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Patch:
+    """Push (an addition, to a connection that said ``patches`` at hello): the room's view at
+    ``version`` as ``changes`` (:mod:`shared.patch`) to the view at version ``base``, the one
+    this connection was sent last; with the events since, as in :class:`StatePush`."""
+
+    TYPE: ClassVar[str] = "patch"
+    room: RoomId
+    base: Version
+    version: Version
+    changes: tuple[Any, ...] = attrs.field(converter=_changes)
     events: tuple[dict[str, Any], ...] = attrs.field(converter=_events)
 
 
@@ -451,9 +486,9 @@ class YourTurnPush:
 
 
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
-    | ActionRequest | HistoryRequest | MyGames | Rematch | RecordRequest
+    | ActionRequest | HistoryRequest | MyGames | Rematch | RecordRequest | Resync
 ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
-    | History | Games | Record | InvitePush | YourTurnPush
+    | History | Games | Record | InvitePush | YourTurnPush | Patch
 Message = Request | ServerMessage
 
 #: Client → server messages by ``type``.
@@ -461,14 +496,14 @@ REQUEST_TYPES: Final[dict[str, type]] = {
     cls.TYPE: cls
     for cls in (
         Hello, ListRooms, CreateRoom, JoinRoom, LeaveRoom, AddBot, StartGame, Chat,
-        ActionRequest, HistoryRequest, MyGames, Rematch, RecordRequest,
+        ActionRequest, HistoryRequest, MyGames, Rematch, RecordRequest, Resync,
     )
 }
 #: Server → client messages by ``type``.
 SERVER_TYPES: Final[dict[str, type]] = {
     cls.TYPE: cls
     for cls in (Welcome, Rooms, Joined, Ok, Error, StatePush, ChatPush, NoticePush, History,
-                Games, Record, InvitePush, YourTurnPush)
+                Games, Record, InvitePush, YourTurnPush, Patch)
 }
 
 

@@ -45,7 +45,7 @@ def test_the_load_generator_picks_only_legal_actions(seed, variant):
 
 @pytest.mark.parametrize(("name", "argv", "expect"), [
     ("engine", ["--seconds", "0.2"], "attrs.evolve"),
-    ("codec", ["--number", "2"], "push encode"),
+    ("codec", ["--number", "2", "--games", "1"], "patch, index edits"),
     ("store", ["--count", "5"], "memory (baseline)"),
     ("solver", ["--runs", "1"], "baseline"),
     ("memory", ["--connections", "8", "--settle", "0.1"], "castell ÷ bare"),
@@ -62,6 +62,7 @@ def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys, tmp_
     bench_main.run("server", ["--rooms", "2", "--seconds", "0.5", "--warmup", "0",
                               "--think", "0.1", "--sat-rooms", "2", "--sat-seconds", "0.5",
                               "--bot-rooms", "2", "--bot-seconds", "1",
+                              "--durable-rooms", "2", "--durable-seconds", "0.5",
                               "--repeat", "1", "--profile", str(profile)])
     out = capsys.readouterr().out
     # the bots case: rooms of one client and three hard bots, next to rooms without bots
@@ -69,6 +70,14 @@ def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys, tmp_
     assert "refused or timed out: {'no bots': 0, 'hard bots': 0}" in out
     assert out.count("castell ÷ bare") == 2  # the paced table and the saturated one
     assert out.count("refused 0, timed out 0 (bare 0/0)") == 2
+    # what the members of a room receive per action, patched views and all
+    assert out.count("bytes/action") == 3  # the note, and both tables
+    # the durable case: a SQLite file and the tests' PostgreSQL, group commit on and off,
+    # every action acknowledged once stored, none refused
+    for case in ("file", "postgresql"):
+        assert f"{case}, group commit on " in out and f"{case}, group commit off " in out
+    assert "'file, group commit on': 0, 'file, group commit off': 0, 'postgresql, group " \
+           "commit on': 0, 'postgresql, group commit off': 0" in out
     # the profiled run's summary charges CPU time to our code by path
     assert profile.exists() and "ours: server/" in out and "server/app.py" in out
 

@@ -23,6 +23,7 @@ from server.room import (
     Change,
     Close,
     Finish,
+    Push,
     PutSeat,
     RemoveSeat,
     Room,
@@ -49,7 +50,7 @@ def new_room(seats: int = 2, *, turn_seconds: int | None = None,
 def sent(effects: list[Any], member: str) -> list[dict[str, Any]]:
     """The messages ``member`` is sent by these effects, decoded, in order."""
     return [msgpack.unpackb(e.data) for e in effects
-            if isinstance(e, Send) and member in e.to]
+            if isinstance(e, Send | Push) and member in e.to]
 
 
 def done(room: Room[str], change: Change, now: float = NOW) -> list[Any]:

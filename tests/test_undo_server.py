@@ -10,7 +10,7 @@ import msgpack
 import pytest
 
 from client.net import GameClient, ServerError
-from server.room import AppendAction, ArmTimer, Room, Send
+from server.room import AppendAction, ArmTimer, Push, Room, Send
 from shared import messages as m
 from shared.actions import Build, EndTurn, Move, Recruit, Undo, action_fields
 from shared.codec import pack_action
@@ -59,7 +59,8 @@ def test_the_room_stores_an_undo_like_any_action_and_keeps_the_turn_s_timer():
     assert room.state == state and room.log[-1] == (state.turn, Undo())
     # the same turn: no fresh timer, the deadline stays where it was
     assert not any(isinstance(e, ArmTimer) for e in effects) and room.deadline == NOW + 60
-    sent = [msgpack.unpackb(e.data) for e in effects if isinstance(e, Send) and actor in e.to]
+    sent = [msgpack.unpackb(e.data) for e in effects if isinstance(e, Send | Push)
+            and actor in e.to]
     [push] = [message for message in sent if message["type"] == "state"]
     assert push["events"] == [{"kind": "undone", "seat": state.turn,
                                "action": {"kind": "move", "region": "gir"}}]

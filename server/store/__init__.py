@@ -62,7 +62,7 @@ def open_store(url_or_path: str | os.PathLike[str], **options: Any) -> Store:
       the tables in schema NAME (default ``castell``); needs the ``cluster`` extra (asyncpg).
 
     ``options`` go to the backend (for SQLite: ``synchronous``, ``busy_timeout``; for
-    PostgreSQL: ``pool_size``, ``connect_timeout``).
+    PostgreSQL: ``pool_size``, ``connect_timeout``; for both: ``group_commit``).
     """
     text = os.fspath(url_or_path)
     match = _SCHEME.match(text)

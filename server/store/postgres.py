@@ -32,6 +32,13 @@ How it keeps the promises of the interface:
 * **Writes about one room in order.** The pool runs statements on several connections; a
   first-come, first-served lock per room keeps the writes about one room in the order they
   were awaited.
+* **Group commit.** Unless ``group_commit=False``, writes are not each their own
+  transaction: those that arrive while a commit is in flight wait in a queue and go together
+  in the next one (one WAL flush for many rooms), each inside its own savepoint. A write that
+  fails (a fenced write's ``version_conflict``, a finished room) is rolled back to its
+  savepoint and fails alone; the others of its batch are committed. A write's coroutine
+  returns only once its batch's COMMIT did; when the COMMIT (or the connection) fails, every
+  write of the batch fails, and no other.
 
 ``asyncpg`` is imported when a store opens, so a server on SQLite never needs it.
 """
@@ -156,6 +163,7 @@ class PostgresStore(Store):
         shared: bool = False,
         pool_size: int = 8,
         connect_timeout: float = 10.0,
+        group_commit: bool = True,
     ) -> None:
         self.dsn, url_schema = split_schema(url)
         self.schema = schema or url_schema
@@ -167,6 +175,14 @@ class PostgresStore(Store):
         self._pool: asyncpg.Pool | None = None
         self._holder: asyncpg.Connection | None = None
         self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        #: Whether writes arriving during a commit are committed together (module docstring).
+        self.group_commit = group_commit
+        self._queue: list[tuple[Callable[[asyncpg.Connection], Awaitable[Any]],
+                                asyncio.Future[Any]]] = []
+        self._committer: asyncio.Task[None] | None = None
+        #: Batches committed, and the writes they held.
+        self.batches = 0
+        self.batched_writes = 0
         self._relock = asyncio.Lock()
         self._retaking: asyncio.Task[None] | None = None
 
@@ -307,6 +323,10 @@ class PostgresStore(Store):
         return holder
 
     async def close(self) -> None:
+        committer = self._committer
+        if committer is not None:  # the writes queued are committed (or fail) first
+            with contextlib.suppress(Exception):
+                await asyncio.shield(committer)
         pool, self._pool = self._pool, None
         holder, self._holder = self._holder, None
         if self._retaking is not None:
@@ -481,6 +501,13 @@ class PostgresStore(Store):
         pool = self._need_pool()
         async with self._room_turn(room):
             await self._check_lock()
+            if self.group_commit:
+                loop = asyncio.get_running_loop()
+                future: asyncio.Future[T] = loop.create_future()
+                self._queue.append((work, future))
+                if self._committer is None or self._committer.done():
+                    self._committer = loop.create_task(self._commit_queued())
+                return await future
             try:
                 async with pool.acquire() as conn, conn.transaction():
                     return await work(conn)
@@ -488,6 +515,46 @@ class PostgresStore(Store):
                 raise
             except Exception as exc:
                 raise self._translate(exc) from exc
+
+    async def _commit_queued(self) -> None:
+        """Commit the queued writes a batch at a time: all those queued when the previous
+        commit is done go in one transaction, each in a savepoint of its own."""
+        while self._queue:
+            batch, self._queue = self._queue, []
+            outcomes: list[tuple[bool, Any]] = []
+            try:
+                pool = self._need_pool()
+                async with pool.acquire() as conn, conn.transaction():
+                    for work, _ in batch:
+                        try:
+                            async with conn.transaction():  # a savepoint
+                                value = await work(conn)
+                        except Exception as exc:
+                            if conn.is_closed():
+                                raise
+                            error = exc if isinstance(exc, StoreError) else self._translate(exc)
+                            if error is not exc:
+                                error.__cause__ = exc
+                            outcomes.append((False, error))
+                        else:
+                            outcomes.append((True, value))
+            except Exception as exc:  # the batch as a whole failed: each of its writes too
+                failure = exc if isinstance(exc, StoreError) else self._translate(exc)
+                if failure is not exc:
+                    failure.__cause__ = exc
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(failure)
+                continue
+            self.batches += 1
+            self.batched_writes += len(batch)
+            for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+                if future.done():  # its caller was cancelled: the write stands all the same
+                    continue
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(value)
 
     async def _read(self, work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
         """Run ``work(conn)`` in one read-only snapshot (REPEATABLE READ)."""

@@ -50,19 +50,24 @@ actions = st.one_of(
 )
 
 requests = st.one_of(
-    st.builds(m.Hello, ids, names),
-    st.builds(m.ListRooms, ids),
+    st.builds(m.Hello, ids, names, st.none() | texts(32, 128), st.booleans()),
+    st.builds(m.ListRooms, ids, st.none() | room_ids),
     st.builds(m.CreateRoom, ids, room_names, st.integers(2, 4),
               st.sampled_from(["normal", "advanced"]),
-              st.none() | st.integers(10, 3600), st.booleans()),
+              st.none() | st.integers(10, 7 * 24 * 3600), st.booleans()),
     st.builds(m.JoinRoom, ids, room_ids, st.sampled_from(["player", "spectator"]),
               st.none() | texts(1, 128)),
     st.builds(m.LeaveRoom, ids),
-    st.builds(m.AddBot, ids, st.sampled_from(["random", "greedy"])),
+    st.builds(m.AddBot, ids, st.sampled_from(["easy", "normal", "hard", "random", "greedy"])),
     st.builds(m.StartGame, ids),
     st.builds(m.Chat, ids, texts(1, 200)),
     st.builds(m.ActionRequest, ids, actions),
     st.builds(m.HistoryRequest, ids, st.none() | st.integers(0, 2**63 - 1), st.integers(1, 500)),
+    st.builds(m.Resync, ids),
+    st.builds(m.MyGames, ids, st.none() | st.sampled_from(["playing", "finished"]),
+              st.integers(1, 100)),
+    st.builds(m.Rematch, ids),
+    st.builds(m.RecordRequest, ids, room_ids),
 )
 
 # Plain data as it may sit in a view or an event.
@@ -81,7 +86,7 @@ summaries = st.builds(
 
 server_messages = st.one_of(
     st.builds(m.Welcome, ids, plain, plain, st.integers(1, 3)),
-    st.builds(m.Rooms, ids, st.lists(summaries, max_size=4)),
+    st.builds(m.Rooms, ids, st.lists(summaries, max_size=4), st.none(), st.booleans()),
     st.builds(m.Joined, ids, room_ids, st.none() | seats, st.none() | texts(1, 128),
               st.none() | room_ids),
     st.builds(m.Ok, ids, st.none() | st.integers(0, 2**63 - 1)),
@@ -91,6 +96,9 @@ server_messages = st.one_of(
               st.lists(flat_maps, max_size=4)),
     st.builds(m.ChatPush, room_ids, st.none() | seats, names, texts(1, 200)),
     st.builds(m.NoticePush, room_ids, texts(1, 200)),
+    st.builds(m.Patch, room_ids, st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1),
+              st.lists(st.lists(json_like, min_size=1, max_size=4), max_size=4),
+              st.lists(flat_maps, max_size=4)),
     st.builds(m.History, ids, st.lists(
         st.builds(m.HistoryEntry, st.integers(0, 2**63 - 1), st.lists(flat_maps, max_size=3)),
         max_size=3)),

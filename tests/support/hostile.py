@@ -25,7 +25,8 @@ from shared.errors import ProtocolError
 from tests.support.wire import play_legal
 
 SUBPROTOCOL = m.SUBPROTOCOL
-PUSHES = (m.StatePush, m.ChatPush)
+#: Every push a server sends unasked (a reply has a `re`, a push has none).
+PUSHES = (m.StatePush, m.ChatPush, m.NoticePush, m.Patch, m.InvitePush, m.YourTurnPush)
 
 
 async def raw(url: str, **kwargs: Any) -> ClientConnection:

@@ -376,7 +376,8 @@ class Controller:
         if waiting:
             self.screen.info(f"your turn in {waiting} game{'s' if waiting != 1 else ''}: "
                              "`games` lists them, `resume N` takes one up")
-        self.screen.show_lobby()
+        # (the screen shows the lobby, games included, once the start is over: only once)
+        self.screen.refresh()
 
     async def _yes(self, question: str) -> bool:
         """Ask a yes-or-no question whose default is yes; anything unreadable is no."""
@@ -650,6 +651,8 @@ class Controller:
         self._my_turn_key = None
         with contextlib.suppress(CastellError):
             await self.refresh_rooms()
+            if self.session.account:  # the game just left stands as it is now
+                await self.refresh_games()
         self.screen.show_lobby()
 
     async def _game(self, line: str) -> None:

@@ -203,7 +203,7 @@ class CastellServer:
                 await self.lobby.drop(runner)
         else:
             while any(r.room.status == RoomStatus.PLAYING
-                      and any(s is not None and s.connected for s in r.room.seats)
+                      and any(s is not None and s.member is not None for s in r.room.seats)
                       for r in self.lobby.rooms.values()):
                 await asyncio.sleep(0.5)
         log.info("drained: the server stops")

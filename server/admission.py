@@ -19,6 +19,8 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from server.config import ServerConfig
+from server.metrics import CONTENT_TYPE_LATEST, Metrics
+from server.moderation import Moderation, until
 from shared.messages import SUBPROTOCOL
 
 log = logging.getLogger("castell.server")
@@ -61,11 +63,23 @@ class Admission:
         #: the address it counts against: what the connection caps count.
         self.admitted: dict[ServerConnection, str] = {}
         self.per_address: Counter[str] = Counter()
+        #: Whether the server takes new players (``/ready``): not while it starts or drains.
+        self.ready = False
+        #: Served at ``/metrics`` (None: not on this port); bans checked at the handshake.
+        self.metrics: Metrics | None = None
+        self.moderation: Moderation | None = None
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """websockets' hook: refuse, or admit and count, one connection."""
         if request.path == "/health":
             return connection.respond(HTTPStatus.OK, "ok\n")
+        if request.path == "/ready":
+            return connection.respond(HTTPStatus.OK, "ready\n") if self.ready else \
+                connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "not ready\n")
+        if request.path == "/metrics" and self.metrics is not None:
+            response = connection.respond(HTTPStatus.OK, self.metrics.scrape().decode())
+            response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+            return response
         if SUBPROTOCOL not in offered_subprotocols(request.headers):
             return connection.respond(
                 HTTPStatus.BAD_REQUEST,
@@ -73,6 +87,11 @@ class Admission:
                 f"{SUBPROTOCOL}.\n",
             )
         address = self.address(connection, request)
+        ban = self.moderation.address_ban(address) if self.moderation is not None else None
+        if ban is not None:
+            return connection.respond(HTTPStatus.FORBIDDEN,
+                                      f"Your address is barred from this Castell server"
+                                      f"{until(ban)}.\n")
         if len(self.admitted) >= self.config.max_connections:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE,
                                       "This Castell server is full; try again later.\n")

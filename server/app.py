@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +21,14 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
+from server.admin import AdminConsole
 from server.admission import Admission
 from server.config import ServerConfig
 from server.connection import CastellWebSocket, Connection, ConnState
 from server.limits import TokenBucket
 from server.lobby import Lobby
+from server.metrics import Metrics
+from server.moderation import Moderation
 from server.requests import Requests
 from server.store.base import Store
 from server.thinking import Thinkers
@@ -32,6 +36,7 @@ from server.tls import server_ssl_context
 from shared.errors import CastellError
 from shared.logs import frame_safe_logger
 from shared.messages import SUBPROTOCOL
+from shared.view import RoomStatus
 
 if TYPE_CHECKING:
     from server.cluster import ClusterConfig, ClusterNode
@@ -98,6 +103,19 @@ class CastellServer:
                            turn_time_scale=self.config.turn_time_scale)
         self.admission = Admission(self.config)
         self.requests = Requests(self.config, self.lobby)
+        # The host's tools (docs/operations.md): metrics, bans and mutes, the console.
+        self.metrics: Metrics | None = None if self.config.no_metrics \
+            else Metrics(self._sample)
+        self.moderation = Moderation(store)
+        self.lobby.metrics = self.requests.metrics = self.metrics
+        self.requests.moderation = self.admission.moderation = self.moderation
+        if self.config.metrics_listen is None:
+            self.admission.metrics = self.metrics
+        self.admin: AdminConsole | None = None
+        self._metrics_http: Any = None
+        #: Set when the server drained (admin drain) and should now stop.
+        self.drained = asyncio.Event()
+        self._draining: asyncio.Task[None] | None = None
         #: Connections whose handler runs (handshake done).
         self.connections: set[Connection] = set()
         self._server: Server | None = None
@@ -136,6 +154,60 @@ class CastellServer:
         # Where it listens is said once, by castell-server (with the addresses for friends).
         if self.cluster_config is not None:
             await self._join_cluster(self.cluster_config)
+        await self._start_tools()
+
+    async def _start_tools(self) -> None:
+        """The host's tools: the stored bans, the metrics' own address, the console; then
+        the server is ready for players (``/ready``)."""
+        await self.moderation.load()
+        if self.metrics is not None and self.config.metrics_listen is not None:
+            from prometheus_client import start_http_server
+
+            host, _, port = self.config.metrics_listen.rpartition(":")
+            self._metrics_http, _ = start_http_server(int(port), host or "127.0.0.1",
+                                                      registry=self.metrics.registry)
+        if self.config.admin_socket is not None:
+            self.admin = AdminConsole(self, self.config.admin_socket)
+            await self.admin.start()
+        self.admission.ready = True
+
+    def _sample(self) -> dict[str, Any]:
+        """What the metrics' gauges read at a scrape."""
+        states = Counter(conn.state.value for conn in self.connections)
+        rooms = Counter(str(r.room.status) for r in self.lobby.rooms.values())
+        return {"connections": {s.value: states.get(s.value, 0) for s in ConnState},
+                "rooms": {str(s): rooms.get(str(s), 0) for s in RoomStatus},
+                "ready": self.admission.ready,
+                "leases": None if self.cluster is None else len(self.cluster.owned)}
+
+    def drain(self) -> str:
+        """Stop taking players (``/ready`` false, no new rooms), finish or hand over this
+        server's rooms, then set :attr:`drained` (castell-server then stops)."""
+        self.admission.ready = False
+        self.requests.draining = True
+        if self._draining is None:
+            self._draining = asyncio.create_task(self._drain())
+        unfinished = sum(r.room.status != RoomStatus.FINISHED
+                         for r in self.lobby.rooms.values())
+        how = "handed over to the other nodes" if self.cluster is not None \
+            else "finished (or left by their players)"
+        return f"draining: {unfinished} unfinished room(s) to be {how}"
+
+    async def _drain(self) -> None:
+        log.info("draining: no new rooms; the rooms here are %s",
+                 "handed over" if self.cluster is not None else "played out")
+        if self.cluster is not None:
+            # Each room's members are sent to find it again (4002): another node takes it
+            # over (its lease is given up at once, as a stopping node does).
+            for runner in list(self.lobby.rooms.values()):
+                await self.lobby.drop(runner)
+        else:
+            while any(r.room.status == RoomStatus.PLAYING
+                      and any(s is not None and s.member is not None for s in r.room.seats)
+                      for r in self.lobby.rooms.values()):
+                await asyncio.sleep(0.5)
+        log.info("drained: the server stops")
+        self.drained.set()
 
     async def _join_cluster(self, config: ClusterConfig) -> None:
         from server.cluster import ClusterNode
@@ -160,6 +232,14 @@ class CastellServer:
         stays in the store as it is (a waiting room and its seats too): its players take
         their seats back with their tokens once the server is started again."""
         self.lobby.stopping = True
+        self.admission.ready = False
+        if self.admin is not None:
+            await self.admin.close()
+        if self._metrics_http is not None:
+            self._metrics_http.shutdown()
+            self._metrics_http.server_close()
+        if self._draining is not None:
+            self._draining.cancel()
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self._server is not None:
@@ -188,11 +268,15 @@ class CastellServer:
         A failure here is logged and the sweeping goes on: a sweeper that died would let
         the lobby grow without bound.
         """
+        ticks = 0
         while True:
             await asyncio.sleep(1.0)
+            ticks += 1
             try:
                 self.lobby.sweep()
                 self.requests.sweep(time.monotonic())
+                if ticks % 2 == 0 and self.cluster is not None:  # other nodes' bans
+                    await self.moderation.load()
             except Exception:
                 log.exception("the sweeper failed; it goes on")
 
@@ -205,13 +289,17 @@ class CastellServer:
         conn = Connection(ws, address, TokenBucket(cfg.rate, cfg.burst, stamp=now),
                           cfg.write_buffer_limit, close_timeout=cfg.close_timeout)
         conn.opened = conn.last_seen = now
+        conn.metrics = self.metrics
         if isinstance(ws, CastellWebSocket):  # pings and pongs cost like messages
             ws.on_control = lambda: self.requests.charge(conn)
         self.connections.add(conn)
         log.info("%s connected from %s", conn.id, address)
         try:
             async for data in self._frames(conn):
+                started = time.perf_counter()
                 await self.requests.handle(conn, data)
+                if self.metrics is not None:
+                    self.metrics.request_seconds.observe(time.perf_counter() - started)
         except Exception:  # the connection failed under us; nothing else is affected
             log.exception("%s: connection error", conn.id)
         finally:

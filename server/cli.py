@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
     p.add_argument("--log-level", default="info",
                    choices=["debug", "info", "warning", "error"], help="logging detail")
+    p.add_argument("--log-format", default="text", choices=["text", "json"],
+                   help="log lines as text, or as one JSON object each (docs/operations.md)")
     p.add_argument("--bot-delay", type=float, default=d.bot_delay, metavar="SECONDS",
                    help=f"pause before each bot action (default {d.bot_delay})")
     p.add_argument("--bot-workers", type=int, default=d.bot_workers, metavar="N",
@@ -52,6 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="commit the writes that arrive during a commit together, one "
                         "fsync for many rooms, each acknowledged once its batch is stored "
                         "(default on; off: one transaction per write)")
+
+    ops = p.add_argument_group("the host's tools (docs/operations.md)")
+    ops.add_argument("--no-metrics", action="store_true",
+                     help="serve no /metrics (the Prometheus metrics)")
+    ops.add_argument("--metrics-listen", default=None, metavar="HOST:PORT",
+                     help="serve /metrics there instead of on the game's port")
+    ops.add_argument("--admin-socket", default=None, metavar="PATH",
+                     help="the admin console's Unix socket (default: beside the database "
+                          "file, DB.admin; 'off': no console)")
 
     tls = p.add_argument_group("TLS (serve wss://)")
     tls.add_argument("--certfile", default=None, metavar="PEM",
@@ -190,7 +201,21 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         code_attempts_per_address=args.code_attempts_per_address,
         code_attempts_per_network=args.code_attempts_per_network,
         max_spectators=args.max_spectators, room_chat_rate=args.room_chat_rate,
+        no_metrics=args.no_metrics, metrics_listen=args.metrics_listen,
+        admin_socket=args.admin_socket,
     )
+
+
+def with_admin_socket(config: ServerConfig, db: str) -> ServerConfig:
+    """The config with its console's socket: beside the database file unless told
+    (``off``: none)."""
+    import attrs
+
+    from server.admin import socket_beside
+
+    if config.admin_socket == "off":
+        return attrs.evolve(config, admin_socket=None)
+    return attrs.evolve(config, admin_socket=config.admin_socket or socket_beside(db))
 
 
 def cluster_from_args(args: argparse.Namespace) -> ClusterConfig | None:
@@ -240,7 +265,11 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
     # Announce the real port on stdout so scripts (and tests) can use --port 0, once, with
     # the addresses to give friends.
     print(listening_line(config.scheme, config.host, server.port), flush=True)
-    await stop.wait()
+    stopping = asyncio.create_task(stop.wait())
+    drained = asyncio.create_task(server.drained.wait())
+    await asyncio.wait({stopping, drained}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    drained.cancel()
     logging.getLogger("castell.server").info("shutting down")
     await server.close()
 
@@ -277,16 +306,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv[:1] == ["export"]:
             return asyncio.run(_export(build_export_parser().parse_args(argv[1:])))
+        if argv[:1] == ["admin"]:
+            from server.admin_cli import main as admin_main
+
+            return admin_main(argv[1:])
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.keyfile is not None and args.certfile is None:
             parser.error("--keyfile needs --certfile (the certificate it belongs to)")
-        logging.basicConfig(
-            level=getattr(logging, args.log_level.upper()),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-            stream=sys.stderr,
-        )
-        asyncio.run(_serve(config_from_args(args), _db_location(args.db),
+        from server.logs import configure
+
+        configure(args.log_level, args.log_format)
+        db = _db_location(args.db)
+        asyncio.run(_serve(with_admin_socket(config_from_args(args), db), db,
                            cluster_from_args(args), group_commit=args.group_commit == "on"))
     except CastellError as exc:
         print(f"castell-server: {exc.message}", file=sys.stderr)

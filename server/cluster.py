@@ -681,6 +681,8 @@ class ClusterNode:
             await self._release(room_id, None)
             return None
         self.lobby.admit(runner, "taken over")
+        if self.lobby.metrics is not None:
+            self.lobby.metrics.takeovers.inc()
         try:
             await self._publish(runner)
         except Exception as exc:

@@ -125,6 +125,15 @@ class ServerConfig:
     #: Per-message deflate; off by default so one encoded push is the same bytes for all.
     compression: bool = False
 
+    # -- the host's tools (docs/operations.md) --------------------------------------------------
+    #: Serve no ``/metrics`` (else the Prometheus text format, on this port unless
+    #: ``metrics_listen``).
+    no_metrics: bool = False
+    #: ``HOST:PORT`` to serve ``/metrics`` on instead of the game's port (None: the same).
+    metrics_listen: str | None = None
+    #: The admin console's Unix socket (None: no console).
+    admin_socket: str | None = None
+
     @property
     def frame_limits(self) -> codec.FrameLimits:
         """The limits every incoming frame is decoded with."""

@@ -37,6 +37,7 @@ from websockets.protocol import Event
 from server.limits import TokenBucket
 
 if TYPE_CHECKING:
+    from server.metrics import Metrics
     from server.room import Push
     from server.runner import RoomRunner
 
@@ -112,6 +113,8 @@ class Connection:
         self.patches = False
         self.shown: int | None = None
         self._closer: asyncio.Task[None] | None = None
+        #: The server's metrics (None: not counted).
+        self.metrics: Metrics | None = None
 
     @property
     def closing(self) -> bool:
@@ -132,10 +135,14 @@ class Connection:
             self.dropped += 1
             return
         broadcast([self.ws], data)
+        if self.metrics is not None:
+            self.metrics.bytes_sent.inc(len(data))
         self.last_sent = time.monotonic()
         if transport is not None and transport.get_write_buffer_size() > self.write_limit:
             log.warning("%r: closed as too slow, %d bytes unread", self,
                         transport.get_write_buffer_size())
+            if self.metrics is not None:
+                self.metrics.slow_closed.inc()
             self.close(1008, "too slow: the server could not deliver updates to you")
 
     def show(self, push: Push[Connection]) -> None:
@@ -147,6 +154,8 @@ class Connection:
         if self.patches and base is not None and base.id == self.shown:
             data = push.patch()
         self.shown = push.shown.id
+        if self.metrics is not None:
+            self.metrics.pushes.inc()
         self.send_bytes(data if data is not None else push.data)
 
     def close(self, code: int, reason: str) -> None:

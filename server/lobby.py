@@ -26,6 +26,7 @@ from shared.view import RoomStatus
 
 if TYPE_CHECKING:
     from server.connection import Connection
+    from server.metrics import Metrics
 
 log = logging.getLogger("castell.lobby")
 
@@ -95,6 +96,8 @@ class Lobby:
         self._on_remove: list[Listener] = []
         #: Whether this server still holds a room (set by a cluster node: its lease).
         self.guard: Callable[[RoomRunner], bool] | None = None
+        #: The server's metrics, given to every room (None: not counted).
+        self.metrics: Metrics | None = None
 
     def subscribe(self, *, on_change: Listener | None = None,
                   on_remove: Listener | None = None) -> None:
@@ -149,9 +152,11 @@ class Lobby:
         return self._runner(room)
 
     def _runner(self, room: Room[Connection]) -> RoomRunner:
-        return RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
-                          on_empty=self._on_empty, on_lost=self._lost, held=self._held,
-                          thinkers=self.thinkers, bot_think=self.bot_think)
+        runner = RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
+                            on_empty=self._on_empty, on_lost=self._lost, held=self._held,
+                            thinkers=self.thinkers, bot_think=self.bot_think)
+        runner.metrics = self.metrics
+        return runner
 
     def _held(self, runner: RoomRunner) -> bool:
         return self.guard is None or self.guard(runner)
@@ -231,6 +236,8 @@ class Lobby:
             done = await self.store.load(finished.room)
             if done is None or finished.room in self.rooms:
                 continue
+            if done.result is not None and "abandoned" in done.result:
+                continue  # closed by the host (server.admin): not listed again
             try:
                 self.add(self.runner_from_record(done))
             except Exception:

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from server.cluster import ClusterNode
     from server.config import ServerConfig
     from server.lobby import Lobby
+    from server.metrics import Metrics
+    from server.moderation import Moderation
 
 log = logging.getLogger("castell.server")
 
@@ -115,6 +117,11 @@ class Requests:
         #: Players' accounts (server.accounts); recent hellos with a wrong key, by address.
         self.accounts = Accounts(lobby.store, lobby)
         self.failed_keys: dict[str, list[float]] = {}
+        #: The host's tools (server.metrics, server.moderation), set by the server.
+        self.metrics: Metrics | None = None
+        self.moderation: Moderation | None = None
+        #: Set while the server drains (admin drain): no new rooms.
+        self.draining = False
         self._handlers: dict[type, Callable[[Connection, Any], Awaitable[None]]] = {
             m.Hello: self.on_hello,
             m.ListRooms: self.on_list_rooms,
@@ -181,7 +188,10 @@ class Requests:
                                    code="rate_limited")
             await self._handlers[type(msg)](conn, msg)
         except Exception as exc:
-            conn.send_bytes(encode(error_reply(re, exc, conn)))
+            reply = error_reply(re, exc, conn)
+            if self.metrics is not None:
+                self.metrics.refused(reply.code)
+            conn.send_bytes(encode(reply))
 
     @staticmethod
     def dispatch(state: ConnState, msg: object) -> None:
@@ -222,6 +232,8 @@ class Requests:
 
     async def on_hello(self, conn: Connection, msg: m.Hello) -> None:
         name = msg.name
+        if self.moderation is not None:
+            self.moderation.check_name(name)
         if msg.key is not None:
             self._check_key_rate(conn)
             account = await self.accounts.sign_in(msg.key, msg.name)
@@ -230,6 +242,8 @@ class Requests:
                 raise CastellError(f"{msg.name!r} is the name of an account of this server: "
                                    "choose another name (or sign in with that account's "
                                    "key)", code="name_taken")
+            if self.moderation is not None:
+                self.moderation.check_name(account.name)
             self.accounts.attach(conn, account.account)
             name = account.name
         else:
@@ -278,6 +292,10 @@ class Requests:
         self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, more=more))
 
     async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
+        if self.draining:
+            raise CastellError("this server is about to stop for maintenance and makes no new "
+                               "rooms: create yours on another server, or in a few minutes",
+                               code="draining")
         if conn.rooms_created >= self.config.rooms_per_connection:
             raise CastellError("you have created too many rooms", code="rate_limited")
         # Rooms being created count as well: the check and the room's existence are apart
@@ -421,6 +439,8 @@ class Requests:
 
     async def on_chat(self, conn: Connection, msg: m.Chat) -> None:
         runner = self._room_of(conn)
+        if self.moderation is not None:
+            self.moderation.check_chat(conn, runner)
         if not self.chat_by_room.take(runner.id, time.monotonic()):
             raise CastellError("slow down: this room is chatting too fast",
                                code="rate_limited")

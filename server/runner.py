@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
+import msgpack
 
 from server.history import Entry, History, derive
 from server.room import (
@@ -51,11 +52,13 @@ from server.store.base import CHAT_KEPT
 from server.store.errors import VersionConflict
 from server.thinking import Thinkers, ThinkingFailed
 from shared import bots
+from shared import events as ev
 from shared.actions import Action, EndTurn
 from shared.errors import CastellError, RoomMoved
 
 if TYPE_CHECKING:
     from server.connection import Connection
+    from server.metrics import Metrics
     from server.store.base import Store
 
 log = logging.getLogger("castell.room")
@@ -121,6 +124,8 @@ class RoomRunner:
         self.bot_think = bot_think
         self._plans: dict[int, bots.Decision] = {}
         self._closed = False
+        #: The server's metrics (None: not counted), set by the lobby.
+        self.metrics: Metrics | None = None
         #: A version the store may or may not hold: a write's answer was lost and could not
         #: be read back (see :meth:`_settle`).
         self._doubt: int | None = None
@@ -325,10 +330,13 @@ class RoomRunner:
     async def _store(self, change: Change) -> bool:
         """Store the change's writes, then commit it; or abort it when the store failed
         (a forced change is committed all the same). Returns whether it was stored."""
+        started = time.perf_counter()
         try:
             if self.store is not None:
                 for write in change.writes:
                     await perform(self.store, write)
+                if self.metrics is not None:
+                    self.metrics.commit_seconds.observe(time.perf_counter() - started)
         except Exception as exc:
             if isinstance(exc, VersionConflict):
                 # Another server took the room over: this one must stop serving it now,
@@ -404,6 +412,8 @@ class RoomRunner:
         """Commit a change the store holds (or a forced one), perform its effects, and add
         its events to the history."""
         self._perform(self.room.commit(change, now=self.clock(), stored=stored))
+        if self.metrics is not None:
+            count_change(self.metrics, change, self.room.committed[1])
         if self._history is not None:
             version, events = self.room.committed
             self._history.add(version, events)
@@ -495,8 +505,12 @@ class RoomRunner:
             return planned
         think = self.bot_think if bots.level_name(turn.level) == "hard" else None
         try:
+            thinking = time.perf_counter()
             action, rest = await self.thinkers.decide(turn.state, turn.seat, turn.level, seed,
                                                       think=think, owner=self)
+            if self.metrics is not None:
+                self.metrics.bot_seconds.labels(level=bots.level_name(turn.level)).observe(
+                    time.perf_counter() - thinking)
             return bots.Decision(action, rest)
         except ThinkingFailed as exc:
             log.warning("room %s: the %s bot in seat %d had no answer (%s); it plays the "
@@ -517,3 +531,17 @@ class RoomRunner:
         async with self._lock:
             pass
 
+
+def count_change(metrics: Metrics, change: Change, events: list[object]) -> None:
+    """Count what a committed change did: the actions it stored (by kind), a game it
+    started or ended."""
+    for write in change.writes:
+        if isinstance(write, AppendAction):
+            fields = msgpack.unpackb(write.record.action, raw=False)
+            kind = fields.get("kind") if isinstance(fields, dict) else None
+            metrics.actions.labels(kind=str(kind)).inc()
+    for event in events:
+        if isinstance(event, ev.GameStarted):
+            metrics.games_started.inc()
+        elif isinstance(event, ev.GameEnded):
+            metrics.games_finished.inc()

@@ -123,3 +123,7 @@ ERROR_CODES: dict[str, str] = {
     "not_signed_in": "the request needs an account: say `hello` with a `key`",
     "not_finished": "the room's game is not over yet",
 }
+# The host's moderation and maintenance (docs/operations.md).
+ERROR_CODES["banned"] = "the host barred that name from this server"
+ERROR_CODES["muted"] = "the host muted this player: chat lines are not passed on"
+ERROR_CODES["draining"] = "the server is about to stop for maintenance and makes no new rooms"

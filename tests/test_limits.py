@@ -291,7 +291,7 @@ def test_every_limit_has_a_flag_that_sets_it():
         default = field.default
         if isinstance(default, bool):
             argv, want = [flag], True
-        elif field.name in ("certfile", "keyfile"):
+        elif field.name in ("certfile", "keyfile", "metrics_listen", "admin_socket"):
             argv, want = [flag, "some.pem"], "some.pem"
         else:
             want = (default or 7) * 3 if isinstance(default, int) else 2.5

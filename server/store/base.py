@@ -302,6 +302,19 @@ def assemble_games(
     ]
 
 
+@attrs.frozen
+class BanRecord:
+    """A ban the host set (server.moderation): ``kind`` ``name`` (``value`` the name as names
+    compare, :func:`server.accounts.name_key`) or ``address``; ``until`` a Unix time, or None
+    for good."""
+
+    kind: str
+    value: str
+    until: float | None
+    reason: str
+    created_at: float
+
+
 class Store(abc.ABC):
     """The persistence interface the server uses; one backend per database kind.
 
@@ -458,6 +471,20 @@ class Store(abc.ABC):
                             limit: int = 20) -> list[AccountGame]:
         """The games ``account`` holds a seat of, newest first, at most ``limit``: only the
         finished ones (``finished`` True), only the others (False), or both (None)."""
+
+    # -- bans (schema 6) ----------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def put_ban(self, ban: BanRecord) -> None:
+        """Bar a name or an address (a ban of the same ``kind`` and ``value`` is replaced)."""
+
+    @abc.abstractmethod
+    async def delete_ban(self, kind: str, value: str) -> bool:
+        """Lift a ban; whether there was one."""
+
+    @abc.abstractmethod
+    async def list_bans(self) -> list[BanRecord]:
+        """Every ban stored, those that ran out included (they bar nobody)."""
 
     async def __aenter__(self) -> Self:
         await self.open()

@@ -162,6 +162,19 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         ) WITHOUT ROWID""",
         "CREATE INDEX account_seats_by_account ON account_seats (account, room)",
     ),
+    # 5: left free for the ratings of another line of work (merged separately): nothing.
+    (),
+    # 6: bans the host set (server.moderation): by a name as compared, or by an address.
+    (
+        """CREATE TABLE bans (
+            kind TEXT NOT NULL CHECK (kind IN ('name', 'address')),
+            value TEXT NOT NULL,
+            until REAL,
+            reason TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (kind, value)
+        ) WITHOUT ROWID""",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -248,12 +261,25 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX account_seats_by_account ON account_seats (account, room)",
     ),
+    # 5: left free for the ratings of another line of work (merged separately): nothing.
+    (),
+    # 6: bans the host set (server.moderation): by a name as compared, or by an address.
+    (
+        """CREATE TABLE bans (
+            kind TEXT NOT NULL CHECK (kind IN ('name', 'address')),
+            value TEXT NOT NULL,
+            until DOUBLE PRECISION,
+            reason TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (kind, value)
+        )""",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
-                   "accounts", "account_seats")
+                   "accounts", "account_seats", "bans")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -59,6 +59,7 @@ from server.store.base import (
     AccountGame,
     AccountRecord,
     ActionRecord,
+    BanRecord,
     ChatRecord,
     GameRecord,
     RoomRecord,
@@ -916,5 +917,34 @@ class PostgresStore(Store):
                 out.append(AccountGame(room, seat, tuple(names),
                                        unpack_result(packed) if packed else None))
             return out
+
+        return await self._read(work)
+
+    # -- bans ----------------------------------------------------------------------------------
+
+    async def put_ban(self, ban: BanRecord) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO bans (kind, value, until, reason, created_at) "
+                "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (kind, value) DO UPDATE SET "
+                "until = excluded.until, reason = excluded.reason, "
+                "created_at = excluded.created_at",
+                ban.kind, ban.value, ban.until, ban.reason, ban.created_at)
+
+        await self._write(f"ban:{ban.kind}:{ban.value}", work)
+
+    async def delete_ban(self, kind: str, value: str) -> bool:
+        async def work(conn: asyncpg.Connection) -> bool:
+            done = await conn.execute("DELETE FROM bans WHERE kind = $1 AND value = $2",
+                                      kind, value)
+            return bool(done.split()[-1] != "0")
+
+        return await self._write(f"ban:{kind}:{value}", work)
+
+    async def list_bans(self) -> list[BanRecord]:
+        async def work(conn: asyncpg.Connection) -> list[BanRecord]:
+            rows = await conn.fetch("SELECT kind, value, until, reason, created_at FROM bans "
+                                    "ORDER BY created_at")
+            return [BanRecord(*row) for row in rows]
 
         return await self._read(work)

@@ -57,6 +57,7 @@ from server.store.base import (
     AccountGame,
     AccountRecord,
     ActionRecord,
+    BanRecord,
     ChatRecord,
     GameRecord,
     RoomRecord,
@@ -909,3 +910,30 @@ class SQLiteStore(Store):
             out.append(AccountGame(room, int(row[-1]), tuple(names),
                                    unpack_result(result[0]) if result else None))
         return out
+
+    # -- bans ----------------------------------------------------------------------------------
+
+    async def put_ban(self, ban: BanRecord) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO bans (kind, value, until, reason, created_at) "
+                         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, value) DO UPDATE SET "
+                         "until = excluded.until, reason = excluded.reason, "
+                         "created_at = excluded.created_at",
+                         (ban.kind, ban.value, ban.until, ban.reason, ban.created_at))
+
+        await self._write(work)
+
+    async def delete_ban(self, kind: str, value: str) -> bool:
+        def work(conn: sqlite3.Connection) -> bool:
+            return conn.execute("DELETE FROM bans WHERE kind = ? AND value = ?",
+                                (kind, value)).rowcount > 0
+
+        return await self._write(work)
+
+    async def list_bans(self) -> list[BanRecord]:
+        def work(conn: sqlite3.Connection) -> list[BanRecord]:
+            rows = conn.execute("SELECT kind, value, until, reason, created_at FROM bans "
+                                "ORDER BY created_at").fetchall()
+            return [BanRecord(*row) for row in rows]
+
+        return await self._read(work)

@@ -1,0 +1,251 @@
+"""The host's admin console: ``castell-server admin COMMAND`` talks to the running server.
+
+The server listens on a Unix socket beside its database (``castell.sqlite3.admin``, or
+``--admin-socket PATH``), readable and writable only by the user it runs as: whoever may
+open the socket may run the server already. One request per connection: a JSON line
+``{"command": ..., ...}``, answered by one JSON line ``{"ok": true, "result": ...}`` or
+``{"ok": false, "error": "..."}``. Every command is audited in the log (logger
+``castell.admin``), with the user id of who sent it. docs/operations.md lists the commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import socket
+import struct
+import time
+from typing import TYPE_CHECKING, Any
+
+from server.accounts import name_key
+from server.connection import ConnState
+from server.moderation import until
+from server.room import Finish
+from server.runner import perform
+from shared import messages as m
+from shared.codec import encode
+from shared.view import RoomStatus
+
+if TYPE_CHECKING:
+    from server.app import CastellServer
+    from server.runner import RoomRunner
+
+log = logging.getLogger("castell.admin")
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class AdminError(Exception):
+    """A command that cannot be done, said to the host."""
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``90``, ``30s``, ``15m``, ``12h``, ``7d``."""
+    found = _DURATION.match(text.strip())
+    if found is None:
+        raise ValueError(f"not a duration: {text!r} (say 30m, 12h, 7d)")
+    return float(found.group(1)) * _UNIT[found.group(2)]
+
+
+def socket_beside(db: str) -> str | None:
+    """The admin socket of a server whose database is ``db``: beside its file (None for a
+    database that is no file: give ``--admin-socket``)."""
+    if db == ":memory:" or db.lower().startswith(("postgresql://", "postgres://")):
+        return None
+    return f"{db}.admin"
+
+
+def _peer_uid(writer: asyncio.StreamWriter) -> int | None:
+    sock = writer.get_extra_info("socket")
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (AttributeError, OSError):
+        return None
+    return int(struct.unpack("3i", creds)[1])
+
+
+class AdminConsole:
+    """The console of one running server (see the module docstring)."""
+
+    def __init__(self, server: CastellServer, path: str) -> None:
+        self.server = server
+        self.path = path
+        self._listener: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)  # left by a server that was killed
+        old = os.umask(0o177)
+        try:
+            self._listener = await asyncio.start_unix_server(self._serve, self.path)
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        log.info("admin console on %s", self.path)
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            self._listener = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), 10)
+            try:
+                request = json.loads(line)
+                command = str(request.pop("command"))
+            except (ValueError, KeyError, AttributeError):
+                reply: dict[str, Any] = {"ok": False, "error": "not a console request"}
+            else:
+                log.info("admin %s %s (by uid %s)", command,
+                         json.dumps(request, ensure_ascii=False), _peer_uid(writer))
+                try:
+                    reply = {"ok": True, "result": await self.run(command, request)}
+                except AdminError as exc:
+                    reply = {"ok": False, "error": str(exc)}
+                except Exception as exc:
+                    log.exception("admin %s failed", command)
+                    reply = {"ok": False, "error": f"the command failed: {exc}"}
+            writer.write(json.dumps(reply).encode() + b"\n")
+            await writer.drain()
+        except Exception:
+            log.debug("an admin connection failed", exc_info=True)
+        finally:
+            writer.close()
+
+    # -- the commands --------------------------------------------------------------------------
+
+    async def run(self, command: str, args: dict[str, Any]) -> Any:
+        handler = getattr(self, f"cmd_{command}", None)
+        if handler is None:
+            raise AdminError(f"no such command: {command}")
+        return await handler(**args)
+
+    def _room(self, room: str) -> RoomRunner:
+        runner = self.server.lobby.rooms.get(room)
+        if runner is None:
+            raise AdminError(f"no room {room} is served here")
+        return runner
+
+    async def cmd_rooms(self) -> list[dict[str, Any]]:
+        now = time.time()
+        return [{"room": r.id, "name": r.room.name, "status": str(r.room.status),
+                 "players": [s.name for s in r.room.seats if s is not None],
+                 "connected": len(r.room.members()),
+                 "idle": round(max(0.0, now - r.room.changed_at), 1)}
+                for r in self.server.lobby.rooms.values()]
+
+    async def cmd_show(self, room: str) -> dict[str, Any]:
+        r = self._room(room)
+        state = r.room.state
+        return {"room": r.id, "name": r.room.name, "status": str(r.room.status),
+                "variant": r.room.variant, "private": r.room.private,
+                "version": r.room.version,
+                "turn": None if state is None else state.turn,
+                "seats": [None if s is None else {"seat": s.index, "name": s.name,
+                                                  "bot": s.bot, "connected": s.connected}
+                          for s in r.room.seats],
+                "spectators": sorted(r.room.spectators.values()),
+                "idle": round(max(0.0, time.time() - r.room.changed_at), 1)}
+
+    async def cmd_close(self, room: str, reason: str = "closed by the host") -> str:
+        """Save the game as abandoned, tell its members why, close them, let it go."""
+        r = self._room(room)
+        lobby = self.server.lobby
+        async with r._lock:
+            notice = encode(m.NoticePush(room=r.id, text=f"the host closed this room: "
+                                                          f"{reason}"))
+            for member in r.room.members():
+                member.send_bytes(notice)
+            if r.room.status != RoomStatus.FINISHED and lobby.store is not None:
+                await perform(lobby.store, Finish(r.id, {"abandoned": reason}, time.time(),
+                                                  expect_version=r.room.fence))
+            for effect_conn in r.room.members():
+                effect_conn.leave_room()
+                effect_conn.close(1000, f"the host closed this room: {reason}"[:120])
+            r.room.evict(1000, reason)
+            r.close()
+        if lobby.rooms.get(r.id) is r:
+            lobby.remove(r)
+        if self.server.metrics is not None:
+            self.server.metrics.rooms_closed.inc()
+        return f"room {room} closed"
+
+    async def cmd_kick(self, room: str, seat: int) -> str:
+        r = self._room(room)
+        if not 0 <= seat < r.room.size or r.room.seats[seat] is None:
+            raise AdminError(f"room {room} has no seat {seat} taken")
+        member = r.room.seats[seat].member  # type: ignore[union-attr]
+        if member is None:
+            raise AdminError(f"nobody is connected in seat {seat} of room {room}")
+        member.close(1008, "the host removed you from this room")
+        return f"seat {seat} of room {room} kicked"
+
+    async def cmd_mute(self, name: str) -> str:
+        moderation = self.server.moderation
+        moderation.muted.add(name_key(name))
+        return f"{name} muted"
+
+    async def cmd_unmute(self, name: str) -> str:
+        moderation = self.server.moderation
+        key = name_key(name)
+        if key not in moderation.muted:
+            raise AdminError(f"{name} is not muted")
+        moderation.muted.discard(key)
+        return f"{name} unmuted"
+
+    async def cmd_ban(self, target: str, seconds: float | None = None,
+                      reason: str = "banned by the host") -> str:
+        ban = await self.server.moderation.ban(target, seconds=seconds, reason=reason)
+        # Whoever is connected under it goes now.
+        moderation = self.server.moderation
+        for conn in list(self.server.connections):
+            if (ban.kind == "address" and moderation.address_ban(conn.address) is ban) or \
+                    (ban.kind == "name" and conn.name is not None
+                     and moderation.name_ban(conn.name) is ban):
+                conn.close(1008, "barred from this server by the host")
+        return f"{ban.kind} {target} banned{until(ban) or ' for good'}"
+
+    async def cmd_unban(self, target: str) -> str:
+        if not await self.server.moderation.unban(target):
+            raise AdminError(f"{target} is not banned")
+        return f"{target} unbanned"
+
+    async def cmd_bans(self) -> list[dict[str, Any]]:
+        await self.server.moderation.load()
+        return [{"kind": b.kind, "value": b.value, "until": b.until, "reason": b.reason}
+                for b in self.server.moderation.bans.values()]
+
+    async def cmd_announce(self, text: str) -> str:
+        sent = 0
+        for conn in list(self.server.connections):
+            if conn.state in (ConnState.SEATED, ConnState.WATCHING) and conn.room is not None:
+                conn.send_bytes(encode(m.NoticePush(room=conn.room.id, text=text)))
+                sent += 1
+        return f"told {sent} connection(s) in rooms"
+
+    async def cmd_drain(self) -> str:
+        return self.server.drain()
+
+
+def ask(path: str, command: str, **args: Any) -> dict[str, Any]:
+    """Send one command to the console at ``path``; its reply."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(path)
+        sock.sendall(json.dumps({"command": command, **args}).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    reply: dict[str, Any] = json.loads(data)
+    return reply

@@ -1,0 +1,105 @@
+"""``castell-server admin COMMAND``: the host's commands, sent to the running server's
+console (:mod:`server.admin`) and its answer printed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from server.admin import ask, parse_duration, socket_beside
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="castell-server admin",
+                                description="Steer the running server (docs/operations.md).")
+    p.add_argument("--db", default=None, metavar="PATH",
+                   help="the server's database: its console is beside it")
+    p.add_argument("--socket", default=None, metavar="PATH",
+                   help="the console's socket (the server's --admin-socket)")
+    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("rooms", help="every room: status, players, idle time")
+    sub.add_parser("show", help="one room").add_argument("room")
+    close = sub.add_parser("close", help="save the game as abandoned, its players told why")
+    close.add_argument("room")
+    close.add_argument("--reason", default="closed by the host")
+    kick = sub.add_parser("kick", help="disconnect whoever holds a seat")
+    kick.add_argument("room")
+    kick.add_argument("seat", type=int)
+    sub.add_parser("mute", help="refuse a name's chat lines").add_argument("name")
+    sub.add_parser("unmute", help="lift a mute").add_argument("name")
+    ban = sub.add_parser("ban", help="bar a name or an address (or network)")
+    ban.add_argument("target", metavar="NAME|ADDRESS")
+    ban.add_argument("--for", dest="duration", default=None, metavar="DURATION",
+                     help="how long (30m, 12h, 7d; default: for good)")
+    ban.add_argument("--reason", default="banned by the host")
+    sub.add_parser("unban", help="lift a ban").add_argument("target", metavar="NAME|ADDRESS")
+    sub.add_parser("bans", help="every ban")
+    sub.add_parser("drain", help="no new rooms; finish or hand over the rooms, then stop")
+    sub.add_parser("announce", help="a notice to every connection in a room").add_argument(
+        "text")
+    return p
+
+
+def _request(args: argparse.Namespace) -> dict[str, Any]:
+    c = args.command
+    if c == "show":
+        return {"room": args.room}
+    if c == "close":
+        return {"room": args.room, "reason": args.reason}
+    if c == "kick":
+        return {"room": args.room, "seat": args.seat}
+    if c in ("mute", "unmute"):
+        return {"name": args.name}
+    if c == "ban":
+        seconds = None if args.duration is None else parse_duration(args.duration)
+        return {"target": args.target, "seconds": seconds, "reason": args.reason}
+    if c == "unban":
+        return {"target": args.target}
+    if c == "announce":
+        return {"text": args.text}
+    return {}
+
+
+def _print(result: Any) -> None:
+    if isinstance(result, str):
+        print(result)
+    elif isinstance(result, list):
+        if not result:
+            print("none")
+        for row in result:
+            print("  ".join(f"{k}={v}" for k, v in row.items()))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+
+
+def main(argv: Sequence[str]) -> int:
+    from server.store import default_db_path
+
+    args = build_parser().parse_args(argv)
+    path = args.socket or socket_beside(args.db or str(default_db_path()))
+    if path is None:
+        print("castell-server admin: give --socket PATH (the server's --admin-socket)",
+              file=sys.stderr)
+        return 2
+    try:
+        reply = ask(path, args.command, **_request(args))
+    except ValueError as exc:
+        print(f"castell-server admin: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"castell-server admin: no server answers at {path} ({exc.strerror or exc})",
+              file=sys.stderr)
+        return 1
+    if not reply.get("ok"):
+        print(f"castell-server admin: {reply.get('error')}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(reply["result"]))
+    else:
+        _print(reply["result"])
+    return 0

@@ -1,0 +1,100 @@
+"""The server's numbers in the Prometheus text format (``/metrics``), with prometheus-client.
+
+:class:`Metrics` owns one registry per server (several servers may share a process, as in
+the tests): counters and histograms the server's parts move as things happen (a push sent,
+an action stored, a request refused), and gauges read from the server when scraped
+(connections by state, rooms by status, leases held). Every name starts with ``castell_``;
+docs/operations.md lists them with their meaning.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import Counter as PCounter
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
+
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+
+#: Seconds: the buckets of the latency histograms (a request, a store commit, a bot).
+_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class _Live(Collector):
+    """The gauges read from the server at each scrape."""
+
+    def __init__(self, sample: Callable[[], dict[str, Any]]) -> None:
+        self.sample = sample
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        now = self.sample()
+        conns = GaugeMetricFamily("castell_connections", "Open connections, by protocol "
+                                  "state", labels=["state"])
+        for state, count in sorted(now["connections"].items()):
+            conns.add_metric([state], count)
+        yield conns
+        rooms = GaugeMetricFamily("castell_rooms", "Rooms in this server's memory, by status",
+                                  labels=["status"])
+        for status, count in sorted(now["rooms"].items()):
+            rooms.add_metric([status], count)
+        yield rooms
+        yield GaugeMetricFamily("castell_ready", "1 when this server takes new players (not "
+                                "starting, not draining)", value=1 if now["ready"] else 0)
+        if now["leases"] is not None:
+            yield GaugeMetricFamily("castell_cluster_leases_held", "Room leases this node "
+                                    "holds", value=now["leases"])
+
+
+class Metrics:
+    """One server's metrics (see the module docstring)."""
+
+    def __init__(self, sample: Callable[[], dict[str, Any]]) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.registry.register(_Live(sample))
+        self.games_started = PCounter("castell_games_started", "Games started", registry=r)
+        self.games_finished = PCounter("castell_games_finished", "Games finished",
+                                       registry=r)
+        self.rooms_closed = PCounter("castell_rooms_closed_by_host",
+                                     "Rooms the host closed (admin close)", registry=r)
+        self.actions = PCounter("castell_actions", "Actions stored, by kind (players' and "
+                                "bots')", ["kind"], registry=r)
+        self.refusals = PCounter("castell_refusals", "Requests answered with an error, by "
+                                 "code", ["code"], registry=r)
+        self.rate_limited = PCounter("castell_rate_limited", "Requests refused for a rate "
+                                     "limit (answered rate_limited)",
+                                     registry=r)
+        self.request_seconds = Histogram("castell_request_seconds", "From a frame received "
+                                         "to its reply queued", buckets=_BUCKETS, registry=r)
+        self.commit_seconds = Histogram("castell_store_commit_seconds", "Storing one change "
+                                        "of a room (its writes, before the ok)",
+                                        buckets=_BUCKETS, registry=r)
+        self.pushes = PCounter("castell_pushes", "Views pushed to connections (whole or "
+                               "as patches)", registry=r)
+        self.bytes_sent = PCounter("castell_bytes_sent", "Bytes of frames queued to "
+                                   "connections", registry=r)
+        self.slow_closed = PCounter("castell_slow_readers_closed", "Connections closed for "
+                                    "reading too slowly", registry=r)
+        self.bot_seconds = Histogram("castell_bot_decision_seconds", "A bot's decision, by "
+                                     "level", ["level"], buckets=_BUCKETS, registry=r)
+        self.takeovers = PCounter("castell_cluster_takeovers", "Rooms this node took over "
+                                  "from a node that stopped serving them", registry=r)
+        self.moved = PCounter("castell_cluster_moved", "Requests answered moved (the room "
+                              "is served by another node)", registry=r)
+        self._codes: Counter[str] = Counter()
+
+    def refused(self, code: str) -> None:
+        self.refusals.labels(code=code).inc()
+        if code == "rate_limited":
+            self.rate_limited.inc()
+        elif code == "moved":
+            self.moved.inc()
+
+    def scrape(self) -> bytes:
+        """The metrics in the Prometheus text format."""
+        return generate_latest(self.registry)

@@ -220,7 +220,8 @@ class AdminConsole:
 
     async def cmd_bans(self) -> list[dict[str, Any]]:
         await self.server.moderation.load()
-        return [{"kind": b.kind, "value": b.value, "until": b.until, "reason": b.reason}
+        return [{"kind": b.kind, "value": b.value,
+                 "until": until(b).removeprefix(" until ") or "for good", "reason": b.reason}
                 for b in self.server.moderation.bans.values()]
 
     async def cmd_announce(self, text: str) -> str:

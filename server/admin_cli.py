@@ -20,26 +20,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--socket", default=None, metavar="PATH",
                    help="the console's socket (the server's --admin-socket)")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    # The same options after the command too (`admin rooms --db PATH`), as a host types them.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
+                        help="the server's database: its console is beside it")
+    common.add_argument("--socket", default=argparse.SUPPRESS, metavar="PATH",
+                        help="the console's socket (the server's --admin-socket)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print the answer as JSON")
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("rooms", help="every room: status, players, idle time")
-    sub.add_parser("show", help="one room").add_argument("room")
-    close = sub.add_parser("close", help="save the game as abandoned, its players told why")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, parents=[common])
+    command("rooms", help="every room: status, players, idle time")
+    command("show", help="one room").add_argument("room")
+    close = command("close", help="save the game as abandoned, its players told why")
     close.add_argument("room")
     close.add_argument("--reason", default="closed by the host")
-    kick = sub.add_parser("kick", help="disconnect whoever holds a seat")
+    kick = command("kick", help="disconnect whoever holds a seat")
     kick.add_argument("room")
     kick.add_argument("seat", type=int)
-    sub.add_parser("mute", help="refuse a name's chat lines").add_argument("name")
-    sub.add_parser("unmute", help="lift a mute").add_argument("name")
-    ban = sub.add_parser("ban", help="bar a name or an address (or network)")
+    command("mute", help="refuse a name's chat lines").add_argument("name")
+    command("unmute", help="lift a mute").add_argument("name")
+    ban = command("ban", help="bar a name or an address (or network)")
     ban.add_argument("target", metavar="NAME|ADDRESS")
     ban.add_argument("--for", dest="duration", default=None, metavar="DURATION",
                      help="how long (30m, 12h, 7d; default: for good)")
     ban.add_argument("--reason", default="banned by the host")
-    sub.add_parser("unban", help="lift a ban").add_argument("target", metavar="NAME|ADDRESS")
-    sub.add_parser("bans", help="every ban")
-    sub.add_parser("drain", help="no new rooms; finish or hand over the rooms, then stop")
-    sub.add_parser("announce", help="a notice to every connection in a room").add_argument(
+    command("unban", help="lift a ban").add_argument("target", metavar="NAME|ADDRESS")
+    command("bans", help="every ban")
+    command("drain", help="no new rooms; finish or hand over the rooms, then stop")
+    command("announce", help="a notice to every connection in a room").add_argument(
         "text")
     return p
 

@@ -323,3 +323,14 @@ async def test_a_ban_holds_on_every_node_and_a_drain_hands_a_game_over(short_dir
             await play_legal([client, None], random.Random(4), end_bias=0.4, timeout=30)
             assert client.state.view["status"] == "finished"
             await client.close()
+
+
+def test_the_console_s_options_go_before_or_after_the_command():
+    from server.admin_cli import build_parser
+
+    parser = build_parser()
+    for argv in (["--db", "x.sqlite3", "--json", "rooms"], ["rooms", "--db", "x.sqlite3", "--json"],
+                 ["ban", "Troll", "--for", "1h", "--db", "x.sqlite3", "--json"]):
+        args = parser.parse_args(argv)
+        assert args.db == "x.sqlite3" and args.json, argv
+    assert parser.parse_args(["rooms"]).db is None

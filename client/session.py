@@ -324,6 +324,8 @@ class Session:
                            else "on_invite", None)
             if told is not None:
                 told(push)
+        elif isinstance(push, m.NoticePush) and push.room is None:
+            self.listener.on_notice(f"{NOTICE_NAME}: {push.text}")
         elif isinstance(push, m.NoticePush) and push.room == self.room:
             # The server's word about the room, shown among the chat under its own name.
             self.listener.on_chat(m.ChatPush(room=push.room, seat=None, name=NOTICE_NAME,

@@ -225,12 +225,18 @@ class AdminConsole:
                 for b in self.server.moderation.bans.values()]
 
     async def cmd_announce(self, text: str) -> str:
+        """The host's word to every connection that said hello: in a room, as a notice of
+        that room (shown among its chat); in the lobby, as a notice of the server."""
         sent = 0
         for conn in list(self.server.connections):
             if conn.state in (ConnState.SEATED, ConnState.WATCHING) and conn.room is not None:
                 conn.send_bytes(encode(m.NoticePush(room=conn.room.id, text=text)))
-                sent += 1
-        return f"told {sent} connection(s) in rooms"
+            elif conn.state == ConnState.LOBBY:
+                conn.send_bytes(encode(m.NoticePush(room=None, text=text)))
+            else:
+                continue
+            sent += 1
+        return f"told {sent} connection(s)"
 
     async def cmd_drain(self) -> str:
         return self.server.drain()

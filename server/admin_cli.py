@@ -50,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     command("unban", help="lift a ban").add_argument("target", metavar="NAME|ADDRESS")
     command("bans", help="every ban")
     command("drain", help="no new rooms; finish or hand over the rooms, then stop")
-    command("announce", help="a notice to every connection in a room").add_argument(
-        "text")
+    command("announce", help="a notice to every connection (in a room or in the lobby)"
+            ).add_argument("text")
     return p
 
 

@@ -406,10 +406,11 @@ class ChatPush:
 @attrs.frozen
 class NoticePush:
     """Push: the server tells the room something about itself (its game cannot be saved
-    just now, or can be again); no one said it."""
+    just now, or can be again); no one said it. Without ``room`` (an addition), the host
+    tells every connection of the server (``castell-server admin announce``)."""
 
     TYPE: ClassVar[str] = "notice"
-    room: RoomId
+    room: RoomId | None = attrs.field(metadata={OMIT_NONE: True})
     text: ChatText
 
 

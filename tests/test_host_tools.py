@@ -193,15 +193,22 @@ def test_every_admin_command_against_a_running_server(short_dir):
         assert muted.value.code == "muted"
         admin(sock, "unmute", "Anna")
         await anna.request(m.Chat, text="hello again")
-        # announce
+        # announce: to a player in a room (a notice of the room) and to one in the lobby
+        # (a notice of the server, without a room)
+        carme = await GameClient.connect(url)
+        await carme.hello("Carme")
         anna.drain()
-        admin(sock, "announce", "the server restarts at noon")
-        async with asyncio.timeout(5):
-            while True:
-                push = await anna.next_push()
-                if isinstance(push, m.NoticePush):
-                    assert push.text == "the server restarts at noon"
-                    break
+        told = admin(sock, "announce", "the server restarts at noon")
+        assert told.startswith("told ") and int(told.split()[1]) >= 3
+        for client, room in ((anna, made.room), (carme, None)):
+            async with asyncio.timeout(5):
+                while True:
+                    push = await client.next_push()
+                    if isinstance(push, m.NoticePush):
+                        assert push.text == "the server restarts at noon"
+                        assert push.room == room
+                        break
+        await carme.close()
         # kick
         admin(sock, "kick", waiting.room, "0")
         await asyncio.wait_for(biel.closed.wait(), 5)

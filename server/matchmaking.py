@@ -377,19 +377,23 @@ class Matchmaker:
         now = self.clock()
         started = 0
         if wishes and await self.queue.may_match():
+            taken: list[Match] = []
             for match in find_matches(wishes, now, self.windows):
-                if not await self.queue.take([w.ticket for w in match.wishes]):
-                    continue
-                try:
-                    await self._start(match)
-                except Exception:
-                    log.exception("a matched game could not be set up; its players wait on")
+                if await self.queue.take([w.ticket for w in match.wishes]):
+                    taken.append(match)
+            # The rooms are set up side by side: their store writes share commits.
+            done = await asyncio.gather(*(self._start(match) for match in taken),
+                                        return_exceptions=True)
+            for match, outcome in zip(taken, done, strict=True):
+                if isinstance(outcome, BaseException):
+                    log.error("a matched game could not be set up; its players wait on: %s",
+                              outcome, exc_info=outcome)
                     for wish in match.wishes:
                         await self.queue.add(wish)
                     continue
                 started += 1
-                taken = {w.ticket for w in match.wishes}
-                wishes = [w for w in wishes if w.ticket not in taken]
+                gone = {w.ticket for w in match.wishes}
+                wishes = [w for w in wishes if w.ticket not in gone]
         for wish in wishes:
             if wish.ticket in self.here:
                 told = progress(wish, wishes, now, self.windows)

@@ -94,13 +94,6 @@ async def rated_changes(store: Store, room: str, accounts: dict[int, str],
     return rating_changes(found)
 
 
-def change_text(game: RatedGame) -> str:
-    """A rated game's change as players read it: ``1512 → 1538 (+26)``."""
-    before = display(game.mu_before, game.sigma_before)
-    after = display(game.mu_after, game.sigma_after)
-    return f"{before} → {after} ({after - before:+d})"
-
-
 def _entry(rank: int, r: RatingRecord) -> m.LeaderEntry:
     return m.LeaderEntry(rank=rank, name=r.name, rating=display(r.mu, r.sigma),
                          games=r.games, wins=r.wins)

@@ -490,7 +490,7 @@ class Requests:
         room = old.room
         create = self.cluster.create if self.cluster is not None else self.lobby.create
         made = await create(room.name, room.size, room.variant, room.turn_seconds,
-                            room.private)
+                            room.private, rated=room.rated)
         made.room.host_address = conn.address
         old.rematch = made
         made.room.offer_seats({s.index: s.name for s in room.seats

@@ -239,6 +239,8 @@ class RedisQueue:
         await self.redis.hdel(self.key, ticket)
 
     async def wishes(self) -> list[Wish]:
+        """The waiting wishes; those of a node that is gone (its players' connections went
+        with it) are dropped from the queue."""
         out = []
         for raw in (await self.redis.hgetall(self.key)).values():
             try:
@@ -247,6 +249,14 @@ class RedisQueue:
                 out.append(Wish(**data))
             except Exception as exc:
                 log.warning("a quick-match wish in Redis could not be read: %s", exc)
+        nodes = sorted({w.node for w in out})
+        if nodes:
+            alive = await self.redis.mget([self.node.keys.node(n) for n in nodes])
+            gone = {n for n, url in zip(nodes, alive, strict=True) if url is None}
+            if gone:
+                dead = [w.ticket for w in out if w.node in gone]
+                await self.redis.hdel(self.key, *dead)
+                out = [w for w in out if w.node not in gone]
         return out
 
     async def take(self, tickets: list[str]) -> bool:

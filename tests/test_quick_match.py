@@ -14,6 +14,7 @@ import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from client.net import GameClient, ServerError
@@ -229,3 +230,20 @@ async def test_two_cluster_nodes_match_players_who_queued_on_different_nodes(db,
             views.append(await take_seat(client, push))
         assert all(v["status"] == "playing" for v in views)
         assert sorted(p["name"] for p in views[0]["players"]) == ["Anna", "Biel"]
+
+        # A wish left in the queue by a node that is gone (killed with its players) is
+        # dropped rather than matched with a player who would then wait for nobody.
+        import json
+
+        import redis.asyncio as aioredis
+
+        queue = f"{prefix}match:queue"
+        client = aioredis.Redis.from_url(REDIS_URL)
+        try:
+            ghost = Wish("qghost", "gone-node", "c1", "Ghost", None, 1500, (2,), False, 0.0)
+            await client.hset(queue, "qghost", json.dumps(attrs.asdict(ghost)))
+            async with asyncio.timeout(20):
+                while await client.hexists(queue, "qghost"):
+                    await asyncio.sleep(0.1)
+        finally:
+            await client.aclose()

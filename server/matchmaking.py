@@ -152,6 +152,23 @@ def progress(wish: Wish, wishes: list[Wish], now: float, w: Windows) -> tuple[in
     return best
 
 
+def unique_names(names: list[str]) -> list[str]:
+    """The players' names in a matched room, one each (names compare in any case, as in a
+    room): a second ``Anna`` plays as ``Anna 2``; nobody takes the server's own name."""
+    from server.room import RESERVED_NAMES
+
+    taken = set(RESERVED_NAMES)
+    out = []
+    for name in names:
+        wanted, n = name, 1
+        while wanted.casefold() in taken:
+            n += 1
+            wanted = f"{name[:20]} {n}"
+        taken.add(wanted.casefold())
+        out.append(wanted)
+    return out
+
+
 # -- the queue --------------------------------------------------------------------------------
 
 
@@ -424,8 +441,9 @@ class Matchmaker:
             runner = await self.lobby.create(name, match.seats, "normal", turn, False,
                                              rated=rated)
         tokens = [secrets.token_urlsafe(24) for _ in match.wishes]
-        await runner.seat_matched([(w.name, t, w.account)
-                                   for w, t in zip(match.wishes, tokens, strict=True)])
+        names = unique_names([w.name for w in match.wishes])
+        await runner.seat_matched([(n, t, w.account) for w, n, t
+                                   in zip(match.wishes, names, tokens, strict=True)])
         self.matched += 1
         self.players += len(match.wishes)
         log.info("room %s: a quick match of %s", runner.id,

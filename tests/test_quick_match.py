@@ -19,7 +19,7 @@ import pytest
 
 from client.net import GameClient, ServerError
 from server.app import CastellServer
-from server.matchmaking import Matchmaker, Windows, Wish, find_matches
+from server.matchmaking import Matchmaker, Windows, Wish, find_matches, unique_names
 from server.store import open_store
 from shared import messages as m
 from tests.support.servers import ServerProcess, serving
@@ -178,6 +178,11 @@ async def test_bots_fill_an_unrated_wait(lone):
     view = await take_seat(anna, matched)
     assert view["status"] == "playing"
     assert [p["bot"] for p in view["players"]] == [False, True, True]
+
+
+def test_matched_players_get_one_name_each():
+    assert unique_names(["Anna", "anna", "Server", "Biel"]) == ["Anna", "anna 2", "Server 2",
+                                                                 "Biel"]
 
 
 def test_the_matcher_prefers_close_ratings_and_keeps_rated_and_unrated_apart():

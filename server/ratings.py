@@ -55,6 +55,13 @@ def rate(current: dict[str, tuple[float, float]], placings: tuple[Placing, ...],
             for p, team in zip(placings, rated, strict=True)}
 
 
+async def shown_ratings(store: Store, accounts: tuple[str, ...]) -> dict[str, int]:
+    """The displayed ratings of ``accounts`` (a new account's is 1500)."""
+    known = await store.ratings(accounts)
+    return {a: display(known[a].mu, known[a].sigma) if a in known else display(MU, SIGMA)
+            for a in accounts}
+
+
 def placings(result: dict[str, Any], accounts: dict[int, str]) -> tuple[Placing, ...]:
     """A finished game's order for rating it: its winners (``result["winners"]``, after the
     rules' tie-breaks) first, then the others by total, equal totals sharing a place; only
@@ -115,9 +122,7 @@ class Ratings:
 
     async def of(self, accounts: tuple[str, ...]) -> dict[str, int]:
         """The displayed ratings of ``accounts`` (a new account's is 1500)."""
-        known = await self.need_store().ratings(accounts)
-        return {a: display(known[a].mu, known[a].sigma) if a in known else display(MU, SIGMA)
-                for a in accounts}
+        return await shown_ratings(self.need_store(), accounts)
 
     async def leaderboard(self, limit: int, around: str | None) -> list[m.LeaderEntry]:
         """The ranked entries: the best ``limit``, or (``around``: an account) the ``limit``

@@ -27,13 +27,10 @@ import attrs
 
 from server.history import Entry, History, derive
 from server.ratings import (
-    MU,
-    SIGMA,
-    Ratings,
-    display,
     finish_rated,
     rated_changes,
     rating_changes,
+    shown_ratings,
 )
 from server.room import (
     AppendAction,
@@ -203,7 +200,7 @@ class RoomRunner:
         """The displayed rating of ``account`` in a rated room (None elsewhere)."""
         if not self.room.rated or account is None or self.store is None:
             return None
-        return (await Ratings(self.store, min_games=0).of((account,)))[account]
+        return (await shown_ratings(self.store, (account,)))[account]
 
     async def _read_ratings(self) -> None:
         """A rated room read from the store learns its seats' ratings (and a finished one,
@@ -212,10 +209,9 @@ class RoomRunner:
         if not room.rated or room.ratings or self.store is None:
             return
         accounts = await self.store.seat_accounts(room.id)
-        known = await self.store.ratings(tuple(accounts.values()))
+        shown = await shown_ratings(self.store, tuple(accounts.values()))
         for index, account in accounts.items():
-            r = known.get(account)
-            room.ratings[index] = display(r.mu, r.sigma) if r else display(MU, SIGMA)
+            room.ratings[index] = shown[account]
         if room.status == "finished":
             room.rated_end(await rated_changes(self.store, room.id, accounts))
 

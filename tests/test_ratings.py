@@ -233,3 +233,27 @@ async def test_a_server_without_a_store_keeps_no_ratings():
                 await client.request(cls, **fields)
             assert caught.value.code == "not_rated"
         await client.close()
+
+
+async def test_an_abandoned_rated_game_ends_by_the_timer_and_is_rated_in_its_order(db: Path):
+    async with serving(open_store(db), turn_time_scale=0.01) as (_, url):
+        anna, biel = await GameClient.connect(url), await GameClient.connect(url)
+        await anna.hello("Anna", new_key())
+        await biel.hello("Biel", new_key())
+        made = await anna.request(m.CreateRoom, name="Lliga", seats=2, rated=True,
+                                  turn_seconds=10)  # 0.1 s a turn at this time scale
+        await biel.request(m.JoinRoom, room=made.room)
+        await anna.request(m.StartGame)
+        await anna.wait_state(lambda p: p.view["status"] == "playing")
+        await biel.close()  # Biel walks away and never comes back
+        # Anna plays on (every turn ended at once); the timer ends each of Biel's.
+        await play_legal([anna, None], random.Random(2), end_bias=1.0, timeout=20)
+        push = await anna.wait_state(
+            lambda p: p.view["status"] == "finished" and "rating_before" in p.view["players"][0],
+            timeout=30)
+        after = expected(push.view)
+        assert {p["seat"]: p["rating"] for p in push.view["players"]} == \
+            {s: shown(*after[s]) for s in after}
+        profile = await anna.request(m.ProfileRequest, name="Biel")
+        assert profile.games == 1 and profile.last[0].room == made.room
+        await anna.close()

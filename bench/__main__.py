@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "solver": ["--runs", "10"],
     "cluster": ["--count", "100"],
     "bots": ["--games", "10", "--seats", "2"],
+    "matchmaking": ["--players", "60"],
 }
 
 

@@ -6,6 +6,7 @@
     castell replay FILE [--plain]
     castell account export [URL] | castell account import LINE
     castell games [URL]
+    castell quick [URL] [--seats 2,3,4] [--rated] [--bots-after SECONDS]
 
 The screen is full-screen (:mod:`client.app`) on a terminal, and line by line
 (:mod:`client.plain`) with ``--plain`` or when standard input or output is not a terminal.
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # imported lazily at run time: `castell --help` stays instant
     from prompt_toolkit.history import History
 
     from client.controller import Controller
+    from client.lobby import Quick
     from client.session import Session
 
 Startup = Callable[["Controller"], Awaitable[None]]
@@ -70,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
             "       castell play [OPTIONS]     (a game against bots: castell play --help)",
             "       castell replay FILE [--plain]   (a recorded game: castell replay --help)",
             "       castell games [URL]   (your games on a server)",
+            "       castell quick [URL] [--seats 2,3] [--rated]   (a game with strangers now)",
             "       castell account export [URL] | import LINE   (your account elsewhere)",
         ]),
         description="Play Castell. `castell play` starts a game against bots; `castell URL` "
@@ -104,6 +107,21 @@ def build_account_parser() -> argparse.ArgumentParser:
     imported = sub.add_parser("import", help="keep the account of a recovery line here")
     imported.add_argument("line", nargs="*",
                           help="the recovery line (read from standard input when not given)")
+    return p
+
+
+def build_quick_parser() -> argparse.ArgumentParser:
+    p = build_parser()
+    p.prog = "castell quick"
+    p.usage = None
+    p.description = ("Join the server and wait in its quick-match queue: the game starts as "
+                     "soon as players for it are found (a live line says how many).")
+    p.add_argument("--seats", default="2,3,4", metavar="2,3,4",
+                   help="the numbers of players you accept (default: any)")
+    p.add_argument("--rated", action="store_true",
+                   help="a rated game (your account's rating changes; no bots)")
+    p.add_argument("--bots-after", type=int, metavar="SECONDS",
+                   help="an unrated game: let bots fill it after that many seconds")
     return p
 
 
@@ -214,7 +232,21 @@ def _history() -> History:
         return InMemoryHistory()
 
 
-async def _join(args: argparse.Namespace) -> int:
+async def _quick(args: argparse.Namespace) -> int:
+    """``castell quick``: join, then wait in the quick-match queue."""
+    from client.lobby import Quick, parse_lobby
+
+    words = ["quick", args.seats.replace(" ", "")]
+    if args.rated:
+        words.append("rated")
+    if args.bots_after is not None:
+        words.append(f"bots={args.bots_after}")
+    cmd = parse_lobby(" ".join(words))
+    assert isinstance(cmd, Quick)
+    return await _join(args, quick=cmd)
+
+
+async def _join(args: argparse.Namespace, quick: Quick | None = None) -> int:
     from websockets.exceptions import WebSocketException
 
     from client.net import ServerError
@@ -239,6 +271,8 @@ async def _join(args: argparse.Namespace) -> int:
 
     async def startup(controller: Controller) -> None:
         await controller.start(resume=args.resume)
+        if quick is not None and session.room is None:
+            await controller.guard(controller.quick(quick))
 
     return await run_screen(session, startup, plain=_use_plain(args.plain),
                             color=_use_color(args.no_color), comeback=comeback_command(url))
@@ -358,6 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _account(build_account_parser().parse_args(args_list[1:]))
         if args_list[:1] == ["games"]:
             return asyncio.run(_games(build_games_parser().parse_args(args_list[1:])))
+        if args_list[:1] == ["quick"]:
+            return asyncio.run(_quick(build_quick_parser().parse_args(args_list[1:])))
         return asyncio.run(_join(build_parser().parse_args(args_list)))
     except (AddressError, ValueError) as exc:
         print(f"castell: {exc}", file=sys.stderr)

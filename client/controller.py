@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import time
 from collections import deque
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
@@ -85,6 +86,9 @@ class Controller:
         self.games: tuple[m.GameEntry, ...] = ()
         #: The rematch another player invited us to, not yet joined.
         self.invite: m.InvitePush | None = None
+        #: While in the quick-match queue: since when (monotonic), found, of how many.
+        self.queued: list[float] | None = None
+        self._ticking: asyncio.Task[None] | None = None
         self.connection: str | None = None
         self._legal: tuple[int, int | None, list[Action]] | None = None
         seats = session.seats
@@ -149,8 +153,9 @@ class Controller:
             lines.append("  none yet — `create` one, then invite your friends")
         for i, r in enumerate(self.rooms, 1):
             timer = f"{lb.timer_text(r.turn_seconds)} turns" if r.turn_seconds else "no timer"
+            rated = " · rated" if r.rated else ""
             lines.append(f"  {i:>2}. {safe(r.name)} — {r.taken}/{r.seats} seats · {r.variant}"
-                         f" · {timer} · {r.status} · id {r.room}")
+                         f"{rated} · {timer} · {r.status} · id {r.room}")
         if self.rooms and self.session.more_rooms:
             lines.append("  … more rooms: `list more`")
         held = [] if self.session.account else self.session.held_seats()
@@ -185,6 +190,9 @@ class Controller:
         lines = [f"{view.seats} seats · {view.variant} game"
                  f" · {f'{timer} s per turn' if timer else 'no turn timer'}"
                  f"{' · private' if code else ''}"]
+        rated = self.rating_lines()
+        if rated:
+            lines.append("Rated game (accounts only, no bots): " + " · ".join(rated))
         if code:
             lines.append(f"Private room: friends join with `join {code}`")
         else:
@@ -219,6 +227,9 @@ class Controller:
         self.screen.state_changed(push, began)
         if any(event.get("kind") == "game_over" for event in events):
             note = self.finished_note()
+            rated = self.rating_lines()
+            if rated and any(p.rating_before is not None for p in view.players):
+                self.screen.show(["Ratings: " + " · ".join(rated)])
             if note is not None:
                 self.screen.info(note)
 
@@ -467,6 +478,18 @@ class Controller:
             await self._replay(cmd.number)
         elif isinstance(cmd, lb.Bell):
             await self._bell(["on" if cmd.on else "off"])
+        elif isinstance(cmd, lb.Top):
+            reply = await self.session.request(m.Leaderboard, limit=cmd.limit,
+                                               around_me=cmd.around_me)
+            self.screen.show(["Leaderboard (rating · rated games · won):",
+                              *lb.leaderboard_lines(reply.entries)])
+        elif isinstance(cmd, lb.Whois):
+            self.screen.show(lb.profile_lines(await self.session.request(
+                m.ProfileRequest, name=cmd.name)))
+        elif isinstance(cmd, lb.Quick):
+            await self.quick(cmd)
+        elif isinstance(cmd, lb.CancelQuick):
+            await self._cancel_quick()
         elif isinstance(cmd, lb.Resume) and self.session.account:
             await self._resume_game(cmd.number)
         elif isinstance(cmd, lb.Resume):
@@ -482,6 +505,76 @@ class Controller:
             self.screen.show(lb.help_lines(lb.LOBBY_HELP))
         elif isinstance(cmd, c.Quit):
             await self.quit()
+
+    # -- quick match -------------------------------------------------------------------------
+
+    async def quick(self, cmd: lb.Quick) -> None:
+        """Wait in the quick-match queue; a live line says how far the game is."""
+        if cmd.rated:
+            self._signed_in()
+        await self.session.quick_match(cmd.seats, cmd.rated, cmd.bots_after)
+        self.queued = [time.monotonic(), 1, min(cmd.seats)]
+        self.screen.info(self.waiting_line())
+        if self._ticking is None or self._ticking.done():
+            self._ticking = asyncio.get_running_loop().create_task(self._tick())
+
+    def waiting_line(self) -> str:
+        """``waiting: 1 of 3 found, 12 s`` (and how to leave the queue)."""
+        if self.queued is None:
+            return ""
+        since, found, of = self.queued
+        return (f"waiting: {int(found)} of {int(of)} found, "
+                f"{int(time.monotonic() - since)} s (`cancel` leaves the queue)")
+
+    async def _tick(self) -> None:
+        while self.queued is not None:
+            await asyncio.sleep(1.0)
+            if self.queued is not None:
+                self.screen.info(self.waiting_line())
+                self.screen.refresh()
+
+    def on_match_waiting(self, push: m.MatchWaitingPush) -> None:
+        if self.queued is not None:
+            self.queued[1:] = [push.found, push.of]
+            self.screen.info(self.waiting_line())
+            self.screen.refresh()
+
+    def on_matched(self, push: m.MatchedPush) -> None:
+        """A quick match found a game: take the seat (on whichever node serves it)."""
+        self.queued = None
+        self._taking = asyncio.get_running_loop().create_task(
+            self.guard(self._take_matched(push)))
+
+    _taking: asyncio.Task[None] | None = None
+
+    async def _take_matched(self, push: m.MatchedPush) -> None:
+        self.clear_log()
+        reply = await self.session.take_matched(push)
+        self.screen.info(f"matched! you sit in seat {reply.seat}")
+        await self.load_history()
+        self.screen.refresh()
+
+    async def _cancel_quick(self) -> None:
+        if self.queued is None:
+            raise c.CommandError("you are not waiting for a quick match")
+        await self.session.cancel_match()
+        self.queued = None
+        self.screen.info("you left the quick-match queue")
+
+    def rating_lines(self) -> list[str]:
+        """A rated game's players and ratings; once it is over, each one's change."""
+        view = self.view
+        if view is None:
+            return []
+        out = []
+        for p in view.players:
+            if p.rating is None:
+                continue
+            if p.rating_before is not None:
+                out.append(f"{safe(p.name)} {lb.change_text(p.rating_before, p.rating)}")
+            else:
+                out.append(f"{safe(p.name)} {p.rating}")
+        return out
 
     async def _bell(self, args: list[str]) -> None:
         self.settings.bell = lb.parse_bell(args).on
@@ -615,11 +708,14 @@ class Controller:
                                     lb.parse_timer)
             private = await self._ask("private (join by code only)? [y/N] ",
                                       lambda a: lb.parse_yes(a, False))
-            cmd = lb.CreateRoom(name, seats, variant, timer, private)
+            rated = self.session.account and await self._ask(
+                "rated (accounts only, ratings change)? [y/N] ",
+                lambda a: lb.parse_yes(a, False))
+            cmd = lb.CreateRoom(name, seats, variant, timer, private, bool(rated))
         self.clear_log()
         assert cmd.name is not None
         reply = await self.session.create_room(cmd.name, cmd.seats, cmd.variant,
-                                               cmd.turn_seconds, cmd.private)
+                                               cmd.turn_seconds, cmd.private, cmd.rated)
         code = f" · private code {reply.code}" if reply.code else ""
         self.screen.info(f"room {safe(cmd.name)!r} created (id {reply.room}{code})")
 

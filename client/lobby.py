@@ -14,7 +14,7 @@ import attrs
 
 from client.commands import Chat, CommandError, Help, Quit, did_you_mean
 from client.sanitize import safe
-from shared.messages import GameEntry
+from shared.messages import GameEntry, LeaderEntry, ProfileReply
 from shared.wire import CHAT_MAX, ROOM_NAME_MAX, TURN_SECONDS_MAX, TURN_SECONDS_MIN
 
 VARIANTS: Final = ("normal", "advanced")
@@ -39,6 +39,37 @@ class CreateRoom:
     variant: str = "normal"
     turn_seconds: int | None = None
     private: bool = False
+    rated: bool = False
+
+
+@attrs.frozen
+class Top:
+    """Show the server's leaderboard: the best players, or those around you (``me``)."""
+
+    limit: int = 10
+    around_me: bool = False
+
+
+@attrs.frozen
+class Whois:
+    """Show a player's rating, games and last rated games."""
+
+    name: str
+
+
+@attrs.frozen
+class Quick:
+    """Wait for a game with strangers: of one of ``seats`` players, rated or not; unrated,
+    bots fill it after ``bots_after`` seconds."""
+
+    seats: tuple[int, ...] = (2, 3, 4)
+    rated: bool = False
+    bots_after: int | None = None
+
+
+@attrs.frozen
+class CancelQuick:
+    """Leave the quick-match queue."""
 
 
 @attrs.frozen
@@ -93,15 +124,22 @@ class LeaveRoom:
     """Leave the room for the lobby (after the start the seat stays yours)."""
 
 
-LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Bell | Help | Quit
+LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Bell | Help | Quit \
+    | Top | Whois | Quick | CancelQuick
 RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
     ("list", "show the open rooms (also: rooms)"),
     ("list more", "show the next rooms, when the server has more than one page"),
     ("create", "create a room, answering a few questions"),
-    ("create NAME [seats=2-4] [advanced] [timer=SECONDS] [private]",
-     "create a room at once, e.g. `create Friday night seats=3 timer=90`"),
+    ("create NAME [seats=2-4] [advanced] [timer=SECONDS] [private] [rated]",
+     "create a room at once, e.g. `create Friday night seats=3 timer=90`; a rated room "
+     "seats accounts only, and its end changes their ratings"),
+    ("quick [2,3,4] [rated] [bots=SECONDS]",
+     "play strangers now: wait for a game of those sizes (bots fill an unrated one after "
+     "SECONDS); `cancel` leaves the queue"),
+    ("top [N|me]", "the server's best players, or those around you"),
+    ("whois NAME", "a player's rating, games and last rated games"),
     ("join ROOM", "take a seat: ROOM is a number from the list, a room id or a private code"),
     ("watch ROOM", "watch a game as a spectator"),
     ("resume [N]", "take back a seat you held (your seats are kept between runs); signed "
@@ -218,6 +256,31 @@ def game_lines(games: tuple[GameEntry, ...]) -> list[str]:
     return out or ["  none yet"]
 
 
+def leaderboard_lines(entries: tuple[LeaderEntry, ...]) -> list[str]:
+    """The ``leaderboard`` reply, one line a player."""
+    return [f"  {e.rank:>3}. {safe(e.name)} · {e.rating} · {e.games} games · {e.wins} won"
+            for e in entries] or ["  nobody is ranked yet: rated games make the leaderboard"]
+
+
+def profile_lines(p: ProfileReply) -> list[str]:
+    """The ``profile`` reply as text."""
+    rank = f" · #{p.rank}" if p.rank is not None else " · not ranked yet"
+    lines = [f"{safe(p.name)}: rating {p.rating}{rank} · {p.games} rated games, {p.wins} won"]
+    if p.by_seats:
+        lines.append("  " + " · ".join(f"{s.seats} players: {s.wins} of {s.games} won"
+                                       for s in p.by_seats))
+    for g in p.last:
+        place = "won" if g.place == 1 else f"place {g.place}"
+        lines.append(f"  {g.seats} players · {place} · {change_text(g.before, g.after)}"
+                     f" · id {g.room}")
+    return lines
+
+
+def change_text(before: int, after: int) -> str:
+    """A rating's change: ``1512 → 1538 (+26)``."""
+    return f"{before} → {after} ({after - before:+d})"
+
+
 def parse_variant(text: str) -> str:
     t = text.strip().lower()
     found = [v for v in VARIANTS if v.startswith(t)] if t else []
@@ -262,11 +325,16 @@ def _create(args: list[str]) -> CreateRoom:
             options["turn_seconds"] = parse_timer(value)
         elif eq and key == "private":
             options["private"] = parse_yes(value, True)
+        elif not eq and key == "rated":
+            options["rated"] = True
+        elif eq and key == "rated":
+            options["rated"] = parse_yes(value, True)
         elif not eq and key in ("private", "advanced"):
             options["private" if key == "private" else "variant"] = (
                 True if key == "private" else "advanced")
         elif eq:
-            raise CommandError(f"`{word}`: create knows seats=, variant=, timer= and private")
+            raise CommandError(f"`{word}`: create knows seats=, variant=, timer=, private and "
+                               "rated")
         else:
             name_words.append(word)
     if not name_words:
@@ -304,9 +372,53 @@ def parse_lobby(line: str) -> LobbyCommand:
         return Replay(int(args[0]))
     if name == "bell":
         return parse_bell(args)
+    if name in ("top", "leaderboard"):
+        return _top(args)
+    if name == "whois":
+        if len(args) != 1:
+            raise CommandError("whois takes a player's name, e.g. `whois Anna`")
+        return Whois(args[0])
+    if name == "quick":
+        return _quick(args)
+    if name == "cancel":
+        return CancelQuick()
     known = [syntax.split()[0] for syntax, _ in LOBBY_HELP]
     raise CommandError(f"unknown command `{name}`{did_you_mean(name, known)}; `help` lists "
                        f"the lobby's commands")
+
+
+def _top(args: list[str]) -> Top:
+    if not args:
+        return Top()
+    if len(args) == 1 and args[0].lower() == "me":
+        return Top(around_me=True)
+    if len(args) == 1 and args[0].isdigit() and 1 <= int(args[0]) <= 100:
+        return Top(int(args[0]))
+    raise CommandError("top takes nothing, a number of players (1 to 100), or `me`")
+
+
+def _quick(args: list[str]) -> Quick:
+    seats: tuple[int, ...] = (2, 3, 4)
+    rated, bots_after = False, None
+    for word in args:
+        key, eq, value = word.lower().partition("=")
+        if key == "rated" and not eq:
+            rated = True
+        elif key == "bots" and eq:
+            try:
+                bots_after = int(value.rstrip("s"))
+            except ValueError:
+                bots_after = -1
+            if not 0 <= bots_after <= 600:
+                raise CommandError(f"`{word}`: bots fill the game after 0 to 600 seconds")
+        elif not eq and all(part.strip() for part in key.split(",")):
+            seats = tuple(sorted({parse_seats(part) for part in key.split(",")}))
+        else:
+            raise CommandError(f"`{word}`: quick takes seat counts (`2,3`), `rated` and "
+                               "`bots=SECONDS`")
+    if rated and bots_after is not None:
+        raise CommandError("bots never sit in a rated game: `quick rated` or `quick bots=30`")
+    return Quick(seats, rated, bots_after)
 
 
 def parse_bell(args: list[str]) -> Bell:

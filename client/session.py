@@ -326,7 +326,12 @@ class Session:
                 told(push)
         elif isinstance(push, m.NoticePush) and push.room is None:
             self.listener.on_notice(f"{NOTICE_NAME}: {push.text}")
-        elif isinstance(push, m.NoticePush) and push.room == self.room:
+        elif isinstance(push, m.MatchedPush | m.MatchWaitingPush):
+            heard = getattr(self.listener, "on_matched" if isinstance(push, m.MatchedPush)
+                            else "on_match_waiting", None)
+            if heard is not None:
+                heard(push)
+        elif isinstance(push, m.NoticePush) and push.room is not None and push.room == self.room:
             # The server's word about the room, shown among the chat under its own name.
             self.listener.on_chat(m.ChatPush(room=push.room, seat=None, name=NOTICE_NAME,
                                              text=push.text))
@@ -404,9 +409,10 @@ class Session:
         await self._state_where(lambda s: s.room == reply.room)
 
     async def create_room(self, name: str, seats: int, variant: str = "normal",
-                          turn_seconds: int | None = None, private: bool = False) -> m.Joined:
+                          turn_seconds: int | None = None, private: bool = False,
+                          rated: bool = False) -> m.Joined:
         reply = await self.request(m.CreateRoom, name=name, seats=seats, variant=variant,
-                                   turn_seconds=turn_seconds, private=private)
+                                   turn_seconds=turn_seconds, private=private, rated=rated)
         self.room_name = name
         await self._joined(reply, None, created=True)
         self.room_name = name
@@ -457,6 +463,25 @@ class Session:
         reply = await self.request(m.Rematch)
         self._forget()
         await self._joined(reply, None, created=True)
+        self._remember()
+        return reply
+
+    async def quick_match(self, seats: tuple[int, ...], rated: bool = False,
+                          bots_after: int | None = None) -> None:
+        """Wait in the server's quick-match queue (a ``matched`` push says where to sit)."""
+        await self.request(m.QuickMatch, seats=seats, rated=rated, bots_after=bots_after)
+
+    async def cancel_match(self) -> None:
+        await self.request(m.CancelMatch)
+
+    async def take_matched(self, push: m.MatchedPush) -> m.Joined:
+        """Take the seat a quick match found (on the node that serves it, with its token)."""
+        if push.url is not None and push.url != self.url:
+            await self._follow(push.url)
+        reply = await self._request_following(m.JoinRoom, room=push.room, token=push.token)
+        self.token = push.token
+        await self._joined(reply, push.room)
+        self.token = push.token
         self._remember()
         return reply
 

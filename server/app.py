@@ -151,6 +151,7 @@ class CastellServer:
             **connection_options(cfg),
         )
         self._sweeper = asyncio.create_task(self._sweep())
+        self.requests.matchmaker.start()
         # Where it listens is said once, by castell-server (with the addresses for friends).
         if self.cluster_config is not None:
             await self._join_cluster(self.cluster_config)
@@ -226,6 +227,7 @@ class CastellServer:
         self.cluster = node
         self.requests.use_cluster(node)
         await node.serve_accounts(self.requests.accounts)
+        await self.requests.matchmaker.use_cluster(node)
 
     async def close(self) -> None:
         """Stop accepting, close every connection with 1001, stop every room. Every room
@@ -247,6 +249,7 @@ class CastellServer:
             await self._server.wait_closed()
         for runner in list(self.lobby.rooms.values()):
             runner.close()
+        await self.requests.matchmaker.close()
         await self.thinkers.close()  # no bot worker outlives the server
         if self.cluster is not None:
             await self.cluster.close()
@@ -305,6 +308,7 @@ class CastellServer:
         finally:
             self.connections.discard(conn)
             self.requests.accounts.detach(conn)
+            await self.requests.matchmaker.dropped(conn)
             runner = conn.room
             if runner is not None:
                 conn.leave_room()

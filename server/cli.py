@@ -152,6 +152,23 @@ def build_parser() -> argparse.ArgumentParser:
     node.add_argument("--lease-ms", type=int, default=DEFAULT_LEASE_MS, metavar="MS",
                       help="how long a room stays with a node that stopped answering before "
                            f"another node takes it over (default {DEFAULT_LEASE_MS})")
+
+    rated = p.add_argument_group("ratings and quick match (docs/protocol.md)")
+    for flag, kind, default, metavar, text in (
+        ("--leaderboard-min-games", int, d.leaderboard_min_games, "N",
+         "rated games an account plays before the leaderboard lists it"),
+        ("--rated-turn-seconds", int, d.rated_turn_seconds, "SECONDS",
+         "the turn timer of a rated room created without one"),
+        ("--match-interval", float, d.match_interval, "SECONDS",
+         "between two rounds of the quick-match matcher"),
+        ("--match-window", int, d.match_window, "POINTS",
+         "how far apart two ratings may be at first in a rated quick match"),
+        ("--match-widen", float, d.match_widen, "POINTS",
+         "how much wider that window grows every second of waiting"),
+        ("--match-window-max", int, d.match_window_max, "POINTS", "the widest it grows"),
+    ):
+        rated.add_argument(flag, type=kind, default=default, metavar=metavar,
+                           help=f"{text} (default {default})")
     return p
 
 
@@ -203,6 +220,10 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_spectators=args.max_spectators, room_chat_rate=args.room_chat_rate,
         no_metrics=args.no_metrics, metrics_listen=args.metrics_listen,
         admin_socket=args.admin_socket,
+        leaderboard_min_games=args.leaderboard_min_games,
+        rated_turn_seconds=args.rated_turn_seconds, match_interval=args.match_interval,
+        match_window=args.match_window, match_widen=args.match_widen,
+        match_window_max=args.match_window_max,
     )
 
 

@@ -269,6 +269,7 @@ def summary_fields(room: Room[Any], url: str) -> dict[str, str]:
         "status": room.status,
         "turn_seconds": "" if room.turn_seconds is None else str(room.turn_seconds),
         "private": "1" if room.private else "0",
+        "rated": "1" if room.rated else "0",
         "created": repr(room.created_at),
         "url": url,
     }
@@ -283,6 +284,7 @@ def summary_from_fields(fields: dict[str, str]) -> m.RoomSummary:
         variant=fields["variant"],
         status=fields["status"],
         turn_seconds=int(fields["turn_seconds"]) if fields["turn_seconds"] else None,
+        rated=fields.get("rated") == "1",
     )
 
 
@@ -451,7 +453,7 @@ class ClusterNode:
     # -- holding rooms ------------------------------------------------------------------------
 
     async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
-                     private: bool) -> RoomRunner:
+                     private: bool, *, rated: bool = False) -> RoomRunner:
         """A new room of this node: its id's lease taken first, so that no scanning node
         can mistake the stored room for an orphan. It is fenced from the start (stored at
         version 0, as the room is)."""
@@ -459,7 +461,7 @@ class ClusterNode:
         room_id = await self._reserve()
         try:
             runner = await self.lobby.create(name, seats, variant, turn_seconds, private,
-                                             room_id=room_id, fenced=True)
+                                             room_id=room_id, fenced=True, rated=rated)
         except BaseException:
             self.owned.pop(room_id, None)
             self._spawn(self._release(room_id, None))

@@ -133,6 +133,19 @@ class ServerConfig:
     metrics_listen: str | None = None
     #: The admin console's Unix socket (None: no console).
     admin_socket: str | None = None
+    # -- ratings and quick match -------------------------------------------------------------
+    #: Rated games an account needs before it appears on the leaderboard.
+    leaderboard_min_games: int = 3
+    #: The turn timer of a rated room created without one (seconds): an abandoned rated game
+    #: still ends, its absent players' turns ended by the timer.
+    rated_turn_seconds: int = 300
+    #: Seconds between two rounds of the quick-match matcher.
+    match_interval: float = 1.0
+    #: Rating points two waiting players may be apart at first, how many more each second
+    #: of waiting allows, and the most it ever allows.
+    match_window: int = 100
+    match_widen: float = 10.0
+    match_window_max: int = 1000
 
     @property
     def frame_limits(self) -> codec.FrameLimits:

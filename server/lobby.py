@@ -123,7 +123,7 @@ class Lobby:
 
     async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
                      private: bool, *, seed: int | None = None, room_id: str | None = None,
-                     fenced: bool = False) -> RoomRunner:
+                     fenced: bool = False, rated: bool = False) -> RoomRunner:
         """A new room, stored before it is listed (``room_id``: one reserved beforehand, as
         a cluster node does; ``fenced``: every write expects the version stored last)."""
         self.check_capacity()
@@ -132,12 +132,12 @@ class Lobby:
         room: Room[Connection] = Room(
             room_id, name, seats, variant, turn_seconds, private,
             seed=secrets.randbits(63) if seed is None else seed, code=code,
-            now=self.clock(), fenced=fenced, **self._room_options(),
+            now=self.clock(), fenced=fenced, rated=rated, **self._room_options(),
         )
         if self.store is not None:
             await self.store.create_room(RoomRecord(
                 room_id, name, seats, variant, turn_seconds, private, code, room.seed,
-                created_at=room.created_at,
+                created_at=room.created_at, rated=rated,
             ))
         runner = self._runner(room)
         self.add(runner)

@@ -21,6 +21,8 @@ from server.connection import Connection, ConnState
 from server.export import record_file, room_record_file
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
+from server.matchmaking import Matchmaker
+from server.ratings import Ratings
 from server.room import RESERVED_NAMES, BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
@@ -81,6 +83,12 @@ _REFUSED[ConnState.LOBBY][m.Rematch] = ("not_in_room", "you are not in a room")
 _REFUSED[ConnState.WATCHING][m.Rematch] = ("not_a_player",
                                            "spectators cannot do that: only players can")
 _COSTLY += (m.MyGames, m.RecordRequest, m.Rematch)
+# Ratings and quick match (server.ratings, server.matchmaking): asked from the lobby.
+for _kind in (m.QuickMatch, m.CancelMatch):
+    _REFUSED[ConnState.SEATED][_kind] = ("already_in_room",
+                                         "leave your room before asking for a quick match")
+    _REFUSED[ConnState.WATCHING][_kind] = _REFUSED[ConnState.SEATED][_kind]
+_COSTLY += (m.Leaderboard, m.ProfileRequest, m.QuickMatch)
 
 
 def error_reply(re: int | None, exc: BaseException, conn: Connection) -> m.Error:
@@ -138,10 +146,20 @@ class Requests:
             m.RecordRequest: self.on_record,
             m.Resync: self.on_resync,
         }
+        #: Ratings (server.ratings) and the quick-match queue (server.matchmaking).
+        self.ratings = Ratings(lobby.store, min_games=config.leaderboard_min_games)
+        self.matchmaker = Matchmaker(config, lobby, self.ratings)
+        self._handlers.update({
+            m.Leaderboard: self.on_leaderboard,
+            m.ProfileRequest: self.on_profile,
+            m.QuickMatch: self.on_quick_match,
+            m.CancelMatch: self.on_cancel_match,
+        })
 
     def use_cluster(self, node: ClusterNode) -> None:
         """Rooms are found, created and listed across the cluster from now on."""
         self.cluster = node
+        self.matchmaker.cluster = node
 
     def sweep(self, now: float) -> None:
         """Forget failed attempts older than the window, and buckets that are full again."""
@@ -286,7 +304,8 @@ class Requests:
         public, more = self.lobby.list_page(msg.after, self.config.max_listed)
         rooms = tuple(
             m.RoomSummary(room=r.id, name=r.name, seats=r.size, taken=r.taken,
-                          variant=r.variant, status=r.status, turn_seconds=r.turn_seconds)
+                          variant=r.variant, status=r.status, turn_seconds=r.turn_seconds,
+                          rated=r.rated)
             for r in public
         )
         self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, more=more))
@@ -307,11 +326,15 @@ class Requests:
         if (conn.name or "").casefold() in RESERVED_NAMES:  # refused before a room is made
             raise CastellError(f"{conn.name!r} is the name the server's own notices go under: "
                                "connect under another name to create a room", code="name_taken")
+        turn_seconds = msg.turn_seconds
+        if msg.rated:
+            self._check_rated(conn)
+            turn_seconds = turn_seconds or self.config.rated_turn_seconds
         create = self.cluster.create if self.cluster is not None else self.lobby.create
         self.creating[address] = self.creating.get(address, 0) + 1
         try:
-            runner = await create(msg.name, msg.seats, msg.variant, msg.turn_seconds,
-                                  msg.private)
+            runner = await create(msg.name, msg.seats, msg.variant, turn_seconds,
+                                  msg.private, rated=msg.rated)
             runner.room.host_address = address
         finally:
             if self.creating[address] > 1:
@@ -321,6 +344,13 @@ class Requests:
         conn.rooms_created += 1
         await runner.join(conn, conn.name or "?", msg.id, account=conn.account)
         conn.enter(runner, seated=True)
+
+    def _check_rated(self, conn: Connection) -> None:
+        """A rated room needs a store (for the ratings) and a creator with an account."""
+        self.ratings.need_store()
+        if conn.account is None:
+            raise CastellError("a rated room seats signed-in accounts only: connect with "
+                               "your account (not as a guest)", code="not_signed_in")
 
     async def on_join_room(self, conn: Connection, msg: m.JoinRoom) -> None:
         if msg.token is not None:
@@ -480,7 +510,7 @@ class Requests:
         room = old.room
         create = self.cluster.create if self.cluster is not None else self.lobby.create
         made = await create(room.name, room.size, room.variant, room.turn_seconds,
-                            room.private)
+                            room.private, rated=room.rated)
         made.room.host_address = conn.address
         old.rematch = made
         made.room.offer_seats({s.index: s.name for s in room.seats
@@ -517,9 +547,39 @@ class Requests:
         else:
             raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
         self.reply(conn, m.Record(re=msg.id, game=game.to_data()))
+
     async def on_resync(self, conn: Connection, msg: m.Resync) -> None:
         await self._room_of(conn).resync(conn, msg.id)
 
+
+    # -- ratings and quick match (server.ratings, server.matchmaking) -------------------------
+
+    async def on_leaderboard(self, conn: Connection, msg: m.Leaderboard) -> None:
+        if msg.around_me and conn.account is None:
+            raise CastellError("around_me needs an account: say hello with a key",
+                               code="not_signed_in")
+        entries = await self.ratings.leaderboard(msg.limit,
+                                                 conn.account if msg.around_me else None)
+        self.reply(conn, m.LeaderboardReply(re=msg.id, entries=entries))
+
+    async def on_profile(self, conn: Connection, msg: m.ProfileRequest) -> None:
+        self.ratings.need_store()
+        account = await self.accounts.owner(msg.name)
+        if account is None:
+            raise CastellError(f"no account of this server is called {msg.name!r}",
+                               code="not_found")
+        self.reply(conn, await self.ratings.profile(msg.id, account.account, account.name,
+                                                    last=10))
+
+    async def on_quick_match(self, conn: Connection, msg: m.QuickMatch) -> None:
+        if msg.rated:
+            self.ratings.need_store()
+        await self.matchmaker.enqueue(conn, msg)
+        self.reply(conn, m.Ok(re=msg.id))
+
+    async def on_cancel_match(self, conn: Connection, msg: m.CancelMatch) -> None:
+        await self.matchmaker.cancel(conn)
+        self.reply(conn, m.Ok(re=msg.id))
 
 def history_reply(re: int, entries: list[Entry], *, frame: int = MAX_FRAME) -> m.History:
     """The ``history`` reply holding the latest of ``entries`` that fit in one frame (all

@@ -137,6 +137,8 @@ class Finish:
     result: dict[str, Any]
     finished_at: float
     expect_version: int | None = None
+    #: A rated game: the driver stores its ratings with the result (server.ratings).
+    rated: bool = False
 
 
 @attrs.frozen
@@ -349,6 +351,7 @@ class Room(Generic[M]):
         code: str | None = None,
         time_scale: float = 1.0,
         fenced: bool = False,
+        rated: bool = False,
     ) -> None:
         self.id = room_id
         self.name = name
@@ -398,6 +401,11 @@ class Room(Generic[M]):
         self._accounted: set[int] = set()
         #: The view shown to the members last (what a patch is taken against).
         self.shown: Shown | None = None
+        #: A rated room (server.ratings): accounts only, and its end rates them. Its seats'
+        #: displayed ratings, and once the end is rated, the ratings before it (by seat).
+        self.rated = rated
+        self.ratings: dict[int, int] = {}
+        self.ratings_before: dict[int, int] = {}
 
     @classmethod
     def from_record(cls, record: GameRecord, *, now: float, **options: Any) -> Room[M]:
@@ -405,7 +413,8 @@ class Room(Generic[M]):
         on a game set up from the stored seed (a game is its seed plus its actions)."""
         r = record.room
         room: Room[M] = cls(r.room, r.name, r.seats, r.variant, r.turn_seconds, r.private,
-                            seed=r.seed, code=r.code, now=r.created_at, **options)
+                            seed=r.seed, code=r.code, now=r.created_at, rated=r.rated,
+                            **options)
         for s in record.seats:
             room.seats[s.seat] = Seat(s.seat, s.name, bot=s.bot_level if s.bot else None,
                                       token_hash=s.token_hash)
@@ -443,6 +452,7 @@ class Room(Generic[M]):
         room: Room[M] = Room.from_record(record, now=now, bot_delay=self.bot_delay,
                                          time_scale=self.time_scale, fenced=self.fenced)
         room.host_address = self.host_address
+        room.ratings, room.ratings_before = self.ratings, self.ratings_before
         room.creator_seat = self.creator_seat
         for seat in self.seats:
             if seat is not None and seat.member is not None:
@@ -489,7 +499,9 @@ class Room(Generic[M]):
             status=self.status,
             deadline=self.deadline,
             players=tuple(
-                SeatInfo(seat=s.index, name=s.name, bot=s.bot is not None, connected=s.connected)
+                SeatInfo(seat=s.index, name=s.name, bot=s.bot is not None, connected=s.connected,
+                         rating=self.ratings.get(s.index),
+                         rating_before=self.ratings_before.get(s.index))
                 for s in self.seats
                 if s is not None
             ),
@@ -677,12 +689,16 @@ class Room(Generic[M]):
     # -- seats -----------------------------------------------------------------------------
 
     def take_seat(self, member: M, name: str, re: int, *, now: float,
-                  token: str | None = None, account: str | None = None) -> Change:
+                  token: str | None = None, account: str | None = None,
+                  rating: int | None = None) -> Change:
         """Seat a person in the lowest free seat (the one a rematch offers them, if any); on
         commit they get ``joined`` (with their seat's secret token) and the current view. A
         seat taken by a signed-in ``account`` belongs to it."""
         index = self._free_seat(name)
         self._check_name(name)
+        if self.rated and account is None:
+            raise RoomError("a rated room seats signed-in accounts only: connect with your "
+                            "account (not as a guest) to play in it", code="not_signed_in")
         token = token or secrets.token_urlsafe(24)  # 192 random bits
         seat = Seat(index, name, token_hash=hash_token(token), member=member, account=account)
 
@@ -694,6 +710,8 @@ class Room(Generic[M]):
         def apply() -> _Outcome[M]:
             self.seats[index] = seat
             self._claimed(index, account)
+            if rating is not None:
+                self.ratings[index] = rating
             if self.creator_seat is None:
                 self.creator_seat = index
             code = self.code if self.creator == member else None
@@ -710,6 +728,9 @@ class Room(Generic[M]):
         by the level's own name: ``greedy`` is ``normal``)."""
         level = bots.level_name(level)
         self._player_seat(member)
+        if self.rated:
+            raise RoomError("a rated room seats signed-in accounts only: no bot may sit in it",
+                            code="rated_room")
         index = self._free_seat()
         taken_names = {s.name.casefold() for s in self.seats if s is not None}
         taken_names.update(n.casefold() for n in self.spectators.values())
@@ -743,6 +764,61 @@ class Room(Generic[M]):
             self._accounted.discard(index)
         else:
             self._accounted.add(index)
+
+    def seat_matched(self, index: int, name: str, token: str, account: str | None,
+                     rating: int | None = None) -> Change:
+        """A quick match seats a person in seat ``index`` before they are here (they take it
+        with ``token``, as a player coming back does); it belongs to ``account``."""
+        if self.seats[index] is not None:
+            raise RoomError(f"seat {index} is taken", code="room_full")
+        seat: Seat[M] = Seat(index, name, token_hash=hash_token(token), account=account)
+
+        def writes(version: int) -> list[Write]:
+            record = SeatRecord(self.id, index, name, token_hash=seat.token_hash)
+            return [PutSeat(record, self._seat_version(version), self._fence()),
+                    *self._claim(index, account, version)]
+
+        def apply() -> _Outcome[M]:
+            self.seats[index] = seat
+            self._claimed(index, account)
+            if rating is not None:
+                self.ratings[index] = rating
+            if self.creator_seat is None:
+                self.creator_seat = index
+            return _Outcome([ev.PlayerJoined(index, name)])
+
+        return self._propose(writes, apply)
+
+    def start_matched(self, *, now: float) -> Change:
+        """A quick match starts its room as soon as every seat is taken (no creator asks)."""
+        if self.state is not None:
+            raise RoomError("the game has already started", code="already_started")
+        if not self.full:
+            raise RoomError(f"every seat must be taken first ({self.taken} of {self.size})",
+                            code="seats_not_full")
+        names = [s.name for s in self.seats if s is not None]
+        state = engine.new_game(names, self.variant, self.seed)
+        assert state.turn is not None
+
+        def writes(version: int) -> list[Write]:
+            return [UpdateRoom(self.id, version, self._fence(), status=RoomStatus.PLAYING,
+                               started_at=now)]
+
+        def apply() -> _Outcome[M]:
+            self.state = state
+            log.info("room %s: matched game started (%s)", self.id, ", ".join(names))
+            assert state.turn is not None
+            return _Outcome([ev.GameStarted(), ev.RoundStarted(1, state.first),
+                             ev.TurnStarted(state.turn)])
+
+        return self._propose(writes, apply)
+
+    def rated_end(self, changes: dict[int, tuple[int, int]]) -> None:
+        """A rated game's end was stored with its ratings: each seat's displayed rating
+        before and after it (seat → (before, after)), shown from the next view on."""
+        for index, (before, after) in changes.items():
+            self.ratings_before[index] = before
+            self.ratings[index] = after
 
     def offer_seats(self, offered: dict[int, str]) -> None:
         """A rematch offers each seat of ``offered`` (seat → name) to the player who held it
@@ -990,7 +1066,7 @@ class Room(Generic[M]):
             ), self._fence())]
             if new.over:  # the action just stored this version: the result expects it
                 out.append(Finish(self.id, game_result(new), now,
-                                  version if self.fenced else None))
+                                  version if self.fenced else None, rated=self.rated))
             return out
 
         def apply() -> _Outcome[M]:

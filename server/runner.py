@@ -21,12 +21,18 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgpack
 
 from server.history import Entry, History, derive
+from server.ratings import (
+    finish_rated,
+    rated_changes,
+    rating_changes,
+    shown_ratings,
+)
 from server.room import (
     AppendAction,
     AppendChat,
@@ -70,8 +76,9 @@ class StoreUnavailable(CastellError):
     code = "internal_error"
 
 
-async def perform(store: Store, write: Write) -> None:
-    """Carry out one of a change's store writes."""
+async def perform(store: Store, write: Write) -> Any:
+    """Carry out one of a change's store writes (a rated game's end returns its rated
+    games, :func:`server.ratings.finish_rated`)."""
     match write:
         case AppendAction(record, expect):
             await store.append_action(record, expect_version=expect)
@@ -82,12 +89,15 @@ async def perform(store: Store, write: Write) -> None:
             await store.put_seat(record, version=version, expect_version=expect)
         case RemoveSeat(room, seat, version, expect):
             await store.remove_seat(room, seat, version=version, expect_version=expect)
-        case Finish(room, result, finished_at, expect):
+        case Finish(room, result, finished_at, expect, rated):
+            if rated:
+                return await finish_rated(store, write)
             await store.finish(room, result, finished_at, expect_version=expect)
         case AppendChat(record, expect):
             await store.append_chat(record, expect_version=expect)
         case ClaimSeat(room, seat, account, expect):
             await store.claim_seat(room, seat, account, expect_version=expect)
+    return None
 
 
 class RoomRunner:
@@ -151,8 +161,9 @@ class RoomRunner:
         async with self._lock:
             self._check_held()
             await self._settle()
+            rating = await self._rating_of(account)
             await self._request(self.room.take_seat(conn, name, re, now=self.clock(),
-                                                    account=account))
+                                                    account=account, rating=rating))
             seat = self.room.seat_of(conn)
             assert seat is not None
             return seat
@@ -162,6 +173,7 @@ class RoomRunner:
         async with self._lock:
             self._check_held()
             await self._settle()
+            await self._read_ratings()
             await self._request(self.room.resume(conn, token, re))
             seat = self.room.seat_of(conn)
             assert seat is not None
@@ -172,8 +184,41 @@ class RoomRunner:
         async with self._lock:
             self._check_held()
             await self._settle()
+            await self._read_ratings()
             await self._request(self.room.reclaim(conn, index, re))
             return index
+
+    async def seat_matched(self, players: list[tuple[str, str, str | None]]) -> None:
+        """A quick match's players (name, seat token, account) in seats 0, 1, ..., then the
+        free seats filled with bots of the normal level, and the game started."""
+        async with self._lock:
+            self._check_held()
+            for index, (name, token, account) in enumerate(players):
+                rating = await self._rating_of(account)
+                await self._request(self.room.seat_matched(index, name, token, account,
+                                                           rating))
+            for index in range(len(players), self.room.size):
+                await self._request(self.room.seat_bot(index, "normal"))
+            await self._request(self.room.start_matched(now=self.clock()))
+
+    async def _rating_of(self, account: str | None) -> int | None:
+        """The displayed rating of ``account`` in a rated room (None elsewhere)."""
+        if not self.room.rated or account is None or self.store is None:
+            return None
+        return (await shown_ratings(self.store, (account,)))[account]
+
+    async def _read_ratings(self) -> None:
+        """A rated room read from the store learns its seats' ratings (and a finished one,
+        what its end changed) before someone takes a seat back."""
+        room = self.room
+        if not room.rated or room.ratings or self.store is None:
+            return
+        accounts = await self.store.seat_accounts(room.id)
+        shown = await shown_ratings(self.store, tuple(accounts.values()))
+        for index, account in accounts.items():
+            room.ratings[index] = shown[account]
+        if room.status == "finished":
+            room.rated_end(await rated_changes(self.store, room.id, accounts))
 
     async def seat_bots(self, levels: dict[int, str]) -> None:
         """A rematch's bots back in their seats (seat → level), one stored change each."""
@@ -334,7 +379,9 @@ class RoomRunner:
         try:
             if self.store is not None:
                 for write in change.writes:
-                    await perform(self.store, write)
+                    done = await perform(self.store, write)
+                    if isinstance(write, Finish) and done:
+                        self.room.rated_end(rating_changes(done))
                 if self.metrics is not None:
                     self.metrics.commit_seconds.observe(time.perf_counter() - started)
         except Exception as exc:

@@ -122,6 +122,9 @@ ERROR_CODES: dict[str, str] = {
                   "in any case; or an account of the server has it",
     "not_signed_in": "the request needs an account: say `hello` with a `key`",
     "not_finished": "the room's game is not over yet",
+    "rated_room": "a rated room seats signed-in accounts only: no bot may sit in it",
+    "not_rated": "the server keeps no ratings (it runs without a store)",
+    "not_found": "no account of the server has that name",
 }
 # The host's moderation and maintenance (docs/operations.md).
 ERROR_CODES["banned"] = "the host barred that name from this server"

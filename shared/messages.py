@@ -17,7 +17,7 @@ message: :class:`RecordRequest` and its reply :class:`Record`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar, Final, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal
 
 import attrs
 
@@ -48,8 +48,10 @@ from shared.wire import (
     TurnSeconds,
     VariantName,
     Version,
+    between,
     converter,
     field_error,
+    length,
 )
 
 #: The protocol version this module implements (``welcome.protocol``).
@@ -98,6 +100,9 @@ class CreateRoom:
     variant: VariantName = "normal"
     turn_seconds: TurnSeconds | None = None
     private: bool = False
+    #: A rated game (an addition, left out when false): only signed-in accounts sit, and
+    #: its end changes their ratings.
+    rated: bool = attrs.field(default=False, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -245,6 +250,8 @@ class RoomSummary:
     variant: VariantName
     status: RoomStatusName
     turn_seconds: TurnSeconds | None
+    #: Whether the room's game is rated (an addition, left out when false).
+    rated: bool = attrs.field(default=False, metadata={OMIT_NONE: True})
 
 
 def _optional_tuple(value: Any) -> tuple | None:
@@ -486,11 +493,167 @@ class YourTurnPush:
     name: RoomName
 
 
+# Ratings and quick match (additions to version 1) ---------------------------------------------
+
+#: How many leaderboard entries one reply holds at most, and a profile's last games.
+LEADERBOARD_MAX: Final = 100
+LeaderLimit = Annotated[int, between(1, LEADERBOARD_MAX)]
+#: The seat counts a quick match accepts: 1 to 3 distinct counts of 2–4.
+SeatChoices = Annotated[tuple[Seats, ...], length(1, 3)]
+#: Seconds an unrated quick match waits before bots fill it (up to ten minutes).
+BotsAfter = Annotated[int, between(0, 600)]
+#: A displayed rating (docs/protocol.md, "Ratings").
+RatingValue = Annotated[int, between(-100_000, 100_000)]
+Count = Annotated[int, between(0, 2**31 - 1)]
+
+
+def _seat_counts(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Leaderboard:
+    """Ask for the ranked accounts: the best ``limit``, or (``around_me``) the ``limit``
+    around the signed-in account's place. Reply: :class:`LeaderboardReply`."""
+
+    TYPE: ClassVar[str] = "leaderboard"
+    id: MessageId
+    limit: LeaderLimit = 20
+    around_me: bool = False
+
+
+@attrs.frozen
+class ProfileRequest:
+    """Ask for an account's rating and rated games, by its name. Reply:
+    :class:`ProfileReply`."""
+
+    TYPE: ClassVar[str] = "profile"
+    id: MessageId
+    name: PlayerName
+
+
+@attrs.frozen
+class QuickMatch:
+    """Wait in the quick-match queue for a game of one of ``seats`` players (rated: with
+    accounts of close ratings only). Reply: :class:`Ok`; later a :class:`MatchedPush`.
+    ``bots_after`` (unrated only): after that many seconds, bots fill the free seats."""
+
+    TYPE: ClassVar[str] = "quick_match"
+    id: MessageId
+    seats: SeatChoices = attrs.field(default=(2,), converter=_seat_counts)
+    rated: bool = False
+    bots_after: BotsAfter | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class CancelMatch:
+    """Leave the quick-match queue. Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "cancel_match"
+    id: MessageId
+
+
+@attrs.frozen
+class LeaderEntry:
+    """One line of the leaderboard: place (1 = best), name, rating, rated games and wins."""
+
+    rank: Count
+    name: PlayerName
+    rating: RatingValue
+    games: Count
+    wins: Count
+
+
+def _leader_entries(value: Iterable[LeaderEntry]) -> tuple[LeaderEntry, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class LeaderboardReply:
+    """Reply to :class:`Leaderboard`: ranked entries, best first."""
+
+    TYPE: ClassVar[str] = "leaderboard"
+    re: MessageId
+    entries: tuple[LeaderEntry, ...] = attrs.field(converter=_leader_entries)
+
+
+@attrs.frozen
+class SeatsRecord:
+    """An account's rated games and wins at one seat count."""
+
+    seats: Seats
+    games: Count
+    wins: Count
+
+
+@attrs.frozen
+class RatedResult:
+    """One rated game of a profile: its room, seat count, place, the rating before and after
+    it, and when it ended (Unix time)."""
+
+    room: RoomId
+    seats: Seats
+    place: Count
+    before: RatingValue
+    after: RatingValue
+    at: float
+
+
+def _seat_records(value: Iterable[SeatsRecord]) -> tuple[SeatsRecord, ...]:
+    return tuple(value)
+
+
+def _rated_results(value: Iterable[RatedResult]) -> tuple[RatedResult, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class ProfileReply:
+    """Reply to :class:`ProfileRequest`: the account's rating, rated games and wins, its
+    place on the leaderboard (None: not ranked yet), its games and wins by seat count and
+    its last rated games, latest first."""
+
+    TYPE: ClassVar[str] = "profile"
+    re: MessageId
+    name: PlayerName
+    rating: RatingValue
+    games: Count
+    wins: Count
+    rank: Count | None = None
+    by_seats: tuple[SeatsRecord, ...] = attrs.field(default=(), converter=_seat_records)
+    last: tuple[RatedResult, ...] = attrs.field(default=(), converter=_rated_results)
+
+
+@attrs.frozen
+class MatchedPush:
+    """Push: the quick match found a game. The room has started with you in ``seat``;
+    ``token`` is its seat token. Without ``url`` you are in the room already (a ``state``
+    push follows); with it, the room is served by that node of the cluster: connect there
+    and ``join_room`` with the token."""
+
+    TYPE: ClassVar[str] = "matched"
+    room: RoomId
+    seat: Seat
+    token: Token
+    url: NodeUrl | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class MatchWaitingPush:
+    """Push while in the quick-match queue: ``found`` players (you included) of the ``of``
+    the closest game needs are waiting."""
+
+    TYPE: ClassVar[str] = "match_waiting"
+    found: SeatCount
+    of: Seats
+
+
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
     | ActionRequest | HistoryRequest | MyGames | Rematch | RecordRequest | Resync
 ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
     | History | Games | Record | InvitePush | YourTurnPush | Patch
-Message = Request | ServerMessage
+Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | CancelMatch \
+    | LeaderboardReply | ProfileReply | MatchedPush | MatchWaitingPush
 
 #: Client → server messages by ``type``.
 REQUEST_TYPES: Final[dict[str, type]] = {
@@ -632,3 +795,9 @@ def from_wire(
         return converter.structure(body, cls)
     except Exception as exc:  # every converter failure is the sender's fault
         raise field_error(exc, re=re) from None
+
+
+REQUEST_TYPES.update({cls.TYPE: cls for cls in (Leaderboard, ProfileRequest, QuickMatch,
+                                                CancelMatch)})
+SERVER_TYPES.update({cls.TYPE: cls for cls in (LeaderboardReply, ProfileReply, MatchedPush,
+                                               MatchWaitingPush)})

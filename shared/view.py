@@ -34,6 +34,7 @@ from shared.board import (
 from shared.errors import ProtocolError
 from shared.state import Festival, GameState, Player, Prizes, Row, Score, Skills, Taken
 from shared.wire import (
+    OMIT_NONE,
     PlayerName,
     RegionId,
     RoomId,
@@ -74,6 +75,9 @@ class SeatInfo:
     name: str
     bot: bool = False
     connected: bool = True
+    #: A rated room's player: the rating now, and (once the game is rated) the one before.
+    rating: int | None = None
+    rating_before: int | None = None
 
 
 def _seat_infos(value: Iterable[SeatInfo]) -> tuple[SeatInfo, ...]:
@@ -154,6 +158,10 @@ class PlayerView:
     tokens: int  # unspent special action tokens
     best: int  # best tower score (§5.2)
     taken: TakenView
+    #: In a rated room (an addition, absent otherwise): the player's rating, and once the
+    #: game's end has been rated, the rating before it.
+    rating: int | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    rating_before: int | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -232,6 +240,8 @@ def _player(player: Player, info: SeatInfo | None) -> PlayerView:
         tokens=player.tokens,
         best=player.best,
         taken=_taken(player),
+        rating=info.rating if info else None,
+        rating_before=info.rating_before if info else None,
     )
 
 
@@ -240,7 +250,7 @@ def _waiting_player(info: SeatInfo) -> PlayerView:
     return PlayerView(
         seat=info.seat, name=info.name, bot=info.bot, connected=info.connected, region=None,
         team=(), tower=(), skills=Skills(), tokens=SPECIAL_TOKENS, best=0,
-        taken=TakenView((), (), (), 0),
+        taken=TakenView((), (), (), 0), rating=info.rating, rating_before=info.rating_before,
     )
 
 
@@ -350,6 +360,15 @@ def build_view(room: RoomInfo, state: GameState | None) -> dict[str, Any]:
 
 def _player_map(player: Player, info: SeatInfo | None) -> dict[str, Any]:
     # The player map of build_view: what _player builds, written out as plain data.
+    out = _player_fields(player, info)
+    if info is not None and info.rating is not None:
+        out["rating"] = info.rating
+        if info.rating_before is not None:
+            out["rating_before"] = info.rating_before
+    return out
+
+
+def _player_fields(player: Player, info: SeatInfo | None) -> dict[str, Any]:
     skills = player.skills
     return {
         "seat": player.seat,

@@ -51,6 +51,7 @@ def test_the_load_generator_picks_only_legal_actions(seed, variant):
     ("memory", ["--connections", "8", "--settle", "0.1"], "castell ÷ bare"),
     ("cluster", ["--count", "3"], "cluster node"),
     ("bots", ["--games", "2", "--seats", "2", "--jobs", "1"], "baseline: a random bot"),
+    ("matchmaking", ["--players", "6", "--seats", "3", "--rated"], "grouping alone (baseline)"),
 ])
 def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys):
     bench_main.run(name, argv)

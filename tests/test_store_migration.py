@@ -97,7 +97,7 @@ def a_game(room: str, seed: int, *, moves: int | None = None) -> Game:
 
 
 #: Columns added after schema 1 (by migration 3): a schema-1 table has none of them.
-LATER_COLUMNS = {"started_version", "timed_out"}
+LATER_COLUMNS = {"started_version", "timed_out", "rated"}
 
 
 def columns(cls: type) -> list[str]:
@@ -430,9 +430,10 @@ async def test_a_schema_2_database_is_upgraded_keeping_its_games_and_gains_histo
 
 
 def schema3_rows(record: GameRecord) -> list[tuple[str, list[str], list[tuple]]]:
-    """The rows of one game as schema 3 holds them: every column of today's records."""
+    """The rows of one game as schema 3 holds them: every column of today's records but
+    those of later schemas (``rooms.rated``: 5)."""
     def every(cls: type) -> list[str]:
-        return [f.name for f in attrs.fields(cls)]
+        return [f.name for f in attrs.fields(cls) if f.name != "rated"]
 
     def of(rec: object) -> tuple:
         return tuple(getattr(rec, name) for name in every(type(rec)))
@@ -446,11 +447,14 @@ def schema3_rows(record: GameRecord) -> list[tuple[str, list[str], list[tuple]]]
     return out
 
 
-async def make_schema3(backend: str, tmp_path: Path, url: str, games: list[GameRecord]
+async def make_schema3(backend: str, tmp_path: Path, url: str, games: list[GameRecord],
+                       upto: int = 3,
                        ) -> tuple[Callable[[], Store], Callable[[], Awaitable[int]]]:
     """A database at schema 3 (the statements of migrations 1 to 3; migration 2 rewrote rows
-    only) holding ``games``: how to open it, and how to read its schema version."""
-    steps = [step for migration in (MIGRATIONS if backend == "sqlite" else POSTGRES_MIGRATIONS)[:3]
+    only) holding ``games``: how to open it, and how to read its schema version. ``upto``
+    builds a later schema the same way (4: accounts, which hold no rows here)."""
+    steps = [step for migration in (MIGRATIONS if backend == "sqlite"
+                                    else POSTGRES_MIGRATIONS)[:upto]
              for step in migration if isinstance(step, str)]
     if backend == "sqlite":
         path = tmp_path / "castell.sqlite3"
@@ -459,7 +463,7 @@ async def make_schema3(backend: str, tmp_path: Path, url: str, games: list[GameR
             conn.execute("BEGIN")
             for statement in steps:
                 conn.execute(statement)
-            conn.execute("UPDATE schema_version SET version = 3")
+            conn.execute(f"UPDATE schema_version SET version = {upto}")
             for game in games:
                 for table, names, values in schema3_rows(game):
                     conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) "
@@ -485,7 +489,7 @@ async def make_schema3(backend: str, tmp_path: Path, url: str, games: list[GameR
             await conn.execute(f'CREATE SCHEMA "{schema}"')
             for statement in steps:
                 await conn.execute(statement)
-            await conn.execute("UPDATE schema_version SET version = 3")
+            await conn.execute(f"UPDATE schema_version SET version = {upto}")
             for game in games:
                 for table, names, values in schema3_rows(game):
                     marks = ", ".join(f"${n}" for n in range(1, len(names) + 1))
@@ -540,3 +544,47 @@ async def test_a_schema_3_database_gains_accounts_keeping_its_games(backend, tmp
         async with opened() as store:  # opened again: left as it is
             assert await version() == LATEST
             assert await store.account_named("anna") == anna
+
+
+# Schema 4 to 5 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_a_schema_4_database_gains_ratings_keeping_its_games(backend, tmp_path):
+    from openskill.models import PlackettLuce
+
+    from server.store.base import AccountRecord, Placing
+
+    games = [schema2_game("done", 3, 10_000), schema2_game("playing", 6, 40)]
+    async with fresh_schema() as url:
+        opened, version = await make_schema3(backend, tmp_path, url,
+                                             [g.record for g in games], upto=4)
+        assert await version() == 4
+        async with opened() as store:
+            assert await version() == LATEST  # 5, and what came after it
+            for game in games:  # as they were (unrated), and replay as they did
+                loaded = await store.load(game.record.room.room)
+                assert loaded == game.record and loaded.room.rated is False
+                assert Room.from_record(loaded, now=0.0).state == game.state
+            # The unfinished game ends now, rated: both accounts' ratings in its transaction.
+            ids = []
+            for n, name in enumerate(("Anna", "Biel")):
+                account = await store.sign_in(AccountRecord(f"a{n}", name, name.lower(),
+                                                            hash_token(name * 20), 1.0))
+                assert account is not None
+                await store.claim_seat("playing", n, account.account)
+                ids.append(account.account)
+            rated = await store.finish("playing", {"winners": [1]}, 50.0, placings=(
+                Placing(0, "a0", 2), Placing(1, "a1", 1)))
+            model = PlackettLuce()
+            loser, winner = model.rate([[model.rating()], [model.rating()]], ranks=[2, 1])
+            assert [(g.seat, g.place, g.mu_after, g.sigma_after) for g in rated] == [
+                (0, 2, loser[0].mu, loser[0].sigma), (1, 1, winner[0].mu, winner[0].sigma)]
+            known = await store.ratings(("a0", "a1"))
+            assert (known["a1"].games, known["a1"].wins, known["a0"].wins) == (1, 1, 0)
+            assert [r.account for r in await store.leaderboard(1, 10)] == ["a1", "a0"]
+            assert await store.rank_of("a0", 1) == 1 and await store.rank_of("a0", 2) is None
+            assert await store.wins_by_seats("a1") == {2: (1, 1)}
+        async with opened() as store:  # opened again: left as it is, ratings kept
+            assert await version() == LATEST
+            assert [g.room for g in await store.rated_games("a0", 5)] == ["playing"]

@@ -10,7 +10,9 @@ durable. They are frozen attrs classes:
 * :class:`ChatRecord` — one chat line said in a room (the last :data:`CHAT_KEPT` are kept);
 * :class:`GameRecord` — all of one room's records, as :meth:`Store.load` returns them;
 * :class:`AccountRecord` — a player's account: its name, and its key only as a hash;
-* :class:`AccountGame` — one game of an account, as :meth:`Store.account_games` lists them.
+* :class:`AccountGame` — one game of an account, as :meth:`Store.account_games` lists them;
+* :class:`Placing`, :class:`RatingRecord`, :class:`RatedGame` — a rated game's final order, an
+  account's rating, one rated game of an account (schema 5, :mod:`server.ratings`).
 
 :class:`Store` is the abstract interface, every method a coroutine. A write is durable when its
 coroutine returns. Records go in and come out equal: ``load`` gives back exactly what was put.
@@ -78,6 +80,9 @@ class RoomRecord:
     started_at: float | None = None
     finished_at: float | None = None
     started_version: int | None = None
+    #: Whether the room's game is rated (schema 5): only accounts sit in it, and its end
+    #: changes their ratings.
+    rated: bool = False
 
 
 @attrs.frozen
@@ -179,6 +184,46 @@ class AccountGame:
     seat: int
     names: tuple[str | None, ...]
     result: dict[str, Any] | None = None
+
+
+@attrs.frozen
+class Placing:
+    """Where a seat of a rated game finished: ``place`` 1 for the winners, and so on (tied
+    seats share a place); ``account`` the account the seat belongs to."""
+
+    seat: int
+    account: str
+    place: int
+
+
+@attrs.frozen
+class RatingRecord:
+    """An account's rating (openskill's ``mu`` and ``sigma``), its rated games and wins;
+    ``name`` the account's name."""
+
+    account: str
+    name: str
+    mu: float
+    sigma: float
+    games: int = 0
+    wins: int = 0
+
+
+@attrs.frozen
+class RatedGame:
+    """One rated game of an account: the room, the seat, how many seats the game had, the
+    place, the rating before and after, and when it finished (Unix seconds)."""
+
+    room: str
+    seat: int
+    seats: int
+    place: int
+    mu_before: float
+    sigma_before: float
+    mu_after: float
+    sigma_after: float
+    at: float
+    account: str = ""
 
 
 def hash_token(token: str) -> bytes:
@@ -389,10 +434,15 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,
-                     expect_version: int | None = None) -> None:
+                     expect_version: int | None = None,
+                     placings: tuple[Placing, ...] = ()) -> list[RatedGame]:
         """Mark a room finished and store its result (plain msgpack-able data: dicts, lists,
         str, int, float, bool, None; tuples come back as lists). ``expect_version`` fences
-        as in :meth:`append_action`."""
+        as in :meth:`append_action`.
+
+        A rated game's ``placings`` update the ratings of their accounts in the same
+        transaction (:func:`server.ratings.rate`); returns the rated games so stored, by
+        seat (none for an unrated game)."""
 
     @abc.abstractmethod
     async def append_chat(self, line: ChatRecord, *, expect_version: int | None = None) -> None:
@@ -471,6 +521,30 @@ class Store(abc.ABC):
                             limit: int = 20) -> list[AccountGame]:
         """The games ``account`` holds a seat of, newest first, at most ``limit``: only the
         finished ones (``finished`` True), only the others (False), or both (None)."""
+
+    # -- ratings (schema 5) -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def ratings(self, accounts: tuple[str, ...]) -> dict[str, RatingRecord]:
+        """The ratings of those of ``accounts`` that have played a rated game."""
+
+    @abc.abstractmethod
+    async def leaderboard(self, min_games: int, limit: int, offset: int = 0,
+                          ) -> list[RatingRecord]:
+        """The accounts with at least ``min_games`` rated games, best first (by
+        ``mu - 3 sigma``, then name), ``limit`` of them from the ``offset``-th."""
+
+    @abc.abstractmethod
+    async def rank_of(self, account: str, min_games: int) -> int | None:
+        """The 0-based place of ``account`` in :meth:`leaderboard` (None: not ranked)."""
+
+    @abc.abstractmethod
+    async def rated_games(self, account: str, limit: int) -> list[RatedGame]:
+        """The rated games of ``account``, latest first, at most ``limit``."""
+
+    @abc.abstractmethod
+    async def wins_by_seats(self, account: str) -> dict[int, tuple[int, int]]:
+        """The rated games and wins of ``account`` by the games' seat counts."""
 
     # -- bans (schema 6) ----------------------------------------------------------------------
 

@@ -23,7 +23,10 @@ SQL cannot express (each backend runs it row by row). The versions:
    (``rooms.started_version``; nil for a game started before), and the room's chat lines
    (``chat``, the last :data:`~server.store.base.CHAT_KEPT` of each room);
 4. players' accounts (``accounts``: a name unique as compared, a key stored as its hash) and
-   the seats that belong to them (``account_seats``).
+   the seats that belong to them (``account_seats``);
+5. ratings: whether a room is rated (``rooms.rated``), each account's rating (``ratings``:
+   openskill's mu and sigma, rated games and wins) and every rated game's change of it
+   (``rated_games``), written in the transaction that stores the game's result.
 """
 
 from __future__ import annotations
@@ -162,8 +165,31 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         ) WITHOUT ROWID""",
         "CREATE INDEX account_seats_by_account ON account_seats (account, room)",
     ),
-    # 5: left free for the ratings of another line of work (merged separately): nothing.
-    (),
+    # 5: ratings.
+    (
+        "ALTER TABLE rooms ADD COLUMN rated INTEGER NOT NULL DEFAULT 0 CHECK (rated IN (0, 1))",
+        """CREATE TABLE ratings (
+            account TEXT PRIMARY KEY REFERENCES accounts (account),
+            mu REAL NOT NULL,
+            sigma REAL NOT NULL,
+            games INTEGER NOT NULL DEFAULT 0,
+            wins INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID""",
+        """CREATE TABLE rated_games (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            seat INTEGER NOT NULL CHECK (seat >= 0),
+            account TEXT NOT NULL REFERENCES accounts (account),
+            seats INTEGER NOT NULL,
+            place INTEGER NOT NULL,
+            mu_before REAL NOT NULL,
+            sigma_before REAL NOT NULL,
+            mu_after REAL NOT NULL,
+            sigma_after REAL NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (room, seat)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX rated_games_by_account ON rated_games (account, at)",
+    ),
     # 6: bans the host set (server.moderation): by a name as compared, or by an address.
     (
         """CREATE TABLE bans (
@@ -261,8 +287,31 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX account_seats_by_account ON account_seats (account, room)",
     ),
-    # 5: left free for the ratings of another line of work (merged separately): nothing.
-    (),
+    # 5: ratings.
+    (
+        "ALTER TABLE rooms ADD COLUMN rated BOOLEAN NOT NULL DEFAULT FALSE",
+        """CREATE TABLE ratings (
+            account TEXT PRIMARY KEY REFERENCES accounts (account),
+            mu DOUBLE PRECISION NOT NULL,
+            sigma DOUBLE PRECISION NOT NULL,
+            games INTEGER NOT NULL DEFAULT 0,
+            wins INTEGER NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE rated_games (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            seat INTEGER NOT NULL CHECK (seat >= 0),
+            account TEXT NOT NULL REFERENCES accounts (account),
+            seats INTEGER NOT NULL,
+            place INTEGER NOT NULL,
+            mu_before DOUBLE PRECISION NOT NULL,
+            sigma_before DOUBLE PRECISION NOT NULL,
+            mu_after DOUBLE PRECISION NOT NULL,
+            sigma_after DOUBLE PRECISION NOT NULL,
+            at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (room, seat)
+        )""",
+        "CREATE INDEX rated_games_by_account ON rated_games (account, at)",
+    ),
     # 6: bans the host set (server.moderation): by a name as compared, or by an address.
     (
         """CREATE TABLE bans (
@@ -279,7 +328,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
-                   "accounts", "account_seats", "bans")
+                   "accounts", "account_seats", "ratings", "rated_games", "bans")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -54,6 +54,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import attrs
 
+from server import ratings
 from server.store.base import (
     CHAT_KEPT,
     AccountGame,
@@ -62,6 +63,9 @@ from server.store.base import (
     BanRecord,
     ChatRecord,
     GameRecord,
+    Placing,
+    RatedGame,
+    RatingRecord,
     RoomRecord,
     SeatRecord,
     Store,
@@ -97,6 +101,10 @@ _ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
 _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
 _CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
+#: A rating's columns (server.store.base.RatingRecord) and the leaderboard's order.
+_RATING_SELECT = ("ratings.account, accounts.name, mu, sigma, games, wins FROM ratings "
+                  "JOIN accounts USING (account)")
+_RATING_ORDER = "mu - 3 * sigma DESC, accounts.name_key"
 _ACCOUNT_COLUMNS = ", ".join(f.name for f in attrs.fields(AccountRecord))
 #: What account writes line up behind (they are about no room): one registration at a time.
 _ACCOUNTS = "\x00accounts"
@@ -737,10 +745,11 @@ class PostgresStore(Store):
         return await self._read(work)
 
     async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,
-                     expect_version: int | None = None) -> None:
+                     expect_version: int | None = None,
+                     placings: tuple[Placing, ...] = ()) -> list[RatedGame]:
         packed = pack_result(result, room)
 
-        async def work(conn: asyncpg.Connection) -> None:
+        async def work(conn: asyncpg.Connection) -> list[RatedGame]:
             await self._refuse_finished(conn, room, "a second result", expect_version)
             await conn.execute("INSERT INTO results (room, result) VALUES ($1, $2)", room, packed)
             await conn.execute(
@@ -748,8 +757,41 @@ class PostgresStore(Store):
                 finished_at,
                 room,
             )
+            return await self._rate(conn, room, finished_at, placings)
 
-        await self._write(room, work)
+        return await self._write(room, work)
+
+    async def _rate(self, conn: asyncpg.Connection, room: str, finished_at: float,
+                    placings: tuple[Placing, ...]) -> list[RatedGame]:
+        """A rated game's ratings, in the transaction of its result: the accounts' rows are
+        locked in account order (two games finishing at once on two nodes wait, never
+        deadlock, and neither update is lost)."""
+        if not placings:
+            return []
+        accounts = sorted(p.account for p in placings)
+        rows = await conn.fetch(
+            "SELECT account, mu, sigma FROM ratings WHERE account = ANY($1::text[]) "
+            "ORDER BY account FOR UPDATE", accounts)
+        current = {row[0]: (row[1], row[2]) for row in rows}
+        after = ratings.rate(current, placings)
+        out = []
+        for p in placings:
+            mu0, sigma0 = current.get(p.account, (ratings.MU, ratings.SIGMA))
+            mu1, sigma1 = after[p.account]
+            await conn.execute(
+                "INSERT INTO ratings (account, mu, sigma, games, wins) VALUES ($1, $2, $3, 1, "
+                "$4) ON CONFLICT (account) DO UPDATE SET mu = excluded.mu, sigma = "
+                "excluded.sigma, games = ratings.games + 1, wins = ratings.wins + excluded.wins",
+                p.account, mu1, sigma1, int(p.place == 1))
+            game = RatedGame(room, p.seat, len(placings), p.place, mu0, sigma0, mu1, sigma1,
+                             finished_at, p.account)
+            await conn.execute(
+                "INSERT INTO rated_games (room, seat, account, seats, place, mu_before, "
+                "sigma_before, mu_after, sigma_after, at) VALUES ($1, $2, $3, $4, $5, $6, $7, "
+                "$8, $9, $10)", room, p.seat, p.account, game.seats, p.place, mu0, sigma0, mu1,
+                sigma1, finished_at)
+            out.append(game)
+        return out
 
     async def delete_room(self, room: str, *, expect_version: int | None = None) -> None:
         async def work(conn: asyncpg.Connection) -> None:
@@ -917,6 +959,60 @@ class PostgresStore(Store):
                 out.append(AccountGame(room, seat, tuple(names),
                                        unpack_result(packed) if packed else None))
             return out
+
+        return await self._read(work)
+
+    # -- ratings (schema 5) -----------------------------------------------------------------
+
+    async def ratings(self, accounts: tuple[str, ...]) -> dict[str, RatingRecord]:
+        async def work(conn: asyncpg.Connection) -> dict[str, RatingRecord]:
+            rows = await conn.fetch(
+                f"SELECT {_RATING_SELECT} WHERE ratings.account = ANY($1::text[])",
+                list(accounts))
+            return {row[0]: RatingRecord(*row) for row in rows}
+
+        return await self._read(work) if accounts else {}
+
+    async def leaderboard(self, min_games: int, limit: int, offset: int = 0,
+                          ) -> list[RatingRecord]:
+        async def work(conn: asyncpg.Connection) -> list[RatingRecord]:
+            rows = await conn.fetch(
+                f"SELECT {_RATING_SELECT} WHERE ratings.games >= $1 ORDER BY {_RATING_ORDER} "
+                "LIMIT $2 OFFSET $3", min_games, max(0, limit), max(0, offset))
+            return [RatingRecord(*row) for row in rows]
+
+        return await self._read(work)
+
+    async def rank_of(self, account: str, min_games: int) -> int | None:
+        async def work(conn: asyncpg.Connection) -> int | None:
+            row = await conn.fetchrow(
+                "SELECT mu - 3 * sigma, accounts.name_key, games FROM ratings JOIN accounts "
+                "USING (account) WHERE account = $1", account)
+            if row is None or row[2] < min_games:
+                return None
+            return int(await conn.fetchval(
+                "SELECT count(*) FROM ratings JOIN accounts USING (account) WHERE games >= $1 "
+                "AND (mu - 3 * sigma > $2 OR (mu - 3 * sigma = $2 AND accounts.name_key < $3))",
+                min_games, row[0], row[1]))
+
+        return await self._read(work)
+
+    async def rated_games(self, account: str, limit: int) -> list[RatedGame]:
+        async def work(conn: asyncpg.Connection) -> list[RatedGame]:
+            rows = await conn.fetch(
+                "SELECT room, seat, seats, place, mu_before, sigma_before, mu_after, "
+                "sigma_after, at, account FROM rated_games WHERE account = $1 "
+                "ORDER BY at DESC, room LIMIT $2", account, max(0, limit))
+            return [RatedGame(*row) for row in rows]
+
+        return await self._read(work)
+
+    async def wins_by_seats(self, account: str) -> dict[int, tuple[int, int]]:
+        async def work(conn: asyncpg.Connection) -> dict[int, tuple[int, int]]:
+            rows = await conn.fetch(
+                "SELECT seats, count(*), count(*) FILTER (WHERE place = 1) FROM rated_games "
+                "WHERE account = $1 GROUP BY seats", account)
+            return {int(r[0]): (int(r[1]), int(r[2])) for r in rows}
 
         return await self._read(work)
 

@@ -52,6 +52,7 @@ from urllib.parse import quote
 import attrs
 import platformdirs
 
+from server import ratings
 from server.store.base import (
     CHAT_KEPT,
     AccountGame,
@@ -60,6 +61,9 @@ from server.store.base import (
     BanRecord,
     ChatRecord,
     GameRecord,
+    Placing,
+    RatedGame,
+    RatingRecord,
     RoomRecord,
     SeatRecord,
     Store,
@@ -86,6 +90,10 @@ _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
 _CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
 _ACCOUNT_COLUMNS = ", ".join(f.name for f in attrs.fields(AccountRecord))
+#: A rating's columns (server.store.base.RatingRecord) and the leaderboard's order.
+_RATING_SELECT = ("ratings.account, accounts.name, mu, sigma, games, wins FROM ratings "
+                  "JOIN accounts USING (account)")
+_RATING_ORDER = "mu - 3 * sigma DESC, accounts.name_key"
 
 T = TypeVar("T")
 
@@ -105,6 +113,7 @@ def default_db_path() -> Path:
 def _room(row: tuple) -> RoomRecord:
     values = list(row)
     values[5] = bool(values[5])  # private
+    values[14] = bool(values[14])  # rated
     return RoomRecord(*values)
 
 
@@ -730,9 +739,11 @@ class SQLiteStore(Store):
         )
 
     async def finish(self, room: str, result: dict[str, Any], finished_at: float, *,
-                     expect_version: int | None = None) -> None:
-        await self._write(
-            self._finish, room, pack_result(result, room), finished_at, expect_version
+                     expect_version: int | None = None,
+                     placings: tuple[Placing, ...] = ()) -> list[RatedGame]:
+        return await self._write(
+            self._finish, room, pack_result(result, room), finished_at, expect_version,
+            placings,
         )
 
     def _finish(
@@ -742,13 +753,40 @@ class SQLiteStore(Store):
         result: bytes,
         finished_at: float,
         expect_version: int | None,
-    ) -> None:
+        placings: tuple[Placing, ...] = (),
+    ) -> list[RatedGame]:
         self._refuse_finished(conn, room, "a second result", expect_version)
         conn.execute("INSERT INTO results (room, result) VALUES (?, ?)", (room, result))
         conn.execute(
             "UPDATE rooms SET status = 'finished', finished_at = ? WHERE room = ?",
             (finished_at, room),
         )
+        if not placings:
+            return []
+        accounts = [p.account for p in placings]
+        marks = ", ".join("?" * len(accounts))
+        current = {a: (mu, sigma) for a, mu, sigma in conn.execute(
+            f"SELECT account, mu, sigma FROM ratings WHERE account IN ({marks})", accounts)}
+        after = ratings.rate(current, placings)
+        out = []
+        for p in placings:
+            mu0, sigma0 = current.get(p.account, (ratings.MU, ratings.SIGMA))
+            mu1, sigma1 = after[p.account]
+            win = int(p.place == 1)
+            conn.execute(
+                "INSERT INTO ratings (account, mu, sigma, games, wins) VALUES (?, ?, ?, 1, ?) "
+                "ON CONFLICT (account) DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma,"
+                " games = ratings.games + 1, wins = ratings.wins + excluded.wins",
+                (p.account, mu1, sigma1, win))
+            game = RatedGame(room, p.seat, len(placings), p.place, mu0, sigma0, mu1, sigma1,
+                             finished_at, p.account)
+            conn.execute(
+                "INSERT INTO rated_games (room, seat, account, seats, place, mu_before, "
+                "sigma_before, mu_after, sigma_after, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (room, p.seat, p.account, game.seats, p.place, mu0, sigma0, mu1, sigma1,
+                 finished_at))
+            out.append(game)
+        return out
 
     async def delete_room(self, room: str, *, expect_version: int | None = None) -> None:
         await self._write(self._delete_room, room, expect_version)
@@ -910,6 +948,47 @@ class SQLiteStore(Store):
             out.append(AccountGame(room, int(row[-1]), tuple(names),
                                    unpack_result(result[0]) if result else None))
         return out
+
+    # -- ratings (schema 5) -----------------------------------------------------------------
+
+    async def ratings(self, accounts: tuple[str, ...]) -> dict[str, RatingRecord]:
+        def work(conn: sqlite3.Connection) -> dict[str, RatingRecord]:
+            marks = ", ".join("?" * len(accounts))
+            return {row[0]: RatingRecord(*row) for row in conn.execute(
+                f"SELECT {_RATING_SELECT} WHERE ratings.account IN ({marks})", accounts)}
+
+        return await self._read(work) if accounts else {}
+
+    async def leaderboard(self, min_games: int, limit: int, offset: int = 0,
+                          ) -> list[RatingRecord]:
+        return await self._read(lambda conn: [RatingRecord(*row) for row in conn.execute(
+            f"SELECT {_RATING_SELECT} WHERE ratings.games >= ? ORDER BY {_RATING_ORDER} "
+            "LIMIT ? OFFSET ?", (min_games, max(0, limit), max(0, offset)))])
+
+    async def rank_of(self, account: str, min_games: int) -> int | None:
+        def work(conn: sqlite3.Connection) -> int | None:
+            row = conn.execute(
+                "SELECT mu - 3 * sigma, accounts.name_key, games FROM ratings JOIN accounts "
+                "USING (account) WHERE account = ?", (account,)).fetchone()
+            if row is None or row[2] < min_games:
+                return None
+            return int(conn.execute(
+                "SELECT count(*) FROM ratings JOIN accounts USING (account) WHERE games >= ? "
+                "AND (mu - 3 * sigma > ? OR (mu - 3 * sigma = ? AND accounts.name_key < ?))",
+                (min_games, row[0], row[0], row[1])).fetchone()[0])
+
+        return await self._read(work)
+
+    async def rated_games(self, account: str, limit: int) -> list[RatedGame]:
+        return await self._read(lambda conn: [RatedGame(*row) for row in conn.execute(
+            "SELECT room, seat, seats, place, mu_before, sigma_before, mu_after, sigma_after, "
+            "at, account FROM rated_games WHERE account = ? ORDER BY at DESC, room LIMIT ?",
+            (account, max(0, limit)))])
+
+    async def wins_by_seats(self, account: str) -> dict[int, tuple[int, int]]:
+        return await self._read(lambda conn: {int(n): (int(g), int(w)) for n, g, w in conn.execute(
+            "SELECT seats, count(*), sum(place = 1) FROM rated_games WHERE account = ? "
+            "GROUP BY seats", (account,))})
 
     # -- bans ----------------------------------------------------------------------------------
 

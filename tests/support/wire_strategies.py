@@ -54,7 +54,7 @@ requests = st.one_of(
     st.builds(m.ListRooms, ids, st.none() | room_ids),
     st.builds(m.CreateRoom, ids, room_names, st.integers(2, 4),
               st.sampled_from(["normal", "advanced"]),
-              st.none() | st.integers(10, 7 * 24 * 3600), st.booleans()),
+              st.none() | st.integers(10, 7 * 24 * 3600), st.booleans(), st.booleans()),
     st.builds(m.JoinRoom, ids, room_ids, st.sampled_from(["player", "spectator"]),
               st.none() | texts(1, 128)),
     st.builds(m.LeaveRoom, ids),
@@ -68,6 +68,11 @@ requests = st.one_of(
               st.integers(1, 100)),
     st.builds(m.Rematch, ids),
     st.builds(m.RecordRequest, ids, room_ids),
+    st.builds(m.Leaderboard, ids, st.integers(1, 100), st.booleans()),
+    st.builds(m.ProfileRequest, ids, names),
+    st.builds(m.QuickMatch, ids, st.lists(st.integers(2, 4), min_size=1, max_size=3),
+              st.booleans(), st.none() | st.integers(0, 600)),
+    st.builds(m.CancelMatch, ids),
 )
 
 # Plain data as it may sit in a view or an event.
@@ -81,7 +86,7 @@ flat_maps = st.dictionaries(plain, json_like, max_size=6)
 summaries = st.builds(
     m.RoomSummary, room_ids, room_names, st.integers(2, 4), st.integers(0, 4),
     st.sampled_from(["normal", "advanced"]), st.sampled_from(["waiting", "playing", "finished"]),
-    st.none() | st.integers(10, 3600),
+    st.none() | st.integers(10, 3600), st.booleans(),
 )
 
 server_messages = st.one_of(
@@ -102,6 +107,18 @@ server_messages = st.one_of(
     st.builds(m.History, ids, st.lists(
         st.builds(m.HistoryEntry, st.integers(0, 2**63 - 1), st.lists(flat_maps, max_size=3)),
         max_size=3)),
+    st.builds(m.LeaderboardReply, ids, st.lists(st.builds(
+        m.LeaderEntry, st.integers(1, 1000), names, st.integers(0, 3000), st.integers(0, 99),
+        st.integers(0, 99)), max_size=3)),
+    st.builds(m.ProfileReply, ids, names, st.integers(0, 3000), st.integers(0, 99),
+              st.integers(0, 99), st.none() | st.integers(1, 99),
+              st.lists(st.builds(m.SeatsRecord, st.integers(2, 4), st.integers(0, 9),
+                                 st.integers(0, 9)), max_size=3),
+              st.lists(st.builds(m.RatedResult, room_ids, st.integers(2, 4), st.integers(1, 4),
+                                 st.integers(0, 3000), st.integers(0, 3000),
+                                 st.floats(0, 2e9)), max_size=3)),
+    st.builds(m.MatchedPush, room_ids, seats, texts(1, 128), st.none() | texts(1, 60)),
+    st.builds(m.MatchWaitingPush, st.integers(0, 4), st.integers(2, 4)),
 )
 
 messages = requests | server_messages

@@ -1,0 +1,254 @@
+"""Quick match over real sockets (server/matchmaking.py, docs/protocol.md "Quick match"):
+groups of 2 and of 3, a cancel and a dropped connection in the queue, the rating window
+widening as players wait (on a test clock), bots filling an unrated wait, and two cluster
+nodes matching players who queued on different nodes.
+
+The lone-server tests drive the matcher's rounds themselves, on a clock of their own (the
+server's own rounds are a day apart); the cluster test runs real ``castell-server`` nodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+from client.net import GameClient, ServerError
+from server.app import CastellServer
+from server.matchmaking import Matchmaker, Windows, Wish, find_matches, unique_names
+from server.store import open_store
+from shared import messages as m
+from tests.support.servers import ServerProcess, serving
+from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+
+pytestmark = pytest.mark.timeout(90)
+
+
+class Clock:
+    """The matcher's time, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def lone(tmp_path: Path) -> AsyncIterator[tuple[CastellServer, str, Clock]]:
+    clock = Clock()
+    async with serving(open_store(tmp_path / "castell.sqlite3"),
+                       match_interval=86_400.0) as (server, url):
+        server.requests.matchmaker.clock = clock
+        yield server, url, clock
+
+
+async def player(url: str, name: str, *, account: bool = True) -> GameClient:
+    client = await GameClient.connect(url)
+    await client.hello(name, secrets.token_urlsafe(48) if account else None)
+    return client
+
+
+async def pushed(client: GameClient, cls: type, timeout: float = 10.0):
+    """The next push of type ``cls`` (others, such as ``state``, are let by)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            push = await client.pushes.get()
+            if isinstance(push, cls):
+                return push
+
+
+async def take_seat(client: GameClient, matched: m.MatchedPush) -> dict:
+    joined = await client.request(m.JoinRoom, room=matched.room, token=matched.token)
+    assert joined.seat == matched.seat
+    push = await client.wait_state(lambda p: p.room == matched.room)
+    return push.view
+
+
+def mm(server: CastellServer) -> Matchmaker:
+    return server.requests.matchmaker
+
+
+async def test_two_players_are_matched_into_a_started_room(lone):
+    server, url, _ = lone
+    anna, biel = await player(url, "Anna"), await player(url, "Biel", account=False)
+    await anna.request(m.QuickMatch, seats=[2])
+    await biel.request(m.QuickMatch, seats=[2, 3])
+    assert await mm(server).round() == 1
+    a, b = await pushed(anna, m.MatchedPush), await pushed(biel, m.MatchedPush)
+    assert a.room == b.room and {a.seat, b.seat} == {0, 1} and a.url is None
+    view = await take_seat(anna, a)
+    await take_seat(biel, b)
+    assert view["status"] == "playing" and view["seats"] == 2
+    assert sorted(p["name"] for p in view["players"]) == ["Anna", "Biel"]
+    assert await mm(server).round() == 0  # the queue is empty now
+    # The seat belongs to Anna's account: her games list it.
+    assert [g.room for g in (await anna.request(m.MyGames)).entries] == [a.room]
+
+
+async def test_three_players_with_a_cancel_and_a_dropped_connection_in_the_queue(lone):
+    server, url, _ = lone
+    anna, biel, carla, dani, elna = [await player(url, n) for n in
+                                     ("Anna", "Biel", "Carla", "Dani", "Elna")]
+    await anna.request(m.QuickMatch, seats=[3])
+    await mm(server).round()
+    assert await pushed(anna, m.MatchWaitingPush) == m.MatchWaitingPush(found=1, of=3)
+    await biel.request(m.QuickMatch, seats=[3])
+    await carla.request(m.QuickMatch, seats=[3])
+    await carla.request(m.CancelMatch)  # Carla changed her mind
+    await dani.request(m.QuickMatch, seats=[3])
+    await dani.close()  # and Dani's connection dropped
+    async with asyncio.timeout(10):
+        while len(await mm(server).queue.wishes()) != 2:
+            await asyncio.sleep(0.02)
+    assert await mm(server).round() == 0
+    assert await pushed(anna, m.MatchWaitingPush) == m.MatchWaitingPush(found=2, of=3)
+    await elna.request(m.QuickMatch, seats=[3, 4])
+    assert await mm(server).round() == 1
+    matched = [await pushed(c, m.MatchedPush) for c in (anna, biel, elna)]
+    assert len({p.room for p in matched}) == 1
+    assert sorted(p.seat for p in matched) == [0, 1, 2]
+    views = [await take_seat(c, p) for c, p in zip((anna, biel, elna), matched, strict=True)]
+    assert sorted(p["name"] for p in views[-1]["players"]) == ["Anna", "Biel", "Elna"]
+    assert not any(isinstance(p, m.MatchedPush) for p in carla.drain())
+    # A cancel when not queued is fine; asking from a room is refused.
+    await carla.request(m.CancelMatch)
+    with pytest.raises(ServerError) as seated:
+        await anna.request(m.QuickMatch)
+    assert seated.value.code == "already_in_room"
+
+
+async def test_the_rating_window_widens_as_players_wait(lone, tmp_path):
+    server, url, clock = lone
+    anna, biel = await player(url, "Anna"), await player(url, "Biel")
+    # Anna is rated higher: she won a rated game against a third account.
+    carla = await player(url, "Carla")
+    store = server.store
+    assert store is not None
+    from server.store.base import Placing, RoomRecord
+
+    accounts = {n: (await store.account_named(n.lower())).account for n in ("Anna", "Carla")}
+    await store.create_room(RoomRecord("seed1", "x", 2, "normal", None, False, None, 1,
+                                       rated=True))
+    await store.finish("seed1", {"winners": [0]}, 1.0, placings=(
+        Placing(0, accounts["Anna"], 1), Placing(1, accounts["Carla"], 2)))
+    gap = (await server.requests.ratings.of((accounts["Anna"],)))[accounts["Anna"]] - 1500
+    windows = mm(server).windows = Windows(start=30, widen=10, most=1000)
+    assert gap > windows.start
+    await anna.request(m.QuickMatch, seats=[2], rated=True)
+    await biel.request(m.QuickMatch, seats=[2], rated=True)
+    assert await mm(server).round() == 0
+    assert await pushed(biel, m.MatchWaitingPush) == m.MatchWaitingPush(found=1, of=2)
+    # Not yet: the window has widened, but not enough.
+    clock.now += (gap - windows.start) / windows.widen - 1
+    assert await mm(server).round() == 0
+    clock.now += 2  # now both windows hold the gap
+    assert await mm(server).round() == 1
+    a, b = await pushed(anna, m.MatchedPush), await pushed(biel, m.MatchedPush)
+    view = await take_seat(anna, a)
+    assert view["status"] == "playing"
+    ratings = {p["name"]: p["rating"] for p in view["players"]}
+    assert ratings == {"Anna": 1500 + gap, "Biel": 1500}
+    # A guest may not ask for a rated game; a rated one never takes bots.
+    guest = await player(url, "Convidat", account=False)
+    for fields, code in (({"rated": True}, "not_signed_in"),
+                         ({"rated": True, "bots_after": 5}, "not_signed_in")):
+        with pytest.raises(ServerError) as refused:
+            await guest.request(m.QuickMatch, **fields)
+        assert refused.value.code == code
+    with pytest.raises(ServerError) as no_bots:
+        await carla.request(m.QuickMatch, rated=True, bots_after=5)
+    assert no_bots.value.code == "rated_room"
+    assert b.room == a.room
+
+
+async def test_bots_fill_an_unrated_wait(lone):
+    server, url, clock = lone
+    anna = await player(url, "Anna", account=False)
+    await anna.request(m.QuickMatch, seats=[3], bots_after=30)
+    clock.now += 29
+    assert await mm(server).round() == 0
+    clock.now += 1
+    assert await mm(server).round() == 1
+    matched = await pushed(anna, m.MatchedPush)
+    view = await take_seat(anna, matched)
+    assert view["status"] == "playing"
+    assert [p["bot"] for p in view["players"]] == [False, True, True]
+
+
+def test_matched_players_get_one_name_each():
+    assert unique_names(["Anna", "anna", "Server", "Biel"]) == ["Anna", "anna 2", "Server 2",
+                                                                 "Biel"]
+
+
+def test_the_matcher_prefers_close_ratings_and_keeps_rated_and_unrated_apart():
+    w = Windows(100, 10, 1000)
+
+    def wish(t: str, rating: int, since: float = 0.0, rated: bool = True,
+             seats: tuple[int, ...] = (2,)) -> Wish:
+        return Wish(t, "", t, t, t, rating, seats, rated, since)
+
+    queue = [wish("a", 1500), wish("b", 1900), wish("c", 1560), wish("d", 1500, rated=False)]
+    found = find_matches(queue, 0.0, w)
+    assert [[x.ticket for x in g.wishes] for g in found] == [["a", "c"]]
+    # 40 s later b's window (500) reaches d? No: d is unrated. It stays alone.
+    assert find_matches([wish("b", 1900), wish("d", 1500, rated=False)], 40.0, w) == []
+
+
+# -- a cluster --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def db() -> AsyncIterator[str]:
+    async with fresh_schema() as url:
+        yield url
+
+
+@pytest.fixture
+async def prefix() -> AsyncIterator[str]:
+    async with fresh_prefix() as made:
+        yield made
+
+
+async def test_two_cluster_nodes_match_players_who_queued_on_different_nodes(db, prefix):
+    args = ("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix, "--lease-ms", "1500",
+            "--bot-delay", "0", "--log-level", "warning")
+    a, b = await asyncio.gather(*(asyncio.to_thread(ServerProcess, *args) for _ in range(2)))
+    with a, b:
+        anna, biel = await player(a.url, "Anna"), await player(b.url, "Biel")
+        await anna.request(m.QuickMatch, seats=[2], rated=True)
+        await biel.request(m.QuickMatch, seats=[2], rated=True)
+        got = [await pushed(c, m.MatchedPush, timeout=30) for c in (anna, biel)]
+        assert got[0].room == got[1].room
+        # Exactly one of them is on the node that serves the room; the other is sent there.
+        assert sorted(p.url is None for p in got) == [False, True]
+        views = []
+        for client, push, home in ((anna, got[0], a.url), (biel, got[1], b.url)):
+            if push.url is not None:
+                assert push.url != home
+                await client.close()
+                client = await player(push.url, "x", account=False)  # the token is enough
+            views.append(await take_seat(client, push))
+        assert all(v["status"] == "playing" for v in views)
+        assert sorted(p["name"] for p in views[0]["players"]) == ["Anna", "Biel"]
+
+        # A wish left in the queue by a node that is gone (killed with its players) is
+        # dropped rather than matched with a player who would then wait for nobody.
+        import json
+
+        import redis.asyncio as aioredis
+
+        queue = f"{prefix}match:queue"
+        client = aioredis.Redis.from_url(REDIS_URL)
+        try:
+            ghost = Wish("qghost", "gone-node", "c1", "Ghost", None, 1500, (2,), False, 0.0)
+            await client.hset(queue, "qghost", json.dumps(attrs.asdict(ghost)))
+            async with asyncio.timeout(20):
+                while await client.hexists(queue, "qghost"):
+                    await asyncio.sleep(0.1)
+        finally:
+            await client.aclose()

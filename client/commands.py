@@ -181,7 +181,8 @@ ALIASES: Final = {"end_turn": "end", "exit": "quit", "?": "help", "say": "chat",
 ACTION_COMMANDS: Final = ("move", "recruit", "train", "special", "build", "dismantle", "end",
                           "undo")
 #: Lobby commands, which a game can only point back to.
-LOBBY_WORDS: Final = ("join", "watch", "create", "list", "resume")
+LOBBY_WORDS: Final = ("join", "watch", "create", "list", "resume", "games", "replay", "quick",
+                      "top", "whois")
 CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "leave", "quit", "warn")
 
 

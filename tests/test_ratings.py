@@ -69,9 +69,19 @@ async def rated_game(clients: list[GameClient], rng: random.Random, end_bias: fl
     for client in clients:
         await client.wait_state(lambda p: p.view["status"] == "playing")
     await play_legal(clients, rng, end_bias=end_bias, timeout=20)
-    push = await clients[0].wait_state(
-        lambda p: p.view["status"] == "finished" and "rating_before" in p.view["players"][0])
-    return push.view
+    return (await rated_end(clients[0])).view
+
+
+def _rated(push: m.StatePush) -> bool:
+    return push.view["status"] == "finished" and "rating_before" in push.view["players"][0]
+
+
+async def rated_end(client: GameClient, timeout: float = 30.0) -> m.StatePush:
+    """The push of the game's rated end: the one ``client`` holds already (play_legal may
+    have read it while waiting), or the next one."""
+    if client.state is not None and _rated(client.state):
+        return client.state
+    return await client.wait_state(_rated, timeout=timeout)
 
 
 def expected(view: dict, before: dict[int, tuple[float, float]] | None = None,
@@ -248,12 +258,7 @@ async def test_an_abandoned_rated_game_ends_by_the_timer_and_is_rated_in_its_ord
         await biel.close()  # Biel walks away and never comes back
         # Anna plays on (every turn ended at once); the timer ends each of Biel's.
         await play_legal([anna, None], random.Random(2), end_bias=1.0, timeout=20)
-        def rated_end(p: m.StatePush) -> bool:
-            return p.view["status"] == "finished" and "rating_before" in p.view["players"][0]
-
-        # (the end may have come already, read by play_legal's own waiting)
-        push = anna.state if anna.state is not None and rated_end(anna.state) \
-            else await anna.wait_state(rated_end, timeout=30)
+        push = await rated_end(anna)
         after = expected(push.view)
         assert {p["seat"]: p["rating"] for p in push.view["players"]} == \
             {s: shown(*after[s]) for s in after}

@@ -111,6 +111,8 @@ async def test_a_node_frozen_past_its_lease_writes_no_seat_once_it_wakes(db, pre
             again = await join_anywhere([a.url, b.url], "?", made.room, token=token,
                                         timeout=20)
             assert again.joined.seat == seat
+            if again.client.state is None:  # the view follows the `joined` reply
+                await again.client.wait_state(timeout=10)
             assert again.client.state is not None
             await again.client.close()
         for result in (anna_back, eve_again):

@@ -791,27 +791,7 @@ class Room(Generic[M]):
 
     def start_matched(self, *, now: float) -> Change:
         """A quick match starts its room as soon as every seat is taken (no creator asks)."""
-        if self.state is not None:
-            raise RoomError("the game has already started", code="already_started")
-        if not self.full:
-            raise RoomError(f"every seat must be taken first ({self.taken} of {self.size})",
-                            code="seats_not_full")
-        names = [s.name for s in self.seats if s is not None]
-        state = engine.new_game(names, self.variant, self.seed)
-        assert state.turn is not None
-
-        def writes(version: int) -> list[Write]:
-            return [UpdateRoom(self.id, version, self._fence(), status=RoomStatus.PLAYING,
-                               started_at=now)]
-
-        def apply() -> _Outcome[M]:
-            self.state = state
-            log.info("room %s: matched game started (%s)", self.id, ", ".join(names))
-            assert state.turn is not None
-            return _Outcome([ev.GameStarted(), ev.RoundStarted(1, state.first),
-                             ev.TurnStarted(state.turn)])
-
-        return self._propose(writes, apply)
+        return self._begin(now, "matched game started")
 
     def rated_end(self, changes: dict[int, tuple[int, int]]) -> None:
         """A rated game's end was stored with its ratings: each seat's displayed rating
@@ -983,6 +963,13 @@ class Room(Generic[M]):
             raise RoomError("the game has already started", code="already_started")
         if member != self.creator:
             raise RoomError("only the room's creator can start the game", code="not_creator")
+        return self._begin(now, "game started", before=[Send((member,), encode(m.Ok(re=re)))])
+
+    def _begin(self, now: float, said: str, before: list[Any] | None = None) -> Change:
+        """Start the game of a full room (``said`` in the log; ``before``: the asker's
+        reply, sent ahead of the push)."""
+        if self.state is not None:
+            raise RoomError("the game has already started", code="already_started")
         if not self.full:
             raise RoomError(f"every seat must be taken first ({self.taken} of {self.size})",
                             code="seats_not_full")
@@ -996,11 +983,10 @@ class Room(Generic[M]):
 
         def apply() -> _Outcome[M]:
             self.state = state
-            log.info("room %s: game started (%s)", self.id, ", ".join(names))
+            log.info("room %s: %s (%s)", self.id, said, ", ".join(names))
             assert state.turn is not None
             return _Outcome([ev.GameStarted(), ev.RoundStarted(1, state.first),
-                             ev.TurnStarted(state.turn)],
-                            before=[Send((member,), encode(m.Ok(re=re)))])
+                             ev.TurnStarted(state.turn)], before=before or [])
 
         return self._propose(writes, apply)
 

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from server.lobby import list_key, new_room_id, not_found
+from server.relay import listen
 from server.room import Room
 from server.runner import RoomRunner
 from shared import messages as m
@@ -413,32 +414,14 @@ class ClusterNode:
 
     async def _hearing(self, pubsub: Any, accounts: Accounts) -> None:
         """Deliver the pushes other nodes publish for accounts with connections here."""
-        try:
-            while True:
-                try:
-                    heard = await pubsub.get_message(ignore_subscribe_messages=True,
-                                                     timeout=1.0)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    log.warning("listening for account pushes failed (%s); again", exc)
-                    await asyncio.sleep(self.config.renew_every)
-                    with contextlib.suppress(Exception):
-                        await pubsub.subscribe(self.keys.accounts)
-                    continue
-                if heard is None:
-                    continue
-                try:
-                    data = json.loads(heard["data"])
-                    if data["node"] == self.node_id:
-                        continue
-                    push = m.from_wire(data["push"], sender="server")
-                    accounts.deliver_here(str(data["account"]), push)
-                except Exception as exc:
-                    log.warning("an account push from another node could not be read: %s", exc)
-        finally:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()
+
+        def take(data: dict[str, Any]) -> None:
+            if data["node"] != self.node_id:
+                push = m.from_wire(data["push"], sender="server")
+                accounts.deliver_here(str(data["account"]), push)
+
+        await listen(pubsub, self.keys.accounts, "account pushes", take,
+                     pause=self.config.renew_every)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from server.relay import listen
 from shared import messages as m
 from shared.codec import encode
 from shared.errors import CastellError
@@ -470,30 +471,11 @@ class Matchmaker:
     async def _hearing(self, pubsub: Any) -> None:
         """Deliver the ``matched`` pushes other nodes publish for players waiting here."""
         assert isinstance(self.queue, RedisQueue)
-        try:
-            while True:
-                try:
-                    heard = await pubsub.get_message(ignore_subscribe_messages=True,
-                                                     timeout=1.0)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    log.warning("listening for matches failed (%s); again", exc)
-                    await asyncio.sleep(1.0)
-                    with contextlib.suppress(Exception):
-                        await pubsub.subscribe(self.queue.channel)
-                    continue
-                if heard is None:
-                    continue
-                try:
-                    data = json.loads(heard["data"])
-                    if data["node"] != self.node_id:
-                        continue
-                    push = m.from_wire(data["push"], sender="server")
-                    assert isinstance(push, m.MatchedPush)
-                    self._tell(str(data["ticket"]), push)
-                except Exception as exc:
-                    log.warning("a match from another node could not be read: %s", exc)
-        finally:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()
+
+        def take(data: dict[str, Any]) -> None:
+            if data["node"] == self.node_id:
+                push = m.from_wire(data["push"], sender="server")
+                assert isinstance(push, m.MatchedPush)
+                self._tell(str(data["ticket"]), push)
+
+        await listen(pubsub, self.queue.channel, "matches", take, pause=1.0)

@@ -5,27 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import random
-import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from client.keys import new_key
 from client.net import GameClient, ServerError
 from server.store import open_store
 from shared import messages as m
 from shared.actions import EndTurn
 from shared.record import GameRecordFile, replay
+from tests.support.accounts import Connect, clients
 from tests.support.servers import serving
 from tests.support.wire import caught_up, play_legal
 
 pytestmark = pytest.mark.timeout(90)
 
-Connect = Callable[..., Awaitable[GameClient]]
-
-
-def new_key() -> str:
-    return secrets.token_urlsafe(48)
 
 
 @pytest.fixture
@@ -36,17 +32,8 @@ async def url(tmp_path: Path) -> AsyncIterator[str]:
 
 @pytest.fixture
 async def connect(url: str) -> AsyncIterator[Connect]:
-    opened: list[GameClient] = []
-
-    async def make(name: str, key: str | None = None, where: str | None = None) -> GameClient:
-        client = await GameClient.connect(where or url)
-        opened.append(client)
-        await client.hello(name, key)
-        return client
-
-    yield make
-    for client in opened:
-        await client.close()
+    async with clients(url) as make:
+        yield make
 
 
 async def refused(client: GameClient, code: str, cls: type, **fields: object) -> ServerError:

@@ -6,27 +6,24 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from openskill.models import PlackettLuce
 
+from client.keys import new_key
 from client.net import GameClient, ServerError
 from server.accounts import name_key
 from server.store import open_store
 from server.store.base import AccountRecord, Placing, RoomRecord, hash_token
 from shared import messages as m
+from tests.support.accounts import Connect, clients
 from tests.support.servers import serving
 from tests.support.wire import play_legal
 
 pytestmark = pytest.mark.timeout(120)
 
-Connect = Callable[..., Awaitable[GameClient]]
-
-
-def new_key() -> str:
-    return secrets.token_urlsafe(48)
 
 
 def shown(mu: float, sigma: float) -> int:
@@ -47,17 +44,8 @@ async def url(db: Path) -> AsyncIterator[str]:
 
 @pytest.fixture
 async def connect(url: str) -> AsyncIterator[Connect]:
-    opened: list[GameClient] = []
-
-    async def make(name: str, key: str | None = None, where: str | None = None) -> GameClient:
-        client = await GameClient.connect(where or url)
-        opened.append(client)
-        await client.hello(name, key)
-        return client
-
-    yield make
-    for client in opened:
-        await client.close()
+    async with clients(url) as make:
+        yield make
 
 
 async def rated_game(clients: list[GameClient], rng: random.Random, end_bias: float) -> dict:

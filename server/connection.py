@@ -136,7 +136,7 @@ class Connection:
             return
         broadcast([self.ws], data)
         if self.metrics is not None:
-            self.metrics.bytes_sent.inc(len(data))
+            self.metrics.sent += len(data)
         self.last_sent = time.monotonic()
         if transport is not None and transport.get_write_buffer_size() > self.write_limit:
             log.warning("%r: closed as too slow, %d bytes unread", self,
@@ -155,7 +155,7 @@ class Connection:
             data = push.patch()
         self.shown = push.shown.id
         if self.metrics is not None:
-            self.metrics.pushes.inc()
+            self.metrics.pushed += 1
         self.send_bytes(data if data is not None else push.data)
 
     def close(self, code: int, reason: str) -> None:

@@ -586,7 +586,7 @@ def count_change(metrics: Metrics, change: Change, events: list[object]) -> None
         if isinstance(write, AppendAction):
             fields = msgpack.unpackb(write.record.action, raw=False)
             kind = fields.get("kind") if isinstance(fields, dict) else None
-            metrics.actions.labels(kind=str(kind)).inc()
+            metrics.stored[str(kind)] += 1
     for event in events:
         if isinstance(event, ev.GameStarted):
             metrics.games_started.inc()

@@ -51,7 +51,7 @@ from shared.codec import encode, encode_patch, encode_state, pack_action, unpack
 from shared.errors import CastellError, RuleError
 from shared.patch import diff
 from shared.state import GameState
-from shared.view import RoomInfo, RoomStatus, SeatInfo, build_view
+from shared.view import RoomInfo, RoomStatus, SeatInfo, ViewParts, build_view
 
 log = logging.getLogger("castell.room")
 
@@ -391,6 +391,8 @@ class Room(Generic[M]):
         self.finished_at: float | None = None
         #: The version and events of the change committed last (what a history adds).
         self.committed: tuple[int, list[Any]] = (0, [])
+        #: The maps of the view built last, which the next view reuses where unchanged.
+        self._view_parts = ViewParts()
         #: Whether the seats' accounts are known (a room read from the store learns them
         #: with :meth:`know_accounts`).
         self.accounts_read = True
@@ -509,7 +511,7 @@ class Room(Generic[M]):
         )
 
     def view(self) -> dict[str, Any]:
-        return build_view(self.info(), self.state)
+        return build_view(self.info(), self.state, self._view_parts)
 
     @property
     def creator(self) -> M | None:

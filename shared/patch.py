@@ -46,11 +46,13 @@ def diff(old: Any, new: Any, *, index_edits: bool = INDEX_EDITS) -> list[Change]
 
 
 def _diff(old: Any, new: Any, path: list[Any], out: list[Change], index_edits: bool) -> None:
-    if old == new and type(old) is type(new):
+    if old is new or (old == new and type(old) is type(new)):
         return
     if type(old) is dict and type(new) is dict and old.keys() == new.keys():
         for key, value in new.items():
             before = old[key]
+            if before is value:  # a map or list shared by both views (ViewParts)
+                continue
             if before != value or type(before) is not type(value):
                 path.append(key)
                 _diff(before, value, path, out, index_edits)
@@ -59,6 +61,8 @@ def _diff(old: Any, new: Any, path: list[Any], out: list[Change], index_edits: b
     if type(old) is list and type(new) is list and len(old) == len(new) and (
             index_edits or any(type(v) is dict or type(v) is list for v in new)):
         for index, (before, value) in enumerate(zip(old, new, strict=True)):
+            if before is value:
+                continue
             if before != value or type(before) is not type(value):
                 path.append(index)
                 _diff(before, value, path, out, index_edits)

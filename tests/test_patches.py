@@ -17,7 +17,7 @@ from server.room import Push, Room
 from shared import messages as m
 from shared.errors import ProtocolError
 from shared.patch import apply, diff
-from shared.view import RoomInfo, SeatInfo, build_view
+from shared.view import RoomInfo, SeatInfo, ViewParts, build_view
 from tests.support.games import random_game
 from tests.support.rooms import room_info
 from tests.support.wire import play_legal
@@ -45,6 +45,7 @@ def test_applying_every_patch_of_a_random_game_gives_exactly_the_whole_view(
     waiting = RoomInfo("r-1", "Sala", variant, seats, 90, "waiting",
                        players=[SeatInfo(s, f"P{s}") for s in range(seats)])
     old = build_view(waiting, None)
+    parts = ViewParts()  # as a room builds its views: reusing the unchanged maps
     spectators: tuple[str, ...] = ()
     for number, step in enumerate(steps):
         if rng.random() < 0.05:  # someone comes to watch, or goes
@@ -53,10 +54,27 @@ def test_applying_every_patch_of_a_random_game_gives_exactly_the_whole_view(
         info = room_info(step.state, offline=offline, spectators=spectators,
                          deadline=1_700_000_000.0 + number,
                          status="finished" if step.state.over else "playing")
-        new = build_view(info, step.state)
+        new = build_view(info, step.state, parts)
+        assert new == build_view(info, step.state)  # the same view as one built afresh
         _check(old, new, index_edits=index_edits)
         old = new
     assert old["status"] == "finished"
+
+
+def test_a_view_after_an_action_shares_the_maps_the_action_left_unchanged():
+    steps = iter(random_game(3, seed=7))
+    parts = ViewParts()
+    first = next(steps).state
+    before = build_view(room_info(first, status="playing"), first, parts)
+    step = next(s for s in steps if s.state.players[0] is not first.players[0]
+                and s.state.players[1] is first.players[1])
+    after = build_view(room_info(step.state, status="playing"), step.state, parts)
+    assert after["players"][0] is not before["players"][0]  # the player who acted: anew
+    assert after["players"][0] == build_view(room_info(step.state, status="playing"),
+                                             step.state)["players"][0]
+    assert after["players"][1] is before["players"][1]  # untouched: the same map
+    assert after["festivals"] is before["festivals"]
+    assert diff(before, after) == diff(copy.deepcopy(before), after)
 
 
 def test_a_patch_that_does_not_fit_the_view_is_refused_and_changes_nothing():

@@ -306,6 +306,7 @@ class CastellServer:
         except Exception:  # the connection failed under us; nothing else is affected
             log.exception("%s: connection error", conn.id)
         finally:
+            conn.unwatch()
             self.connections.discard(conn)
             self.requests.accounts.detach(conn)
             await self.requests.matchmaker.dropped(conn)
@@ -321,28 +322,17 @@ class CastellServer:
     async def _frames(self, conn: Connection) -> AsyncIterator[bytes | str]:
         """The frames a connection sends, until it closes or runs out of time: it has
         ``hello_timeout`` from its opening to say hello, then is closed once idle (no frame
-        from it and nothing pushed to it) for ``idle_timeout``."""
-        cfg = self.config
-        while not conn.closing:
-            if conn.state is ConnState.GREETING:
-                deadline: float | None = conn.opened + cfg.hello_timeout
-            elif cfg.idle_timeout is not None:
-                deadline = max(conn.last_seen, conn.last_sent) + cfg.idle_timeout
-            else:
-                deadline = None
-            try:
-                # recv() may be cancelled safely: no frame is lost (websockets' promise).
-                async with asyncio.timeout(None if deadline is None
-                                           else max(0.0, deadline - time.monotonic())):
+        from it and nothing pushed to it) for ``idle_timeout`` (:meth:`Connection.watch`)."""
+        conn.watch(self.config.hello_timeout, self.config.idle_timeout)
+        try:
+            while not conn.closing:
+                try:
                     data = await conn.ws.recv()
-            except ConnectionClosed:
-                return
-            except TimeoutError:
-                if conn.state is ConnState.GREETING:
-                    conn.close(1008, "no hello: say hello first")
-                elif (cfg.idle_timeout is not None and time.monotonic() - max(
-                        conn.last_seen, conn.last_sent) >= cfg.idle_timeout):
-                    conn.close(1000, "idle for too long")
-                continue  # otherwise something was pushed meanwhile: wait on
-            conn.last_seen = time.monotonic()
-            yield data
+                except ConnectionClosed:
+                    return
+                if conn.closing:  # closed while the frame came: nothing more is answered
+                    return
+                conn.last_seen = time.monotonic()
+                yield data
+        finally:
+            conn.unwatch()

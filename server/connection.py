@@ -113,6 +113,9 @@ class Connection:
         self.patches = False
         self.shown: int | None = None
         self._closer: asyncio.Task[None] | None = None
+        #: The one timer of :meth:`watch`, and the timeouts it enforces (hello, idle).
+        self._deadline: asyncio.TimerHandle | None = None
+        self._timeouts: tuple[float, float | None] = (0.0, None)
         #: The server's metrics (None: not counted).
         self.metrics: Metrics | None = None
 
@@ -157,6 +160,49 @@ class Connection:
         if self.metrics is not None:
             self.metrics.pushed += 1
         self.send_bytes(data if data is not None else push.data)
+
+    def watch(self, hello_timeout: float, idle_timeout: float | None) -> None:
+        """Close this connection if it has not said hello within ``hello_timeout`` of its
+        opening, and after that once idle (no frame from it, nothing sent to it) for
+        ``idle_timeout`` (None: never).
+
+        One timer per connection, which looks at the connection when it fires and is armed
+        again for the deadline as it stands then (a frame or a push moved it meanwhile): a
+        timeout armed around each frame read cost a timer, a context and a cancellation per
+        frame, more than the rest of reading it."""
+        self._timeouts = (hello_timeout, idle_timeout)
+        # Neither deadline can come before this (the idle one runs from the last frame).
+        self._arm(self.opened + min(hello_timeout, idle_timeout or hello_timeout))
+
+    def unwatch(self) -> None:
+        """Stop the timer of :meth:`watch` (the connection is gone)."""
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _arm(self, deadline: float) -> None:
+        delay = max(0.0, deadline - time.monotonic())
+        self._deadline = asyncio.get_running_loop().call_later(delay, self._expire)
+
+    def _expire(self) -> None:
+        self._deadline = None
+        if self.closing:
+            return
+        hello, idle = self._timeouts
+        now = time.monotonic()
+        if self.state is ConnState.GREETING:
+            if now >= self.opened + hello:
+                self.close(1008, "no hello: say hello first")
+            else:
+                self._arm(self.opened + hello)
+            return
+        if idle is None:
+            return
+        deadline = max(self.last_seen, self.last_sent) + idle
+        if now >= deadline:
+            self.close(1000, "idle for too long")
+        else:
+            self._arm(deadline)
 
     def close(self, code: int, reason: str) -> None:
         """Close without waiting for the peer (the handler's finally does the cleanup)."""

@@ -1,6 +1,6 @@
 """The baseline server: bare websockets, echo and broadcast, with Castell's socket settings.
 
-    python -m bench.bare [--host H] [--port P]
+    python -m bench.bare [--host H] [--port P] [--loop asyncio|uvloop|auto]
 
 It is what a Castell server would cost if it did no work of its own. Its first frame from a
 client names a room (``{"type": "join", "room": ...}``: echoed back, then the room's current
@@ -32,6 +32,7 @@ from bench.common import room_info, sample_game
 from server.admission import bound_send_buffer
 from server.app import connection_options
 from server.config import SUBPROTOCOL, ServerConfig
+from server.loop import LOOPS, run
 from shared.codec import event_to_wire
 from shared.view import build_view
 
@@ -113,9 +114,11 @@ def main(argv: list[str] | None = None) -> None:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--loop", choices=LOOPS, default="asyncio",
+                        help="the event loop, as castell-server's --loop")
     args = parser.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_bare(args.host, args.port))
+        run(serve_bare(args.host, args.port), args.loop)
 
 
 if __name__ == "__main__":

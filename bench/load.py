@@ -69,18 +69,20 @@ class ServerProcess:
 
 
 def server_command(kind: str, connections: int, profile: str | None = None,
-                   db: str = ":memory:", group_commit: bool = True) -> list[str]:
+                   db: str = ":memory:", group_commit: bool = True,
+                   loop: str = "asyncio") -> list[str]:
     """The command line of a ``castell`` or ``bare`` server sized for ``connections``
     (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`), on the
-    database ``db`` with group commit on or off. Its bots (the ``bots`` case) act 0.1 s
+    database ``db`` with group commit on or off, on the event loop ``loop``
+    (:mod:`server.loop`). Its bots (the ``bots`` case) act 0.1 s
     apart, so that they think often in a short run."""
     python = [sys.executable, *(["-m", "bench.cpuprofile", profile] if profile else [])]
     if kind == "bare":
-        return [*python, "-m", "bench.bare", "--port", "0"]
+        return [*python, "-m", "bench.bare", "--port", "0", "--loop", loop]
     limit = str(max(connections * 2, 100))
     return [
         *python, "-m", "server", "--port", "0", "--db", db,
-        "--group-commit", "on" if group_commit else "off",
+        "--group-commit", "on" if group_commit else "off", "--loop", loop,
         "--max-connections", limit, "--max-per-address", limit,
         "--max-rooms", str(max(connections * 50, 2000)), "--rooms-per-connection", "100000",
         "--rooms-per-address", "100000", "--rate", "1000000",
@@ -91,10 +93,10 @@ def server_command(kind: str, connections: int, profile: str | None = None,
 
 @contextlib.contextmanager
 def running(kind: str, connections: int, profile: str | None = None, db: str = ":memory:",
-            group_commit: bool = True) -> Iterator[ServerProcess]:
+            group_commit: bool = True, loop: str = "asyncio") -> Iterator[ServerProcess]:
     """Start a server of ``kind`` and stop it (SIGTERM, then SIGKILL) on the way out."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = server_command(kind, connections, profile, db, group_commit)
+    command = server_command(kind, connections, profile, db, group_commit, loop)
     with tempfile.TemporaryFile(mode="w+") as log:
         proc = subprocess.Popen(command, cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=log, text=True)
@@ -497,10 +499,11 @@ async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: fl
 
 def run(kind: str, rooms: int, *, seconds: float, warmup: float, think: float,
         seed: int = 1, profile: str | None = None, bots: str | None = None,
-        patches: bool = True, db: str = ":memory:", group_commit: bool = True) -> Result:
+        patches: bool = True, db: str = ":memory:", group_commit: bool = True,
+        loop: str = "asyncio") -> Result:
     """One bounded load run against a fresh server of ``kind`` (profiled into ``profile``;
     with ``bots``, each room one client and three bots of that level; ``patches``: the
     clients ask for view patches; castell on the database ``db``, group commit on or off)."""
-    with running(kind, rooms * 4, profile, db, group_commit) as server:
+    with running(kind, rooms * 4, profile, db, group_commit, loop) as server:
         return asyncio.run(drive(server, rooms, seconds=seconds, warmup=warmup, think=think,
                                  seed=seed, bots=bots, patches=patches))

@@ -4,6 +4,7 @@
                            [--sat-rooms 50] [--sat-seconds 10] [--repeat 2] [--profile FILE]
                            [--bot-rooms 50] [--bot-seconds 20] [--patches on|off]
                            [--durable-rooms 50] [--durable-seconds 10] [--postgres URL]
+                           [--loop asyncio|uvloop]
 
 For each room count, ``castell`` (``python -m server --db :memory:`` with generous limits) and
 ``bare`` (:mod:`bench.bare`: echo + broadcast of a pre-encoded view, same socket settings) are
@@ -25,6 +26,9 @@ acting as fast as replies come, on castell with a SQLite file (``synchronous=FUL
 commit waits for its fsync) with group commit on and off, alternating; and the same on
 PostgreSQL (a fresh schema, dropped afterwards) when ``--postgres`` answers. Its figure is
 acknowledged actions per second: every one of them stored before its ``ok``.
+
+Both servers run on the event loop ``--loop`` names (asyncio's own by default; ``uvloop``
+when the ``castell[fast]`` extra is installed), the load generator on asyncio's.
 
 Figures, each with the bare server's and the ratio: the action round trip (send → reply) p50
 and p99, the broadcast latency (send → the new state at the room's last member) p50 and p99,
@@ -285,6 +289,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--patches", choices=("on", "off"), default="on",
                         help="whether castell's clients ask for view patches at hello (on, "
                              "as the castell client does) or get every view whole (off)")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="the event loop both servers run on (uvloop: installed with "
+                             "the castell[fast] extra)")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="also profile one castell run of the last case into FILE by "
                              "CPU time, and summarise it (python -m bench.cpuprofile FILE)")
@@ -295,19 +302,20 @@ def main(argv: list[str] | None = None) -> None:
     repeat = max(1, min(args.repeat, 10))
     warmup = max(0.0, min(args.warmup, 60.0))
     patches = args.patches == "on"
-    print(f"server under load — {machine()}")
+    loop = args.loop
+    print(f"server under load — {machine()}; both servers on the {loop} event loop")
     print(f"castell's clients take view patches: {args.patches}; bytes/action is what the "
           "four members of a room receive per action, replies and pushes")
     for n in rooms:
         results = pairs(n, repeat, seconds=seconds, warmup=warmup, think=args.think,
-                        patches=patches)
+                        patches=patches, loop=loop)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"{n} rooms × 4 clients, about one action per room every {args.think:g} s, "
                      f"{seconds:g} s measured after {warmup:g} s, median of {repeat}",
                      results, paced_targets(n)))
     if args.sat_rooms:
         results = pairs(args.sat_rooms, repeat, seconds=sat_seconds, warmup=warmup, think=0.0,
-                        patches=patches)
+                        patches=patches, loop=loop)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"saturated: {args.sat_rooms} rooms × 4 clients acting as fast as replies "
                      f"come, {sat_seconds:g} s measured, median of {repeat}",
@@ -317,21 +325,22 @@ def main(argv: list[str] | None = None) -> None:
     if args.bot_rooms:
         bot_seconds = max(0.5, min(args.bot_seconds, 300.0))
         results = bot_pairs(args.bot_rooms, repeat, seconds=bot_seconds, warmup=warmup,
-                            think=args.think, patches=patches)
+                            think=args.think, patches=patches, loop=loop)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(bot_report(args.bot_rooms, bot_seconds, repeat, results))
     if args.durable_rooms:
         durable_seconds = max(0.5, min(args.durable_seconds, 300.0))
         results = durable_runs(args.durable_rooms, repeat, args.postgres,
                                seconds=durable_seconds, warmup=warmup, think=0.0,
-                               patches=patches)
+                               patches=patches, loop=loop)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(durable_report(args.durable_rooms, durable_seconds, repeat, results))
     if args.profile:
         saturated = bool(args.sat_rooms)
         n = args.sat_rooms if saturated else rooms[-1]
         run("castell", n, seconds=sat_seconds if saturated else seconds, warmup=warmup,
-            think=0.0 if saturated else args.think, profile=args.profile, patches=patches)
+            think=0.0 if saturated else args.think, profile=args.profile, patches=patches,
+            loop=loop)
         print(f"\nprofile of one castell run ({n} rooms"
               f"{', saturated' if saturated else ''}), by CPU time, in {args.profile}:")
         print(summary(args.profile))

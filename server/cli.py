@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from server.config import DEFAULT_PORT, ServerConfig
+from server.loop import LOOPS
 from shared.view import RoomStatus
 
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="commit the writes that arrive during a commit together, one "
                         "fsync for many rooms, each acknowledged once its batch is stored "
                         "(default on; off: one transaction per write)")
+    p.add_argument("--loop", choices=LOOPS, default="auto",
+                   help="the event loop: uvloop when installed (the castell[fast] extra) "
+                        "and asyncio's own otherwise (auto, the default); asyncio refuses "
+                        "uvloop; uvloop insists on it")
 
     ops = p.add_argument_group("the host's tools (docs/operations.md)")
     ops.add_argument("--no-metrics", action="store_true",
@@ -260,6 +265,7 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
                  group_commit: bool = True) -> None:
     from server.app import CastellServer
     from server.lan import listening_line
+    from server.loop import loop_name, settle_collector
     from server.store import open_store
     from server.tls import server_ssl_context
     from shared.errors import CastellError
@@ -286,6 +292,8 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
     # Announce the real port on stdout so scripts (and tests) can use --port 0, once, with
     # the addresses to give friends.
     print(listening_line(config.scheme, config.host, server.port), flush=True)
+    logging.getLogger("castell.server").info("running on the %s event loop", loop_name())
+    settle_collector()
     stopping = asyncio.create_task(stop.wait())
     drained = asyncio.create_task(server.drained.wait())
     await asyncio.wait({stopping, drained}, return_when=asyncio.FIRST_COMPLETED)
@@ -339,8 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         configure(args.log_level, args.log_format)
         db = _db_location(args.db)
-        asyncio.run(_serve(with_admin_socket(config_from_args(args), db), db,
-                           cluster_from_args(args), group_commit=args.group_commit == "on"))
+        from server.loop import run
+
+        run(_serve(with_admin_socket(config_from_args(args), db), db, cluster_from_args(args),
+                   group_commit=args.group_commit == "on"), args.loop)
     except CastellError as exc:
         print(f"castell-server: {exc.message}", file=sys.stderr)
         return 1

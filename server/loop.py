@@ -1,0 +1,61 @@
+"""The event loop a server runs on, and the start-up tidying of the garbage collector.
+
+``--loop auto`` (the default) runs on uvloop when it is installed (the ``castell[fast]``
+extra: ``pip install 'castell[fast]'``) and on asyncio's own loop otherwise; ``--loop
+asyncio`` refuses uvloop even when installed; ``--loop uvloop`` insists on it.
+BENCHMARKS.md measures both loops, for this server and for the bare websockets baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from shared.errors import CastellError
+
+T = TypeVar("T")
+
+#: The choices of ``--loop``.
+LOOPS = ("auto", "asyncio", "uvloop")
+
+
+def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The factory of the loop ``choice`` names (None: asyncio's own).
+
+    Raises :class:`CastellError` for ``uvloop`` when it is not installed."""
+    if choice not in LOOPS:
+        raise CastellError(f"unknown event loop {choice!r}: choose one of {', '.join(LOOPS)}")
+    if choice == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        if choice == "uvloop":
+            raise CastellError("--loop uvloop: uvloop is not installed (pip install "
+                               "'castell[fast]')") from None
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
+def run(main: Coroutine[Any, Any, T], choice: str = "auto") -> T:
+    """Run ``main`` to its end on the loop ``choice`` names (see :func:`loop_factory`)."""
+    with asyncio.Runner(loop_factory=loop_factory(choice)) as runner:
+        return runner.run(main)
+
+
+def loop_name() -> str:
+    """The name of the running loop's kind, for the start-up log: uvloop or asyncio."""
+    return "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") \
+        else "asyncio"
+
+
+def settle_collector() -> None:
+    """Once started: collect what start-up left behind, then freeze the rest (the imported
+    modules, classes, converters and the configuration, which live as long as the process)
+    into the collector's permanent generation, so that no later collection walks them
+    again. Frozen objects are still freed as usual when their last reference goes."""
+    gc.collect()
+    gc.freeze()

@@ -694,11 +694,21 @@ class SQLiteStore(Store):
     def _append_action(
         self, conn: sqlite3.Connection, action: ActionRecord, expect_version: int | None
     ) -> None:
-        self._refuse_finished(conn, action.room, f"action {action.seq}", expect_version)
-        (last,) = conn.execute(
-            "SELECT max(seq) FROM actions WHERE room = ?", (action.room,)
-        ).fetchone()
-        if last is not None and action.seq <= last:
+        # One statement checks what an action needs (the room is stored, not finished, at
+        # the version expected, and holds no action from this seq on) and moves the room's
+        # version; only when it moved nothing are the reasons looked up, to say which.
+        moved = conn.execute(
+            "UPDATE rooms SET version = ? WHERE room = ? AND status != ? "
+            "AND (? IS NULL OR version = ?) "
+            "AND NOT EXISTS (SELECT 1 FROM actions WHERE room = ? AND seq >= ?)",
+            (action.version, action.room, RoomStatus.FINISHED.value, expect_version,
+             expect_version, action.room, action.seq),
+        ).rowcount
+        if moved != 1:
+            self._refuse_finished(conn, action.room, f"action {action.seq}", expect_version)
+            (last,) = conn.execute(
+                "SELECT max(seq) FROM actions WHERE room = ?", (action.room,)
+            ).fetchone()
             stored = conn.execute(
                 "SELECT 1 FROM actions WHERE room = ? AND seq = ?", (action.room, action.seq)
             ).fetchone()
@@ -706,9 +716,6 @@ class SQLiteStore(Store):
         conn.execute(
             f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
             attrs.astuple(action, recurse=False),
-        )
-        conn.execute(
-            "UPDATE rooms SET version = ? WHERE room = ?", (action.version, action.room)
         )
 
     async def append_chat(self, line: ChatRecord, *, expect_version: int | None = None) -> None:

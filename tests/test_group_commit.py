@@ -70,6 +70,26 @@ async def test_writes_that_arrive_together_share_a_commit_and_a_conflict_fails_a
     assert writes_done == ROOMS and batches < ROOMS  # grouped: fewer commits than writes
 
 
+async def test_postgresql_runs_a_batch_again_by_savepoints_only_when_one_of_its_writes_fails():
+    async with fresh_schema() as url:
+        store = PostgresStore(url, pool_size=4)
+        async with store:
+            for i in range(ROOMS):
+                await store.create_room(a_room(f"r{i}"))
+            writes = [store.append_action(an_action(f"r{i}", 0), expect_version=4)
+                      for i in range(ROOMS)]
+            assert await asyncio.gather(*writes) == [None] * ROOMS
+            assert store.batches_retried == 0  # all went through at once, no savepoint
+            writes = [store.append_action(an_action(f"r{i}", 1), expect_version=10 if i else 4)
+                      for i in range(ROOMS)]
+            results = await asyncio.gather(*writes, return_exceptions=True)
+            assert isinstance(results[0], VersionConflict) and results[1:] == [None] * (ROOMS - 1)
+            assert store.batches_retried >= 1
+            r0, r1 = await store.load("r0"), await store.load("r1")
+            assert r0 is not None and r0.room.version == 10 and len(r0.actions) == 1
+            assert r1 is not None and r1.room.version == 12 and len(r1.actions) == 2
+
+
 async def test_off_each_write_is_its_own_transaction(tmp_path):
     store = SQLiteStore(tmp_path / "off.sqlite3", group_commit=False)
     async with store:

@@ -100,6 +100,18 @@ DEFAULT_SCHEMA = "castell"
 _ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
 _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
+#: An action's append: $1..$7 the record's fields in column order, $8 the finished status,
+#: $9 the version expected (NULL: any). Inserts one row, or none when it is refused.
+_APPEND_ACTION = f"""
+    WITH moved AS (
+        UPDATE rooms SET version = $6 WHERE room = $1 AND status <> $8
+            AND ($9::BIGINT IS NULL OR version = $9::BIGINT)
+            AND NOT EXISTS (SELECT 1 FROM actions WHERE room = $1 AND seq >= $2)
+        RETURNING room
+    )
+    INSERT INTO actions ({_ACTION_COLUMNS})
+    SELECT $1, $2, $3, $4, $5, $6, $7 FROM moved
+"""
 _CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
 #: A rating's columns (server.store.base.RatingRecord) and the leaderboard's order.
 _RATING_SELECT = ("ratings.account, accounts.name, mu, sigma, games, wins FROM ratings "
@@ -192,6 +204,8 @@ class PostgresStore(Store):
         #: Batches committed, and the writes they held.
         self.batches = 0
         self.batched_writes = 0
+        #: Batches in which a write failed, run again with a savepoint per write.
+        self.batches_retried = 0
         self._relock = asyncio.Lock()
         self._retaking: asyncio.Task[None] | None = None
 
@@ -527,26 +541,20 @@ class PostgresStore(Store):
 
     async def _commit_queued(self) -> None:
         """Commit the queued writes a batch at a time: all those queued when the previous
-        commit is done go in one transaction, each in a savepoint of its own."""
+        commit is done go in one transaction. The batch is tried first as it is, each
+        write's statements one after another; should any write fail, that transaction is
+        rolled back whole and the batch is run again with each write in a savepoint of its
+        own, so that only the failing ones fail. (A savepoint costs two round trips per
+        write, as many as a whole action's append.)"""
         while self._queue:
             batch, self._queue = self._queue, []
             outcomes: list[tuple[bool, Any]] = []
             try:
                 pool = self._need_pool()
-                async with pool.acquire() as conn, conn.transaction():
-                    for work, _ in batch:
-                        try:
-                            async with conn.transaction():  # a savepoint
-                                value = await work(conn)
-                        except Exception as exc:
-                            if conn.is_closed():
-                                raise
-                            error = exc if isinstance(exc, StoreError) else self._translate(exc)
-                            if error is not exc:
-                                error.__cause__ = exc
-                            outcomes.append((False, error))
-                        else:
-                            outcomes.append((True, value))
+                async with pool.acquire() as conn:
+                    if not await self._batch_at_once(conn, batch, outcomes):
+                        self.batches_retried += 1
+                        await self._batch_by_savepoints(conn, batch, outcomes)
             except Exception as exc:  # the batch as a whole failed: each of its writes too
                 failure = exc if isinstance(exc, StoreError) else self._translate(exc)
                 if failure is not exc:
@@ -577,6 +585,47 @@ class PostgresStore(Store):
             raise
         except Exception as exc:
             raise self._translate(exc) from exc
+
+    async def _batch_at_once(self, conn: asyncpg.Connection,
+                             batch: list[tuple[Callable[[asyncpg.Connection], Awaitable[Any]],
+                                               asyncio.Future[Any]]],
+                             outcomes: list[tuple[bool, Any]]) -> bool:
+        """Every write of ``batch`` in one transaction, without savepoints; whether all of
+        them succeeded and were committed (their values added to ``outcomes``). When one
+        fails, nothing of the batch is kept (and a failure of the connection raises)."""
+        values: list[tuple[bool, Any]] = []
+        try:
+            async with conn.transaction():
+                for work, _ in batch:
+                    values.append((True, await work(conn)))
+        except Exception:
+            if conn.is_closed():
+                raise
+            return False
+        outcomes.extend(values)
+        return True
+
+    async def _batch_by_savepoints(
+            self, conn: asyncpg.Connection,
+            batch: list[tuple[Callable[[asyncpg.Connection], Awaitable[Any]],
+                              asyncio.Future[Any]]],
+            outcomes: list[tuple[bool, Any]]) -> None:
+        """Every write of ``batch`` in one transaction, each in a savepoint: a write that
+        fails is rolled back alone (its error added to ``outcomes``) and the rest commit."""
+        async with conn.transaction():
+            for work, _ in batch:
+                try:
+                    async with conn.transaction():  # a savepoint
+                        value = await work(conn)
+                except Exception as exc:
+                    if conn.is_closed():
+                        raise
+                    error = exc if isinstance(exc, StoreError) else self._translate(exc)
+                    if error is not exc:
+                        error.__cause__ = exc
+                    outcomes.append((False, error))
+                else:
+                    outcomes.append((True, value))
 
     async def _status(
         self, conn: asyncpg.Connection, room: str, expect_version: int | None = None
@@ -697,26 +746,26 @@ class PostgresStore(Store):
         self, action: ActionRecord, *, expect_version: int | None = None
     ) -> None:
         async def work(conn: asyncpg.Connection) -> None:
+            # One statement, one round trip: the room's row is moved to the new version
+            # (and locked) only when it is stored, not finished, at the version expected and
+            # holds no action from this seq on, and the action is inserted only then; when
+            # nothing was inserted, the reasons are looked up, to say which.
+            status = await conn.execute(_APPEND_ACTION, *attrs.astuple(action, recurse=False),
+                                        RoomStatus.FINISHED.value, expect_version)
+            if status == "INSERT 0 1":
+                return
             await self._refuse_finished(
                 conn, action.room, f"action {action.seq}", expect_version
             )
             last = await conn.fetchval(
                 "SELECT max(seq) FROM actions WHERE room = $1", action.room
             )
-            if last is not None and action.seq <= last:
-                stored = await conn.fetchval(
-                    "SELECT 1 FROM actions WHERE room = $1 AND seq = $2",
-                    action.room,
-                    action.seq,
-                )
-                raise seq_refused(action, last, stored is not None, self.path)
-            await conn.execute(
-                f"INSERT INTO actions ({_ACTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                *attrs.astuple(action, recurse=False),
+            stored = await conn.fetchval(
+                "SELECT 1 FROM actions WHERE room = $1 AND seq = $2",
+                action.room,
+                action.seq,
             )
-            await conn.execute(
-                "UPDATE rooms SET version = $1 WHERE room = $2", action.version, action.room
-            )
+            raise seq_refused(action, last, stored is not None, self.path)
 
         await self._write(action.room, work)
 

@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "cluster": ["--count", "100"],
     "bots": ["--games", "10", "--seats", "2"],
     "matchmaking": ["--players", "60"],
+    "lobby": ["--rooms", "100,1000", "--calls", "50"],
 }
 
 

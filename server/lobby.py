@@ -10,7 +10,7 @@ room changes or goes (:meth:`Lobby.subscribe`).
 from __future__ import annotations
 
 import asyncio
-import heapq
+import bisect
 import logging
 import secrets
 import time
@@ -93,6 +93,10 @@ class Lobby:
         self.turn_time_scale = turn_time_scale
         self.clock = clock
         self._on_change: list[Listener] = []
+        #: The public rooms' list keys (:func:`list_key`), in list order, and each one's key
+        #: by room id: a page is a slice of it, whatever the number of rooms.
+        self._listed: list[tuple[int, float, str]] = []
+        self._keys: dict[str, tuple[int, float, str]] = {}
         self._on_remove: list[Listener] = []
         #: Whether this server still holds a room (set by a cluster node: its lease).
         self.guard: Callable[[RoomRunner], bool] | None = None
@@ -108,6 +112,7 @@ class Lobby:
             self._on_remove.append(on_remove)
 
     def _changed(self, runner: RoomRunner) -> None:
+        self._index(runner)
         for listener in self._on_change:
             listener(runner)
 
@@ -246,6 +251,7 @@ class Lobby:
 
     def add(self, runner: RoomRunner) -> None:
         self.rooms[runner.id] = runner
+        self._index(runner)
         if runner.room.code is not None:
             self.codes[runner.room.code] = runner
 
@@ -323,16 +329,38 @@ class Lobby:
         """A page of the public rooms in list order (:func:`list_key`): at most ``limit``,
         those after the room ``after`` (from the start when None, or when that room is not
         listed), and whether more follow. One pass over the rooms, whatever the page."""
-        start = None
-        if after is not None:
-            runner = self.rooms.get(after)
-            if runner is not None and not runner.room.private:
-                start = _key(runner.room)
-        keyed = ((_key(r.room), r.room) for r in self.rooms.values() if not r.room.private)
-        if start is not None:
-            keyed = (pair for pair in keyed if pair[0] > start)
-        page = heapq.nsmallest(limit + 1, keyed, key=lambda pair: pair[0])
-        return [room for _, room in page[:limit]], len(page) > limit
+        while True:
+            start = 0
+            if after is not None and after in self._keys:
+                start = bisect.bisect_right(self._listed, self._keys[after])
+            keys = self._listed[start:start + limit + 1]
+            runners = [self.rooms[key[2]] for key in keys]
+            # A room's place moves with its status, which every stored change reports
+            # (_changed); one that moved otherwise (a change kept in memory while the store
+            # was down) is put in its place now, and the page taken again.
+            stale = [r for r, key in zip(runners, keys, strict=True) if _key(r.room) != key]
+            if not stale:
+                return [r.room for r in runners[:limit]], len(keys) > limit
+            for runner in stale:
+                self._index(runner)
+
+    def _index(self, runner: RoomRunner) -> None:
+        """Put a public room in its place in the list (or keep it there)."""
+        if runner.room.private or self.rooms.get(runner.id) is not runner:
+            return
+        key = _key(runner.room)
+        if self._keys.get(runner.id) == key:
+            return
+        self._unindex(runner.id)
+        bisect.insort(self._listed, key)
+        self._keys[runner.id] = key
+
+    def _unindex(self, room_id: str) -> None:
+        key = self._keys.pop(room_id, None)
+        if key is not None:
+            index = bisect.bisect_left(self._listed, key)
+            if index < len(self._listed) and self._listed[index] == key:
+                del self._listed[index]
 
     def _on_empty(self, runner: RoomRunner) -> None:
         """A room nobody is in: a waiting room goes at once, a started one after a while
@@ -382,6 +410,7 @@ class Lobby:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         self.rooms.pop(runner.id, None)
+        self._unindex(runner.id)
         self._unattended.pop(runner.id, None)
         if runner.room.code is not None:
             self.codes.pop(runner.room.code, None)

@@ -302,13 +302,8 @@ class Requests:
             return
         # A reply must fit in a frame: a page of at most max_listed rooms, in list order.
         public, more = self.lobby.list_page(msg.after, self.config.max_listed)
-        rooms = tuple(
-            m.RoomSummary(room=r.id, name=r.name, seats=r.size, taken=r.taken,
-                          variant=r.variant, status=r.status, turn_seconds=r.turn_seconds,
-                          rated=r.rated)
-            for r in public
-        )
-        self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, more=more))
+        self.reply(conn, m.Rooms(re=msg.id, rooms=tuple(r.summary() for r in public),
+                                 more=more))
 
     async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
         if self.draining:

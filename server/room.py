@@ -393,6 +393,7 @@ class Room(Generic[M]):
         self.committed: tuple[int, list[Any]] = (0, [])
         #: The maps of the view built last, which the next view reuses where unchanged.
         self._view_parts = ViewParts()
+        self._summary: tuple[tuple[int, int, RoomStatus], m.RoomSummary] | None = None
         #: Whether the seats' accounts are known (a room read from the store learns them
         #: with :meth:`know_accounts`).
         self.accounts_read = True
@@ -509,6 +510,18 @@ class Room(Generic[M]):
             ),
             spectators=tuple(self.spectators.values()),
         )
+
+    def summary(self) -> m.RoomSummary:
+        """The room as a room list shows it; made again only once the room has changed
+        (every change takes a new version), so that a page of a long list costs a slice."""
+        key = (self.version, self.taken, self.status)
+        cached = self._summary
+        if cached is None or cached[0] != key:
+            cached = self._summary = (key, m.RoomSummary(
+                room=self.id, name=self.name, seats=self.size, taken=key[1],
+                variant=self.variant, status=key[2], turn_seconds=self.turn_seconds,
+                rated=self.rated))
+        return cached[1]
 
     def view(self) -> dict[str, Any]:
         return build_view(self.info(), self.state, self._view_parts)

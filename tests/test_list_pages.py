@@ -42,13 +42,17 @@ async def test_paging_on_one_server_walks_every_public_room_once_in_list_order(c
     secret = (await hidden.request(m.CreateRoom, name="secret", seats=2, private=True)).room
     # one room plays: it comes after every waiting room
     host = await connect("Host")
+    reader = await connect("Reader")
     playing = (await host.request(m.CreateRoom, name="playing", seats=2)).room
+    first = (await reader.request(m.ListRooms)).rooms[0]
+    assert (first.room, first.taken, first.status) == (playing, 1, "waiting")
     await host.request(m.AddBot, level="random")
     await host.request(m.StartGame)
-    reader = await connect("Reader")
     pages = await _pages(reader)
     listed = [r.room for page in pages for r in page.rooms]
     assert listed == [*reversed(made), playing]  # waiting newest first, then playing
+    last = pages[-1].rooms[-1]  # as it is now, not as it was listed before
+    assert (last.taken, last.status) == (2, "playing")
     assert [len(p.rooms) for p in pages] == [5, 5, 3]
     assert [p.more for p in pages] == [True, True, False]
     # a room never listed (private, unknown) gives the first page again

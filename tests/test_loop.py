@@ -1,0 +1,65 @@
+"""The server's event loop (server/loop.py, ``--loop``): uvloop when installed unless refused,
+a plain refusal when insisted on and missing; and a server plays on either loop."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from client.net import GameClient
+from server.loop import loop_factory
+from shared import messages as m
+from shared.errors import CastellError
+from tests.support.servers import ROOT, ServerProcess, env
+
+HAVE_UVLOOP = importlib.util.find_spec("uvloop") is not None
+
+
+async def _plays(url: str) -> None:
+    client = await GameClient.connect(url)
+    try:
+        await client.hello("Ada")
+        joined = await client.request(m.CreateRoom, name="loop", seats=2)
+        assert isinstance(joined, m.Joined) and joined.seat == 0
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("choice", ["asyncio", "uvloop"])
+async def test_a_server_plays_on_the_loop_it_was_told(choice):
+    if choice == "uvloop" and not HAVE_UVLOOP:
+        pytest.skip("uvloop is not installed (the castell[fast] extra)")
+    with ServerProcess("--db", ":memory:", "--loop", choice, "--log-level", "info") as server:
+        await _plays(server.url)
+        server.terminate()
+        assert f"running on the {choice} event loop" in server.stderr()
+
+
+def test_insisting_on_uvloop_where_it_is_missing_is_refused_plainly():
+    # uvloop made unimportable in a real server process, as on a machine without the extra
+    code = ("import sys; sys.modules['uvloop'] = None; from server.cli import main; "
+            "sys.exit(main(['--port', '0', '--db', ':memory:', '--loop', 'uvloop']))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env(),
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    assert "castell-server: --loop uvloop: uvloop is not installed" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_auto_takes_uvloop_only_when_installed():
+    factory = loop_factory("auto")
+    assert (factory is not None) == HAVE_UVLOOP
+    assert loop_factory("asyncio") is None
+    with pytest.raises(CastellError, match="unknown event loop"):
+        loop_factory("trio")
+    if HAVE_UVLOOP:
+        assert factory is not None
+        loop = factory()
+        try:
+            assert not isinstance(loop, asyncio.SelectorEventLoop)
+        finally:
+            loop.close()

@@ -25,6 +25,7 @@ from shared.actions import ACTION_TYPES, EFFECT_FIELD, Action, Special, Train, a
 from shared.errors import CastellError, ProtocolError, RoomMoved, RuleError
 from shared.view import RoomStatusName
 from shared.wire import (
+    ID_LIMIT,
     OMIT_NONE,
     AccountKey,
     ActionKind,
@@ -718,9 +719,11 @@ def action_from_fields(fields: Mapping[str, Any]) -> Action:
     if not isinstance(fields, Mapping):
         raise ProtocolError("an action must be a map of fields", code="invalid_field")
     try:
-        head = {k: v for k, v in fields.items() if k == "kind"}
         rest = {k: v for k, v in fields.items() if k != "kind"}
-        kind = converter.structure(head, _ActionKind).kind
+        kind = fields.get("kind")
+        if type(kind) is not str or kind not in ACTION_TYPES:  # the converter says why
+            head = {k: v for k, v in fields.items() if k == "kind"}
+            kind = converter.structure(head, _ActionKind).kind
         action: Action = converter.structure(rest, ACTION_TYPES[kind])
     except Exception as exc:  # every converter failure is the data's fault
         raise field_error(exc) from None
@@ -731,9 +734,12 @@ def action_from_fields(fields: Mapping[str, Any]) -> Action:
 def _structure_action_request(payload: Any, _: Any) -> ActionRequest:
     if type(payload) is not dict:
         raise Invalid("must be a map")
-    envelope = converter.structure({k: v for k, v in payload.items() if k == "id"}, _ActionId)
+    ident = payload.get("id")
+    if type(ident) is not int or not 0 <= ident < ID_LIMIT:  # the converter says why
+        ident = converter.structure({k: v for k, v in payload.items() if k == "id"},
+                                    _ActionId).id
     action = action_from_fields({k: v for k, v in payload.items() if k != "id"})
-    return ActionRequest(envelope.id, action)
+    return ActionRequest(ident, action)
 
 
 def _unstructure_action_request(message: ActionRequest) -> dict[str, Any]:
@@ -750,6 +756,9 @@ def to_wire(message: Message) -> dict[str, Any]:
 
 def _readable_id(payload: dict[Any, Any]) -> int | None:
     # The id to answer with, when the message carries a valid one.
+    ident = payload.get("id")
+    if type(ident) is int and 0 <= ident < ID_LIMIT:
+        return ident
     try:
         return converter.structure(payload["id"], MessageId)
     except Exception:

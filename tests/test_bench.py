@@ -46,7 +46,7 @@ def test_the_load_generator_picks_only_legal_actions(seed, variant):
 @pytest.mark.parametrize(("name", "argv", "expect"), [
     ("engine", ["--seconds", "0.2"], "attrs.evolve"),
     ("codec", ["--number", "2", "--games", "1"], "patch, index edits"),
-    ("store", ["--count", "5"], "memory (baseline)"),
+    ("store", ["--count", "5", "--writers", "4", "--writer-seconds", "0.2"], "on ÷ off"),
     ("solver", ["--runs", "1"], "baseline"),
     ("memory", ["--connections", "8", "--settle", "0.1"], "castell ÷ bare"),
     ("cluster", ["--count", "3"], "cluster node"),

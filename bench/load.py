@@ -40,7 +40,7 @@ import attrs
 import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.common import ROOT, cpu_seconds, percentile
+from bench.common import ROOT, cpu_seconds, percentile, rss_kib
 from server.config import SUBPROTOCOL, ServerConfig
 from shared.board import ADJACENT, ALL_SEGMENT, MAX_RANK, REGIONS, SPECIAL_TILE, Variant
 from shared.patch import apply
@@ -445,6 +445,12 @@ class Result:
     server_cpu: float  # seconds of CPU the server used inside the window
     load_cpu: float  # seconds of CPU this process used inside the window
     received: int = 0  # bytes the clients received inside the window
+    rss_kib: int = 0  # the server's resident memory at the end of the window
+
+    @property
+    def rss_per_room(self) -> float:
+        """The server's resident memory per room of 4 (KiB), start-up included."""
+        return self.rss_kib / self.rooms if self.rooms else 0.0
 
     @property
     def bytes_per_action(self) -> float:
@@ -489,12 +495,14 @@ async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: fl
         cpu0, load0, bytes0 = cpu_seconds(server.pid), time.process_time(), received()
         await asyncio.sleep(max(0.0, begin + seconds - time.perf_counter()))
         cpu1, load1, bytes1 = cpu_seconds(server.pid), time.process_time(), received()
+        rss = rss_kib(server.pid)
         async with asyncio.timeout(WAIT + think * 2 + 5):
             await asyncio.gather(*tasks)
     finally:
         await close_rooms(opened)
     return Result(server.kind, rooms, seconds, think, stats.rtt, stats.broadcast, stats.errors,
-                  stats.timeouts, stats.games, cpu1 - cpu0, load1 - load0, bytes1 - bytes0)
+                  stats.timeouts, stats.games, cpu1 - cpu0, load1 - load0, bytes1 - bytes0,
+                  rss)
 
 
 def run(kind: str, rooms: int, *, seconds: float, warmup: float, think: float,

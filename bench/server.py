@@ -27,6 +27,10 @@ commit waits for its fsync) with group commit on and off, alternating; and the s
 PostgreSQL (a fresh schema, dropped afterwards) when ``--postgres`` answers. Its figure is
 acknowledged actions per second: every one of them stored before its ``ok``.
 
+With more than one room count (``--rooms 100,500,1000,2000``) a scale curve follows: the
+paced runs side by side, castell's CPU per action, round trip, bytes per action and resident
+memory per room as rooms are added, each beside the bare server's in the same runs.
+
 Both servers run on the event loop ``--loop`` names (asyncio's own by default; ``uvloop``
 when the ``castell[fast]`` extra is installed), the load generator on asyncio's.
 
@@ -223,6 +227,7 @@ FIGURES: list[tuple[str, Callable[[Result], float], str]] = [
     ("server CPU", lambda r: r.server_cpu / r.seconds * 100, "%"),
     ("load CPU", lambda r: r.load_cpu / r.seconds * 100, "%"),
     ("bytes/action", lambda r: r.bytes_per_action, " B"),
+    ("RSS per room", lambda r: r.rss_per_room, " KiB"),
 ]
 
 
@@ -239,6 +244,8 @@ def report(title: str, results: dict[str, list[Result]], targets: dict[str, str]
         bare = _median(results["bare"], figure)
         ours = _median(results["castell"], figure)
         fmt = "{:,.0f}" if unit in ("", "µs", "%", "/s", " B") else "{:.2f}"
+        if unit == " KiB":
+            fmt = "{:,.1f}"
         rows.append([name, fmt.format(bare) + unit, fmt.format(ours) + unit,
                      f"{ours / bare:.2f}×" if bare else "-", targets.get(name, "")])
     problems = {
@@ -254,6 +261,31 @@ def report(title: str, results: dict[str, list[Result]], targets: dict[str, str]
         f"actions counted per castell run: {counted}; refused {c_err}, timed out {c_to} "
         f"(bare {b_err}/{b_to}); castell games finished and restarted: {games}",
     ])
+
+
+def _both(ours: list[Result], bare: list[Result],
+          figure: Callable[[Result], float]) -> tuple[float, float]:
+    return _median(ours, figure), _median(bare, figure)
+
+
+def scale_report(curve: dict[int, dict[str, list[Result]]]) -> str:
+    """The paced runs side by side: how castell's figures move as rooms are added (flat is
+    the aim), with the bare server's CPU per action and round trip beside them."""
+    rows = [["rooms of 4", "actions/s", "CPU/action", "÷ bare", "rtt p50", "÷ bare",
+             "rtt p99", "÷ bare", "bytes/action", "RSS/room"]]
+    for n, results in curve.items():
+        ours, bare = results["castell"], results["bare"]
+        cpu, cpu_b = _both(ours, bare, lambda r: r.cpu_per_action * 1e6)
+        p50, p50_b = _both(ours, bare, lambda r: r.rtt_at(0.5) * 1e3)
+        p99, p99_b = _both(ours, bare, lambda r: r.rtt_at(0.99) * 1e3)
+        rows.append([f"{n:,}", f"{_median(ours, lambda r: r.throughput):,.0f}",
+                     f"{cpu:,.0f}µs", f"{cpu / cpu_b:.2f}×" if cpu_b else "-",
+                     f"{p50:.2f}ms", f"{p50 / p50_b:.2f}×" if p50_b else "-",
+                     f"{p99:.2f}ms", f"{p99 / p99_b:.2f}×" if p99_b else "-",
+                     f"{_median(ours, lambda r: r.bytes_per_action):,.0f} B",
+                     f"{_median(ours, lambda r: r.rss_per_room):,.1f} KiB"])
+    return "\n".join(["scale: castell's paced runs side by side (÷ bare: the bare server's "
+                      "figure in the same runs)", table(rows)])
 
 
 def paced_targets(rooms: int) -> dict[str, str]:
@@ -306,13 +338,17 @@ def main(argv: list[str] | None = None) -> None:
     print(f"server under load — {machine()}; both servers on the {loop} event loop")
     print(f"castell's clients take view patches: {args.patches}; bytes/action is what the "
           "four members of a room receive per action, replies and pushes")
+    curve: dict[int, dict[str, list[Result]]] = {}
     for n in rooms:
-        results = pairs(n, repeat, seconds=seconds, warmup=warmup, think=args.think,
-                        patches=patches, loop=loop)
+        results = curve[n] = pairs(n, repeat, seconds=seconds, warmup=warmup,
+                                   think=args.think, patches=patches, loop=loop)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"{n} rooms × 4 clients, about one action per room every {args.think:g} s, "
                      f"{seconds:g} s measured after {warmup:g} s, median of {repeat}",
                      results, paced_targets(n)))
+    if len(curve) > 1:
+        print()
+        print(scale_report(curve))
     if args.sat_rooms:
         results = pairs(args.sat_rooms, repeat, seconds=sat_seconds, warmup=warmup, think=0.0,
                         patches=patches, loop=loop)

@@ -61,7 +61,7 @@ def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys)
 
 def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys, tmp_path):
     profile = tmp_path / "castell.prof"
-    bench_main.run("server", ["--rooms", "2", "--seconds", "0.5", "--warmup", "0",
+    bench_main.run("server", ["--rooms", "1,2", "--seconds", "0.5", "--warmup", "0",
                               "--think", "0.1", "--sat-rooms", "2", "--sat-seconds", "0.5",
                               "--bot-rooms", "2", "--bot-seconds", "1",
                               "--durable-rooms", "2", "--durable-seconds", "0.5",
@@ -70,10 +70,14 @@ def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys, tmp_
     # the bots case: rooms of one client and three hard bots, next to rooms without bots
     assert "bots: 2 rooms, one client and three hard bots each" in out
     assert "refused or timed out: {'no bots': 0, 'hard bots': 0}" in out
-    assert out.count("castell ÷ bare") == 2  # the paced table and the saturated one
-    assert out.count("refused 0, timed out 0 (bare 0/0)") == 2
+    assert out.count("castell ÷ bare") == 3  # the paced tables and the saturated one
+    assert out.count("refused 0, timed out 0 (bare 0/0)") == 3
     # what the members of a room receive per action, patched views and all
-    assert out.count("bytes/action") == 3  # the note, and both tables
+    assert out.count("bytes/action") == 5  # the note, every table and the scale curve
+    # the scale curve: the paced runs side by side, memory per room included
+    assert "scale: castell's paced runs side by side" in out
+    curve = out.split("scale: castell's paced runs side by side", 1)[1].splitlines()[2:4]
+    assert [row.split()[0] for row in curve] == ["1", "2"] and all("KiB" in r for r in curve)
     # the durable case: a SQLite file and the tests' PostgreSQL, group commit on and off,
     # every action acknowledged once stored, none refused
     for case in ("file", "postgresql"):

@@ -151,6 +151,8 @@ class Accounts:
         seat = room.seats[turns[-1]]
         if seat is None or seat.bot is not None:
             return
+        if seat.account is None and (room.accounts_read or self.store is None):
+            return  # a guest's seat: nobody to tell (and no task made for it)
         task = asyncio.get_running_loop().create_task(self._tell_turn(runner, seat.index))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

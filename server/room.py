@@ -185,13 +185,34 @@ _shown_ids = itertools.count(1)
 MAX_CHANGES = 200
 
 
-@attrs.frozen
 class Shown:
-    """A view as the room showed it to its members: its id, version and the view itself."""
+    """A view as the room showed it to its members: its id, version and the view itself.
 
-    id: int
-    version: int
-    view: dict[str, Any]
+    The view may be given as how to build it (``make``): it is then built the first time it
+    is read, which is after the ``ok`` a change owes its actor has gone out (the effects of
+    a change are performed in order, the reply first), so that the reply does not wait on
+    the view. ``make`` must build it from what the room was at that version."""
+
+    __slots__ = ("_make", "_view", "id", "version")
+
+    def __init__(self, id: int, version: int, view: dict[str, Any] | None = None, *,
+                 make: Callable[[], dict[str, Any]] | None = None) -> None:
+        if (view is None) == (make is None):
+            raise ValueError("a Shown takes a view or how to make it, not both")
+        self.id = id
+        self.version = version
+        self._view = view
+        self._make = make
+
+    @property
+    def view(self) -> dict[str, Any]:
+        if self._view is None:
+            assert self._make is not None
+            self._view, self._make = self._make(), None
+        return self._view
+
+    def __repr__(self) -> str:
+        return f"<Shown {self.id} v{self.version}>"
 
 
 @attrs.define(eq=False)
@@ -588,7 +609,9 @@ class Room(Generic[M]):
 
     def _show(self, to: tuple[M, ...], events: Any) -> Push[M]:
         """Show the view as it is now to ``to``, as a change of the view shown before."""
-        shown = Shown(next(_shown_ids), self.version, self.view())
+        info, state, parts = self.info(), self.state, self._view_parts
+        shown = Shown(next(_shown_ids), self.version,
+                      make=lambda: build_view(info, state, parts))
         push: Push[M] = Push(to, self.id, shown, tuple(events), self.shown)
         self.shown = shown
         return push

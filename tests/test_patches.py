@@ -13,8 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from server import room as room_module
 from server.room import Push, Room
 from shared import messages as m
+from shared.actions import EndTurn
 from shared.errors import ProtocolError
 from shared.patch import apply, diff
 from shared.view import RoomInfo, SeatInfo, ViewParts, build_view
@@ -113,6 +115,34 @@ def test_a_room_computes_each_push_once_and_its_patch_fits_the_view_shown_before
     for member in ("a", "b"):
         assert before[member] == push.base.view
         assert apply(before[member], patch["changes"]) == held[member] == room.view()
+
+
+def test_an_action_is_answered_before_its_view_is_built_and_the_view_is_the_one_it_made(
+        monkeypatch):
+    room: Room[str] = Room("r1", "Table", 2, "normal", 60, False, seed=7, now=1000.0)
+    for member in ("a", "b"):
+        room.commit(room.take_seat(member, member.upper(), 1, now=1000.0), now=1000.0)
+    room.commit(room.start("a", 2, now=1001.0), now=1001.0)
+    built: list[int] = []
+    real = room_module.build_view
+
+    def counting(*args, **kwargs):
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(room_module, "build_view", counting)  # counts, builds for real
+    effects = room.commit(room.act("ab"[room.state.turn], EndTurn(), 5, now=1002.0),
+                          now=1003.0)
+    kinds = [type(e).__name__ for e in effects]
+    assert kinds.index("Send") < kinds.index("Push")  # the ok first
+    assert built == []  # nothing built yet: the ok does not wait on the view
+    expected = real(room.info(), room.state)  # the view at version 4, built aside
+    push = next(e for e in effects if isinstance(e, Push))
+    later = room.commit(room.act("ab"[room.state.turn], EndTurn(), 6, now=1004.0),
+                        now=1004.0)  # the room moves on before the push is read
+    assert push.shown.version == 4 and push.shown.view == expected != room.view()
+    assert push.shown.view is push.shown.view  # built once, and kept
+    assert next(e for e in later if isinstance(e, Push)).base is push.shown
 
 
 async def _caught_up(client, version, timeout=10.0):

@@ -88,6 +88,8 @@ def server_command(kind: str, connections: int, profile: str | None = None,
         "--rooms-per-address", "100000", "--rate", "1000000",
         # every bench client connects from 127.0.0.1: lift the budget of one address too
         "--address-rate", "1000000", "--address-burst", "1000000", "--bot-delay", "0.1",
+        # thousands of clients opened from one process may say hello late: not measured here
+        "--hello-timeout", "300",
     ]
 
 

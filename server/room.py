@@ -401,7 +401,9 @@ class Room(Generic[M]):
         self.stored_version = 0
         self.deadline: float | None = None
         self._turn_key: TurnKey | None = None
-        self._bot_rng = random.Random(seed ^ 0x5EED)
+        #: The bots' randomness, seeded from the room's seed; made at the first bot turn
+        #: (a Mersenne Twister holds 2.5 KiB, and most rooms never have a bot).
+        self._bot_rng: random.Random | None = None
         self._pending: _Pending | None = None
         #: Store failures in a row (the backoff of retries); 0 once a change is stored.
         self.failures = 0
@@ -1057,6 +1059,8 @@ class Room(Generic[M]):
         seat = self.seats[state.turn]
         if seat is None or seat.bot is None:
             return None
+        if self._bot_rng is None:
+            self._bot_rng = random.Random(self.seed ^ 0x5EED)
         return BotTurn(seat.index, seat.bot, state, self._bot_rng)
 
     def bot_chose(self, turn: BotTurn, action: Action, *, now: float) -> Change | None:

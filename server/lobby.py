@@ -328,7 +328,8 @@ class Lobby:
     def list_page(self, after: str | None, limit: int) -> tuple[list[Room[Any]], bool]:
         """A page of the public rooms in list order (:func:`list_key`): at most ``limit``,
         those after the room ``after`` (from the start when None, or when that room is not
-        listed), and whether more follow. One pass over the rooms, whatever the page."""
+        listed), and whether more follow: a slice of the list's index, however many rooms
+        there are."""
         while True:
             start = 0
             if after is not None and after in self._keys:
@@ -342,6 +343,7 @@ class Lobby:
             if not stale:
                 return [r.room for r in runners[:limit]], len(keys) > limit
             for runner in stale:
+                self._unindex(runner.id)
                 self._index(runner)
 
     def _index(self, runner: RoomRunner) -> None:

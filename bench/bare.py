@@ -1,6 +1,6 @@
 """The baseline server: bare websockets, echo and broadcast, with Castell's socket settings.
 
-    python -m bench.bare [--host H] [--port P] [--loop asyncio|uvloop|auto]
+    python -m bench.bare [--host H] [--port P] [--loop asyncio|uvloop]
 
 It is what a Castell server would cost if it did no work of its own. Its first frame from a
 client names a room (``{"type": "join", "room": ...}``: echoed back, then the room's current

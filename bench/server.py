@@ -32,7 +32,7 @@ paced runs side by side, castell's CPU per action, round trip, bytes per action 
 memory per room as rooms are added, each beside the bare server's in the same runs.
 
 Both servers run on the event loop ``--loop`` names (asyncio's own by default; ``uvloop``
-when the ``castell[fast]`` extra is installed), the load generator on asyncio's.
+when it is installed), the load generator on asyncio's.
 
 Figures, each with the bare server's and the ratio: the action round trip (send → reply) p50
 and p99, the broadcast latency (send → the new state at the room's last member) p50 and p99,
@@ -322,8 +322,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="whether castell's clients ask for view patches at hello (on, "
                              "as the castell client does) or get every view whole (off)")
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
-                        help="the event loop both servers run on (uvloop: installed with "
-                             "the castell[fast] extra)")
+                        help="the event loop both servers run on (uvloop: when installed)")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="also profile one castell run of the last case into FILE by "
                              "CPU time, and summarise it (python -m bench.cpuprofile FILE)")

@@ -55,10 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="commit the writes that arrive during a commit together, one "
                         "fsync for many rooms, each acknowledged once its batch is stored "
                         "(default on; off: one transaction per write)")
-    p.add_argument("--loop", choices=LOOPS, default="auto",
-                   help="the event loop: uvloop when installed (the castell[fast] extra) "
-                        "and asyncio's own otherwise (auto, the default); asyncio refuses "
-                        "uvloop; uvloop insists on it")
+    p.add_argument("--loop", choices=LOOPS, default="asyncio",
+                   help="the event loop: asyncio's own (the default) or uvloop, when "
+                        "installed (pip install uvloop; measured no faster for this server, "
+                        "see BENCHMARKS.md)")
 
     ops = p.add_argument_group("the host's tools (docs/operations.md)")
     ops.add_argument("--no-metrics", action="store_true",

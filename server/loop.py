@@ -1,9 +1,9 @@
 """The event loop a server runs on, and the start-up tidying of the garbage collector.
 
-``--loop auto`` (the default) runs on uvloop when it is installed (the ``castell[fast]``
-extra: ``pip install 'castell[fast]'``) and on asyncio's own loop otherwise; ``--loop
-asyncio`` refuses uvloop even when installed; ``--loop uvloop`` insists on it.
-BENCHMARKS.md measures both loops, for this server and for the bare websockets baseline.
+``--loop asyncio`` (the default) runs on asyncio's own loop; ``--loop uvloop`` runs on
+uvloop, for a host who installed it (``pip install uvloop``). Measured side by side on both
+loops (BENCHMARKS.md), uvloop makes the bare websockets baseline cheaper but not this server,
+whose CPU goes to its own work: so it is not the default and not a dependency.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from shared.errors import CastellError
 T = TypeVar("T")
 
 #: The choices of ``--loop``.
-LOOPS = ("auto", "asyncio", "uvloop")
+LOOPS = ("asyncio", "uvloop")
 
 
 def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -32,15 +32,13 @@ def loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     try:
         import uvloop
     except ImportError:
-        if choice == "uvloop":
-            raise CastellError("--loop uvloop: uvloop is not installed (pip install "
-                               "'castell[fast]')") from None
-        return None
+        raise CastellError("--loop uvloop: uvloop is not installed (pip install uvloop)") \
+            from None
     factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
     return factory
 
 
-def run(main: Coroutine[Any, Any, T], choice: str = "auto") -> T:
+def run(main: Coroutine[Any, Any, T], choice: str = "asyncio") -> T:
     """Run ``main`` to its end on the loop ``choice`` names (see :func:`loop_factory`)."""
     with asyncio.Runner(loop_factory=loop_factory(choice)) as runner:
         return runner.run(main)

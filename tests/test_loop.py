@@ -1,5 +1,5 @@
-"""The server's event loop (server/loop.py, ``--loop``): uvloop when installed unless refused,
-a plain refusal when insisted on and missing; and a server plays on either loop."""
+"""The server's event loop (server/loop.py, ``--loop``): asyncio's own unless uvloop is asked
+for, a plain refusal when uvloop is asked for and missing; and a server plays on either."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from client.net import GameClient
+from server.cli import build_parser
 from server.loop import loop_factory
 from shared import messages as m
 from shared.errors import CastellError
@@ -32,7 +33,7 @@ async def _plays(url: str) -> None:
 @pytest.mark.parametrize("choice", ["asyncio", "uvloop"])
 async def test_a_server_plays_on_the_loop_it_was_told(choice):
     if choice == "uvloop" and not HAVE_UVLOOP:
-        pytest.skip("uvloop is not installed (the castell[fast] extra)")
+        pytest.skip("uvloop is not installed here (it is no dependency of castell)")
     with ServerProcess("--db", ":memory:", "--loop", choice, "--log-level", "info") as server:
         await _plays(server.url)
         server.terminate()
@@ -50,13 +51,13 @@ def test_insisting_on_uvloop_where_it_is_missing_is_refused_plainly():
     assert "Traceback" not in done.stderr
 
 
-def test_auto_takes_uvloop_only_when_installed():
-    factory = loop_factory("auto")
-    assert (factory is not None) == HAVE_UVLOOP
+def test_asyncio_is_the_default_and_uvloop_only_when_asked_for():
+    assert build_parser().parse_args([]).loop == "asyncio"
     assert loop_factory("asyncio") is None
     with pytest.raises(CastellError, match="unknown event loop"):
         loop_factory("trio")
     if HAVE_UVLOOP:
+        factory = loop_factory("uvloop")
         assert factory is not None
         loop = factory()
         try:

@@ -57,10 +57,15 @@ def _read_whole_log(term: Terminal) -> list[str]:
         for line in _log_pane(term):
             if not seen or line not in seen[-40:]:
                 seen.append(line)
-        if "more line" not in term.text():
+        # the pane's own title says whether lines are left below (the board above it has a
+        # "more lines" marker of its own, which says nothing about the log)
+        title = next(line for line in term.lines() if line.startswith("──── Game log"))
+        if "more line" not in title:
             break
         term.type(PAGE_DOWN)
         term.settle()
+    else:
+        raise AssertionError(f"the log never reached its end; the screen:\n{term.text()}")
     return seen
 
 

@@ -225,10 +225,9 @@ def test_an_action_line_names_its_region_after_its_move_scrolled_away(tmp_path):
         term.type(f"move {where}\r")
         term.wait_for(r"your turn: move ✓")
         # enough chat that the move is no longer among the latest lines the client keeps
-        for i in range(18):
-            term.type(f"chat line {i}\r")
-            term.wait_for(rf"Anna: line {i}$|Anna: line {i}\n")
-            time.sleep(0.1)
+        # (typed at once: 18 lines is within the room's chat burst)
+        term.type("".join(f"chat line {i}\r" for i in range(18)))
+        term.wait_for(r"Anna: line 17$|Anna: line 17\n")
         term.type(f"recruit {there[0]}\r")
         term.wait_for(r"recruit ✓")
         elsewhere = sorted(ADJACENT[where])[0]

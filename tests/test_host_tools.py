@@ -286,6 +286,9 @@ def test_every_admin_command_against_a_running_server(short_dir):
             assert draining.value.code == "draining"
             await late.close()
             await playing.request(m.LeaveRoom)  # nobody plays here any more: drained
+            # (closed, not left open: a server that stops waits out its close timeout, 10 s,
+            # for the closing handshake of a connection nobody reads any more)
+            await playing.close()
 
         asyncio.run(again(server.url))
         assert server.proc.wait(20) == 0

@@ -15,10 +15,11 @@ import time
 import pytest
 
 from client.net import GameClient
+from server.store import open_store
 from shared import messages as m
 from shared.board import ADJACENT
 from tests.support.proxy import cutting_proxy
-from tests.support.servers import run_server_cli
+from tests.support.servers import run_server_cli, serving
 from tests.support.terminal import ROOT, Terminal, castell_server, client_env
 
 pytestmark = pytest.mark.timeout(120)
@@ -57,10 +58,15 @@ def _read_whole_log(term: Terminal) -> list[str]:
         for line in _log_pane(term):
             if not seen or line not in seen[-40:]:
                 seen.append(line)
-        if "more line" not in term.text():
+        # the pane's own title says whether lines are left below (the board above it has a
+        # "more lines" marker of its own, which says nothing about the log)
+        title = next(line for line in term.lines() if line.startswith("──── Game log"))
+        if "more line" not in title:
             break
         term.type(PAGE_DOWN)
         term.settle()
+    else:
+        raise AssertionError(f"the log never reached its end; the screen:\n{term.text()}")
     return seen
 
 
@@ -164,33 +170,37 @@ def test_resume_and_watch_fill_the_log_from_the_history(tmp_path):
             watcher.close()
 
 
-def test_a_turn_the_timer_ended_says_that_time_ran_out_live_and_in_the_replay(tmp_path):
+async def test_a_turn_the_timer_ended_says_that_time_ran_out_live_and_in_the_replay(tmp_path):
     db = str(tmp_path / "games.sqlite3")
-    with castell_server(db=db) as (url, _):
+    # The server in this process, its timers sped up (10 s turns last 3 s): the client sees
+    # the room's own ten seconds, and the turn ends by the timer as it would at full length.
+    async with open_store(db) as store, serving(store, turn_time_scale=0.3) as (_, url):
         term = Terminal([url, "--name", "Anna"], tmp_path / "state")
         try:
-            term.wait_for(r"Open rooms on")
+            await asyncio.to_thread(term.wait_for, r"Open rooms on")
             term.type("create Slow seats=2 timer=10\r")
-            term.wait_for(r"10 s per turn")
-            room = term.wait_for(r"join (r[0-9a-f]+)").group(1)
+            await asyncio.to_thread(term.wait_for, r"10 s per turn")
+            room = (await asyncio.to_thread(term.wait_for, r"join (r[0-9a-f]+)")).group(1)
             term.type("bot\r")
-            term.wait_for(r"Every seat is taken")
+            await asyncio.to_thread(term.wait_for, r"Every seat is taken")
             term.type("start\r")
-            term.wait_for(r"round 1/10 · your turn")
-            term.wait_for(r"Anna ran out of time: the turn ended", timeout=25)
+            await asyncio.to_thread(term.wait_for, r"round 1/10 · your turn")
+            await asyncio.to_thread(term.wait_for, r"Anna ran out of time: the turn ended", 25)
             assert "Anna ended the turn" not in term.text()
-            log = _read_whole_log(term)
+            log = await asyncio.to_thread(_read_whole_log, term)
             assert "Anna ran out of time: the turn ended" in log
             assert "Anna ended the turn" not in log
-            _quit(term)
+            await asyncio.to_thread(_quit, term)
         finally:
             term.close()
-        record = tmp_path / "slow.json"
-        done = run_server_cli("export", room, "--db", db, "-o", str(record), "--unfinished")
-        assert done.returncode == 0, done.stderr
-    replayed = subprocess.run([sys.executable, "-m", "client", "replay", str(record), "--plain"],
-                              cwd=ROOT, env=client_env(tmp_path / "state"), capture_output=True,
-                              text=True, timeout=30)
+    record = tmp_path / "slow.json"
+    done = await asyncio.to_thread(run_server_cli, "export", room, "--db", db, "-o",
+                                   str(record), "--unfinished")
+    assert done.returncode == 0, done.stderr
+    replayed = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "client", "replay", str(record), "--plain"],
+        cwd=ROOT, env=client_env(tmp_path / "state"), capture_output=True, text=True,
+        timeout=30)
     assert replayed.returncode == 0, replayed.stderr
     assert "Anna ran out of time: the turn ended" in replayed.stdout
     assert "Anna ended the turn" not in replayed.stdout
@@ -220,10 +230,9 @@ def test_an_action_line_names_its_region_after_its_move_scrolled_away(tmp_path):
         term.type(f"move {where}\r")
         term.wait_for(r"your turn: move ✓")
         # enough chat that the move is no longer among the latest lines the client keeps
-        for i in range(18):
-            term.type(f"chat line {i}\r")
-            term.wait_for(rf"Anna: line {i}$|Anna: line {i}\n")
-            time.sleep(0.1)
+        # (typed at once: 18 lines is within the room's chat burst)
+        term.type("".join(f"chat line {i}\r" for i in range(18)))
+        term.wait_for(r"Anna: line 17$|Anna: line 17\n")
         term.type(f"recruit {there[0]}\r")
         term.wait_for(r"recruit ✓")
         elsewhere = sorted(ADJACENT[where])[0]

@@ -158,13 +158,15 @@ class PrivateRedis:
 async def test_after_redis_restarts_empty_no_room_is_served_by_two_nodes(db):
     redis = PrivateRedis()
     redis.start()
+    up_since = time.monotonic()
     lease_ms = 4000  # renewals every second: the old holder learns late
     args = ("--db", db, "--redis", redis.url, "--lease-ms", str(lease_ms),
             "--bot-delay", "0", "--log-level", "warning")
     try:
-        await asyncio.sleep(lease_ms / 1000 + 1.5)  # a Redis up for longer than a lease
         a, b = await start_nodes(2, *args)
         with a, b:
+            # a Redis up for longer than a lease (the nodes started meanwhile)
+            await asyncio.sleep(max(0.0, up_since + lease_ms / 1000 + 1.5 - time.monotonic()))
             anna = await player(a.url, "Anna")
             made = await anna.request(m.CreateRoom, name="Amnesia", seats=3)
             redis.stop()

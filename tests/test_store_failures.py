@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from client.net import GameClient, ServerError
+from server.app import CastellServer
 from server.room import NOTICE_DOWN
 from server.store.sqlite import SQLiteStore
 from shared import messages as m
@@ -40,14 +41,29 @@ def locked(path: Path) -> Iterator[None]:
         other.close()
 
 
+async def refused_at_least(caplog: pytest.LogCaptureFixture, count: int) -> None:
+    """Wait until the server has logged ``count`` writes the store refused."""
+    async with asyncio.timeout(20):
+        while len([r for r in caplog.records if "store refused" in r.getMessage()]) < count:
+            await asyncio.sleep(0.05)
+
+
+def set_bot_delay(server: CastellServer, seconds: float) -> None:
+    """The pause before each bot action in the server's one room, from now on."""
+    (runner,) = server.lobby.rooms.values()
+    runner.room.bot_delay = seconds
+
+
 @contextlib.asynccontextmanager
 async def game_against_a_bot(tmp_path: Path, turn_seconds: int | None = None,
-                             ) -> AsyncIterator[tuple[GameClient, int, Path]]:
-    """Anna against a bot on a server whose games are in an SQLite file; it is Anna's turn.
-    A turn lasts ``turn_seconds`` / 20 (the server's time scale)."""
+                             ) -> AsyncIterator[tuple[GameClient, int, Path, CastellServer]]:
+    """Anna against a bot on a server whose games are in an SQLite file; it is Anna's turn,
+    and from now on the bot waits 0.5 s before each of its actions (so that a lock taken at
+    Anna's turn comes before the bot's next move). A turn lasts ``turn_seconds`` / 20 (the
+    server's time scale)."""
     path = tmp_path / "games.sqlite3"
     store = SQLiteStore(str(path), busy_timeout=0.3)
-    async with serving(store, bot_delay=0.5, turn_time_scale=0.05) as (_server, url):
+    async with serving(store, bot_delay=0.0, turn_time_scale=0.05) as (server, url):
         anna = await GameClient.connect(url)
         try:
             await anna.hello("Anna")
@@ -56,7 +72,8 @@ async def game_against_a_bot(tmp_path: Path, turn_seconds: int | None = None,
             await anna.request(m.AddBot, level="random")
             await anna.request(m.StartGame)
             await anna.wait_state(lambda p: p.view["turn"] == joined.seat, timeout=30)
-            yield anna, joined.seat, path
+            set_bot_delay(server, 0.5)
+            yield anna, joined.seat, path, server
         finally:
             await anna.close()
 
@@ -64,7 +81,7 @@ async def game_against_a_bot(tmp_path: Path, turn_seconds: int | None = None,
 async def test_a_players_action_the_store_refuses_is_internal_error_and_not_applied(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    async with game_against_a_bot(tmp_path) as (anna, seat, path):
+    async with game_against_a_bot(tmp_path) as (anna, seat, path, _):
         version = anna.state.version
         with locked(path):
             with pytest.raises(ServerError) as refused:
@@ -90,17 +107,18 @@ async def test_a_players_action_the_store_refuses_is_internal_error_and_not_appl
 async def test_a_bots_move_the_store_refuses_is_retried_until_the_store_is_back(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    async with game_against_a_bot(tmp_path) as (anna, seat, path):
+    async with game_against_a_bot(tmp_path) as (anna, seat, path, server):
         while True:  # end Anna's turns until the bot's comes (a new round may be hers first)
             version = await anna.act(EndTurn())
             push = await anna.wait_state(lambda p, v=version: p.version >= v)
             if push.view["turn"] != seat:
                 break
         with locked(path):  # the bot waits 0.5 s before it plays: the lock comes first
-            await asyncio.sleep(2.5)
+            await refused_at_least(caplog, 2)  # the bot tries again while the store is down
             assert anna.state.version == version  # the bot could not move: nothing faked
-            refused = [r for r in caplog.records if "store refused" in r.getMessage()]
-            assert len(refused) >= 2, "the bot tries again while the store is down"
+            # Only its first move had to wait for the lock: the rest of its turn needs no
+            # half-second pauses.
+            set_bot_delay(server, 0.0)
         assert not [r for r in caplog.records if "illegal" in r.getMessage()]
         # Anna was told, once, that the game cannot be saved just now
         notices = [p.text for p in anna.drain() if isinstance(p, m.NoticePush)]
@@ -114,13 +132,11 @@ async def test_a_bots_move_the_store_refuses_is_retried_until_the_store_is_back(
 async def test_a_turn_timer_the_store_refused_fires_again_once_the_store_is_back(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    async with game_against_a_bot(tmp_path, turn_seconds=20) as (anna, seat, path):
+    async with game_against_a_bot(tmp_path, turn_seconds=20) as (anna, seat, path, _):
         version = anna.state.version
         with locked(path):  # Anna's turn runs out (1 s) while the database is held
-            await asyncio.sleep(2.5)
+            await refused_at_least(caplog, 2)  # the timer tries again while the store is down
             assert anna.state.version == version  # not ended: it could not be stored
-            refused = [r for r in caplog.records if "store refused" in r.getMessage()]
-            assert len(refused) >= 2, "the timer tries again while the store is down"
         # the store is back: the timeout goes through by itself, and the game goes on
         ended = await anna.wait_state(
             lambda p: any(e["kind"] == "timeout" and e["seat"] == seat for e in p.events),

@@ -93,7 +93,7 @@ async def _a_worker_at_annas_turn(server: CastellServer, anna: GameClient) -> in
 
 @pytest.fixture
 async def pooled() -> AsyncIterator[tuple[CastellServer, str]]:
-    async with serving(bot_workers=1, bot_think=0.2) as (server, url):
+    async with serving(bot_workers=1, bot_think=0.05) as (server, url):
         yield server, url
 
 
@@ -167,7 +167,7 @@ async def test_a_room_let_go_of_stops_its_bot_s_thinking(pooled):
 
 
 async def test_no_worker_outlives_the_server():
-    async with serving(bot_workers=2, bot_think=0.2) as (server, url):
+    async with serving(bot_workers=2, bot_think=0.05) as (server, url):
         clients = [await _game_with_a_bot(url) for _ in range(2)]
         await asyncio.gather(*(play_legal([c, None], random.Random(i), turns=3, end_bias=1.0,
                                           timeout=30) for i, c in enumerate(clients)))
@@ -195,7 +195,7 @@ def _children(pid: int) -> set[int]:
 
 async def test_hard_bots_play_on_after_a_server_is_killed_and_started_again(tmp_path):
     db = str(tmp_path / "castell.sqlite3")
-    args = ("--db", db, "--bot-delay", "0", "--bot-workers", "1", "--bot-think", "0.2",
+    args = ("--db", db, "--bot-delay", "0", "--bot-workers", "1", "--bot-think", "0.05",
             "--log-level", "warning")
     with ServerProcess(*args) as first:
         anna, made = await _game_and_seat(first.url)
@@ -219,7 +219,7 @@ async def test_hard_bots_play_on_after_a_server_is_killed_and_started_again(tmp_
 async def test_hard_bots_play_on_at_another_node_after_a_takeover():
     async with fresh_schema() as db, fresh_prefix() as prefix:
         args = ("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix, "--lease-ms",
-                "1500", "--bot-delay", "0", "--bot-workers", "1", "--bot-think", "0.2",
+                "1500", "--bot-delay", "0", "--bot-workers", "1", "--bot-think", "0.05",
                 "--log-level", "warning")
         a, b = await asyncio.gather(asyncio.to_thread(ServerProcess, *args),
                                     asyncio.to_thread(ServerProcess, *args))

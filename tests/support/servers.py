@@ -72,9 +72,12 @@ class ServerProcess:
     def __init__(self, *args: str, port: int = 0, timeout: float = 20.0) -> None:
         self.proc = subprocess.Popen(
             # Tests play faster than any person: lift the message rate limit, as the
-            # in-process test server does.
+            # in-process test server does; and, as it does, let bots think in a thread of
+            # the server (each worker process is one more interpreter to start; they have
+            # their own tests, tests/test_thinking.py, which ask for them with --bot-workers).
             [sys.executable, "-m", "server", "--port", str(port), "--rate", "1000",
-             "--address-rate", "1000000", "--address-burst", "1000000", *args],
+             "--address-rate", "1000000", "--address-burst", "1000000", "--bot-workers", "0",
+             *args],
             cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.url = self._wait_listening(timeout)

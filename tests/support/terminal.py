@@ -19,8 +19,6 @@ import pyte
 from tests.support.servers import ROOT, ServerProcess
 
 COLUMNS, ROWS = 100, 40
-#: What ends every redraw of the client: prompt_toolkit shows the cursor again last.
-REDRAWN = "\x1b[?25h"
 
 
 def client_env(state: Path) -> dict[str, str]:
@@ -64,39 +62,27 @@ class Terminal:
                                    encoding="utf-8", codec_errors="replace")
         self.screen = BellScreen(columns, rows)
         self.stream = pyte.Stream(self.screen)
-        self._tail = ""  # the last characters the client wrote
-
-    def _read(self, timeout: float) -> bool:
-        """Feed the screen what the client writes within ``timeout`` seconds; False if it
-        wrote nothing (or has ended)."""
-        try:
-            data = self.child.read_nonblocking(65536, timeout=timeout)
-        except (pexpect.TIMEOUT, pexpect.EOF):
-            return False
-        self.stream.feed(data)
-        self._tail = (self._tail + data)[-len(REDRAWN):]
-        return True
 
     def pump(self, seconds: float = 0.05) -> None:
         end = time.monotonic() + seconds
         while True:
-            self._read(0.02)
-            if time.monotonic() >= end or not self.child.isalive():
+            try:
+                self.stream.feed(self.child.read_nonblocking(65536, timeout=0.02))
+            except pexpect.TIMEOUT:
+                pass
+            except pexpect.EOF:
+                return
+            if time.monotonic() >= end:
                 return
 
     def settle(self, quiet: float = 0.15, limit: float = 3.0) -> None:
         """Pump until the client has written nothing for ``quiet`` seconds: a redraw read
         halfway would show the top of the screen new and its bottom old."""
         end = time.monotonic() + limit
-        while time.monotonic() < end and self._read(quiet):
-            pass
-
-    def _whole(self, limit: float = 3.0) -> None:
-        """Pump until the last redraw is whole: it ended (the cursor shown again) and
-        nothing followed for a moment, or else the client wrote nothing for 0.15 s."""
-        end = time.monotonic() + limit
         while time.monotonic() < end:
-            if not self._read(0.03 if self._tail == REDRAWN else 0.15):
+            try:
+                self.stream.feed(self.child.read_nonblocking(65536, timeout=quiet))
+            except (pexpect.TIMEOUT, pexpect.EOF):
                 return
 
     def text(self) -> str:
@@ -109,9 +95,9 @@ class Terminal:
         """Pump until ``pattern`` (a regex) shows on the screen; fail with the screen."""
         end = time.monotonic() + timeout
         while True:
-            self._read(0.05)
+            self.pump()
             if re.search(pattern, self.text()):
-                self._whole()
+                self.settle()
                 found = re.search(pattern, self.text())
                 if found:
                     return found

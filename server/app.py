@@ -25,6 +25,7 @@ from server.admin import AdminConsole
 from server.admission import Admission
 from server.config import ServerConfig
 from server.connection import CastellWebSocket, Connection, ConnState
+from server.identity import server_id
 from server.limits import TokenBucket
 from server.lobby import Lobby
 from server.metrics import Metrics
@@ -136,10 +137,11 @@ class CastellServer:
         cfg = self.config
         if self.store is not None:
             await self.store.open()
-            if self.cluster_config is None:
-                restored = await self.lobby.restore()
-                if restored:
-                    log.info("restored %d unfinished room(s) into memory", restored)
+        self.requests.server_id = await server_id(self.store)
+        if self.store is not None and self.cluster_config is None:
+            restored = await self.lobby.restore()
+            if restored:
+                log.info("restored %d unfinished room(s) into memory", restored)
         self._server = await serve(
             self.handler, cfg.host, cfg.port,
             subprotocols=[Subprotocol(SUBPROTOCOL)],

@@ -130,6 +130,8 @@ class Requests:
         self.moderation: Moderation | None = None
         #: Set while the server drains (admin drain): no new rooms.
         self.draining = False
+        #: Who this server is (server.identity), set by the server once its store is open.
+        self.server_id: str | None = None
         self._handlers: dict[type, Callable[[Connection, Any], Awaitable[None]]] = {
             m.Hello: self.on_hello,
             m.ListRooms: self.on_list_rooms,
@@ -145,6 +147,7 @@ class Requests:
             m.Rematch: self.on_rematch,
             m.RecordRequest: self.on_record,
             m.Resync: self.on_resync,
+            m.Identify: self.on_identify,
         }
         #: Ratings (server.ratings) and the quick-match queue (server.matchmaking).
         self.ratings = Ratings(lobby.store, min_games=config.leaderboard_min_games)
@@ -214,7 +217,7 @@ class Requests:
     @staticmethod
     def dispatch(state: ConnState, msg: object) -> None:
         """Refuse a request the connection's protocol state does not allow."""
-        if state is ConnState.GREETING and not isinstance(msg, m.Hello):
+        if state is ConnState.GREETING and not isinstance(msg, m.Hello | m.Identify):
             raise CastellError("say hello first", code="hello_first")
         refusal = _REFUSED.get(state, {}).get(type(msg))
         if refusal is not None:
@@ -275,7 +278,12 @@ class Requests:
         log.info("%s is %r%s", conn.id, name, " (signed in)" if conn.account else "")
         self.reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
                                    protocol=PROTOCOL_VERSION, account=conn.account is not None,
-                                   name=name))
+                                   name=name, server_id=self.server_id))
+
+    async def on_identify(self, conn: Connection, msg: m.Identify) -> None:
+        if self.server_id is None:  # not started: never so for a connection that is served
+            raise CastellError("this server is starting: try again", code="internal_error")
+        self.reply(conn, m.Identity(re=msg.id, server_id=self.server_id))
 
     def _check_key_rate(self, conn: Connection) -> None:
         """Refuse a hello with a key once this connection, or its address, has sent too many

@@ -81,6 +81,16 @@ class Hello:
 
 
 @attrs.frozen
+class Identify:
+    """Ask which server this is (an addition to version 1), before ``hello`` or after:
+    a client picks the account key it signs in with by the server's identity, whatever
+    address reached it. Reply: :class:`Identity`."""
+
+    TYPE: ClassVar[str] = "identify"
+    id: MessageId
+
+
+@attrs.frozen
 class ListRooms:
     """Ask for the public rooms. Reply: :class:`Rooms`. ``after`` (an addition) asks for the
     page that follows the room of that id in the list."""
@@ -238,6 +248,18 @@ class Welcome:
     account: bool = False
     #: The name the connection goes by: an account's own, whatever name was typed.
     name: PlayerName | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: The server's identity (an addition): the same at every address that reaches it, made
+    #: once and kept in its store (the nodes of a cluster share it).
+    server_id: str | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class Identity:
+    """Reply to :class:`Identify`: the server's identity (as ``welcome.server_id``)."""
+
+    TYPE: ClassVar[str] = "identity"
+    re: MessageId
+    server_id: str
 
 
 @attrs.frozen
@@ -654,7 +676,7 @@ Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | Start
 ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
     | History | Games | Record | InvitePush | YourTurnPush | Patch
 Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | CancelMatch \
-    | LeaderboardReply | ProfileReply | MatchedPush | MatchWaitingPush
+    | LeaderboardReply | ProfileReply | MatchedPush | MatchWaitingPush | Identify | Identity
 
 #: Client → server messages by ``type``.
 REQUEST_TYPES: Final[dict[str, type]] = {
@@ -807,6 +829,6 @@ def from_wire(
 
 
 REQUEST_TYPES.update({cls.TYPE: cls for cls in (Leaderboard, ProfileRequest, QuickMatch,
-                                                CancelMatch)})
+                                                CancelMatch, Identify)})
 SERVER_TYPES.update({cls.TYPE: cls for cls in (LeaderboardReply, ProfileReply, MatchedPush,
-                                               MatchWaitingPush)})
+                                               MatchWaitingPush, Identity)})

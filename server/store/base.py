@@ -549,6 +549,11 @@ class Store(abc.ABC):
     # -- bans (schema 6) ----------------------------------------------------------------------
 
     @abc.abstractmethod
+    async def server_meta(self, name: str, made: str) -> str:
+        """The value of ``name`` in ``server_meta``: the stored one, or ``made``, stored now
+        when none was (two servers sharing the store that race get the same value)."""
+
+    @abc.abstractmethod
     async def put_ban(self, ban: BanRecord) -> None:
         """Bar a name or an address (a ban of the same ``kind`` and ``value`` is replaced)."""
 

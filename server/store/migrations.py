@@ -26,7 +26,11 @@ SQL cannot express (each backend runs it row by row). The versions:
    the seats that belong to them (``account_seats``);
 5. ratings: whether a room is rated (``rooms.rated``), each account's rating (``ratings``:
    openskill's mu and sigma, rated games and wins) and every rated game's change of it
-   (``rated_games``), written in the transaction that stores the game's result.
+   (``rated_games``), written in the transaction that stores the game's result;
+6. bans the host set (``bans``);
+7. what the server itself is (``server_meta``, a name and a value a row): its identity,
+   ``server_id``, made once at the first open and sent in every ``welcome`` (nodes of a
+   cluster, sharing the database, share it).
 """
 
 from __future__ import annotations
@@ -200,6 +204,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             created_at REAL NOT NULL,
             PRIMARY KEY (kind, value)
         ) WITHOUT ROWID""",
+    ),    # 7: what the server itself is (server.identity): its id, made once.
+    (
+        """CREATE TABLE server_meta (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID""",
     ),
 )
 
@@ -322,13 +332,20 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             created_at DOUBLE PRECISION NOT NULL,
             PRIMARY KEY (kind, value)
         )""",
+    ),    # 7: what the server itself is (server.identity): its id, made once.
+    (
+        """CREATE TABLE server_meta (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )""",
     ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
-                   "accounts", "account_seats", "ratings", "rated_games", "bans")
+                   "accounts", "account_seats", "ratings", "rated_games", "bans",
+                   "server_meta")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

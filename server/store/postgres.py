@@ -1065,6 +1065,17 @@ class PostgresStore(Store):
 
         return await self._read(work)
 
+    # -- the server itself ---------------------------------------------------------------------
+
+    async def server_meta(self, name: str, made: str) -> str:
+        async def work(conn: asyncpg.Connection) -> str:
+            await conn.execute("INSERT INTO server_meta (name, value) VALUES ($1, $2) "
+                               "ON CONFLICT (name) DO NOTHING", name, made)
+            return str(await conn.fetchval("SELECT value FROM server_meta WHERE name = $1",
+                                           name))
+
+        return await self._write(f"meta:{name}", work)
+
     # -- bans ----------------------------------------------------------------------------------
 
     async def put_ban(self, ban: BanRecord) -> None:

@@ -997,6 +997,18 @@ class SQLiteStore(Store):
             "SELECT seats, count(*), sum(place = 1) FROM rated_games WHERE account = ? "
             "GROUP BY seats", (account,))})
 
+    # -- the server itself ---------------------------------------------------------------------
+
+    async def server_meta(self, name: str, made: str) -> str:
+        def work(conn: sqlite3.Connection) -> str:
+            conn.execute("INSERT INTO server_meta (name, value) VALUES (?, ?) "
+                         "ON CONFLICT (name) DO NOTHING", (name, made))
+            row = conn.execute("SELECT value FROM server_meta WHERE name = ?",
+                               (name,)).fetchone()
+            return str(row[0])
+
+        return await self._write(work)
+
     # -- bans ----------------------------------------------------------------------------------
 
     async def put_ban(self, ban: BanRecord) -> None:

@@ -1,0 +1,31 @@
+"""Who this server is: its identity, the same at every address that reaches it.
+
+A client keeps an account's key by the server it belongs to, not by the address typed to
+reach it (``ws://192.0.2.2:8765``, ``ws://127.0.0.1:8765`` and a port forwarded elsewhere all
+reach one server). The server says who it is in ``welcome.server_id`` and, before ``hello``, in
+reply to ``identify`` (docs/protocol.md). The identity is a random id made at the first start
+and kept in the store (``server_meta``), so it survives restarts, and every node of a cluster,
+sharing one database, is the same server. A server without a store makes one per run.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from server.store.base import Store
+
+#: The name of the identity in the store's ``server_meta``.
+META_NAME = "server_id"
+
+
+def new_server_id() -> str:
+    """A fresh identity: ``srv-`` and 128 random bits."""
+    return "srv-" + secrets.token_urlsafe(16)
+
+
+async def server_id(store: Store | None) -> str:
+    """The identity kept in ``store`` (made and kept now, the first time); a new one for a
+    server without a store."""
+    if store is None:
+        return new_server_id()
+    return await store.server_meta(META_NAME, new_server_id())

@@ -4,7 +4,7 @@
     castell play [--resume | --new] [--seats N] [--variant normal|advanced] [--bots ...] ...
     castell play --games | --export [ROOM] [--output FILE]
     castell replay FILE [--plain]
-    castell account export [URL] | castell account import LINE
+    castell account export [URL] | castell account import [--replace] LINE
     castell games [URL]
     castell quick [URL] [--seats 2,3,4] [--rated] [--bots-after SECONDS]
 
@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
             "       castell replay FILE [--plain]   (a recorded game: castell replay --help)",
             "       castell games [URL]   (your games on a server)",
             "       castell quick [URL] [--seats 2,3] [--rated]   (a game with strangers now)",
-            "       castell account export [URL] | import LINE   (your account elsewhere)",
+            "       castell account export [URL] | import [--replace] LINE   (your account"
+            " elsewhere)",
         ]),
         description="Play Castell. `castell play` starts a game against bots; `castell URL` "
                     "joins a server (`castell-server` on a friend's machine); `castell replay "
@@ -107,6 +108,9 @@ def build_account_parser() -> argparse.ArgumentParser:
     imported = sub.add_parser("import", help="keep the account of a recovery line here")
     imported.add_argument("line", nargs="*",
                           help="the recovery line (read from standard input when not given)")
+    imported.add_argument("--replace", action="store_true",
+                          help="replace a key kept for that server (a lost key is a lost "
+                               "account: the key replaced is written aside, and said where)")
     return p
 
 
@@ -333,7 +337,10 @@ def _account(args: argparse.Namespace) -> int:
         return 0
     line = " ".join(args.line) if args.line else sys.stdin.readline()
     url, key = parse_recovery_line(line)
-    keys.put(url, key)
+    replaced = keys.put(url, key, replace=args.replace)
+    if replaced is not None:
+        print(f"castell: the key kept for {url} before is in {keys.aside} (as a recovery "
+              "line: `castell account import --replace` takes it back)")
     print(f"castell: the account is kept for {url}: `castell {url}` signs in to it")
     return 0
 
@@ -349,11 +356,7 @@ async def _games(args: argparse.Namespace) -> int:
     from shared.messages import MyGames
 
     url = server_url(args.url)
-    key = KeyStore().get(url)
-    if key is None:
-        print(f"castell: you have no account on {url}: `castell {url}` makes one",
-              file=sys.stderr)
-        return 1
+    keys = KeyStore()
     try:
         client = await GameClient.connect(url, ssl_context=client_ssl_context(
             url, args.cafile, args.insecure))
@@ -361,6 +364,12 @@ async def _games(args: argparse.Namespace) -> int:
         print(f"castell: {describe_failure(url, exc)}", file=sys.stderr)
         return 1
     try:
+        # The key is the server's, found by who the server says it is (not by the address).
+        key = keys.find(url, await client.identify())
+        if key is None:
+            print(f"castell: you have no account on {url}: `castell {url}` makes one",
+                  file=sys.stderr)
+            return 1
         welcome = await client.hello(default_name(), key)
         games = (await client.request(MyGames, limit=100)).entries
     except ServerError as exc:

@@ -136,6 +136,17 @@ class GameClient:
                 raise
         return await self.request(m.Hello, name=name, key=key)
 
+    async def identify(self) -> str | None:
+        """The server's identity (``identify``), or None from a server that does not know
+        the request."""
+        try:
+            reply = await self.request(m.Identify)
+        except ServerError as exc:
+            if exc.code != "unknown_type":
+                raise
+            return None
+        return str(reply.server_id)
+
     async def act(self, action: Action) -> int:
         """Send an action; returns the room's version after it."""
         reply = await self.request(m.ActionRequest, action=action)

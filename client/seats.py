@@ -10,7 +10,8 @@ A server has many spellings: ``ws://localhost:18765``, ``localhost:18765``,
 ``127.0.0.1:18765`` and ``ws://127.0.0.1:18765/`` all reach the same one. Seats are stored
 under the address in its normal form (:func:`server_key`), and looked up under every stored
 address that names the same server (:func:`same_server`: same scheme, port and path, and a
-host that resolves to an address in common; the loopback addresses are one). It lives
+host that resolves to an address in common; the loopback addresses and this machine's own
+network addresses are one). It lives
 in the user's state folder, readable by the user alone (mode 0600, folder 0700), and is
 replaced atomically so that a crash never leaves half a file. A token is forgotten when its
 game ends or the server refuses it.
@@ -66,9 +67,26 @@ def _lower_host(url: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
+def _this_machine(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether ``address`` is one of this machine's own (a socket can be bound to it)."""
+    if address.is_loopback:
+        return True
+    if address.is_multicast or address.is_unspecified:
+        return False
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.bind((str(address), 0))
+    except OSError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=64)
 def _addresses(host: str) -> frozenset[str]:
-    """The addresses ``host`` names (itself, when it cannot be resolved); every loopback
-    address counts as one, :data:`LOOPBACK`."""
+    """The addresses ``host`` names (itself, when it cannot be resolved); every address of
+    this machine (a loopback one, or one of its own network addresses) counts as one,
+    :data:`LOOPBACK`."""
     name = host.strip("[]")
     try:
         found = {ipaddress.ip_address(name)}
@@ -83,7 +101,19 @@ def _addresses(host: str) -> frozenset[str]:
                 found.add(ipaddress.ip_address(str(info[4][0]).split("%")[0]))
         if not found:
             return frozenset({name})
-    return frozenset(LOOPBACK if a.is_loopback else str(a) for a in found)
+    return frozenset(LOOPBACK if _this_machine(a) else str(a) for a in found)
+
+
+def same_machine(a: str, b: str) -> bool:
+    """Whether the server addresses ``a`` and ``b`` name the same machine (whatever their
+    ports): a host that resolves to an address in common, this machine's own as one."""
+    try:
+        ha, hb = urlsplit(server_key(a)).hostname, urlsplit(server_key(b)).hostname
+    except ValueError:
+        return False
+    if not ha or not hb:
+        return False
+    return ha == hb or bool(_addresses(ha) & _addresses(hb))
 
 
 def same_server(a: str, b: str) -> bool:

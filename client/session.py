@@ -141,7 +141,8 @@ class Session:
         self.seats = seats
         #: This user's account key for the server (None: a guest), kept in ``keys``.
         self.keys = keys
-        self.key: str | None = keys.key_for(self.home) if keys is not None else None
+        #: (Picked at each connection by the server's identity: :meth:`_dial`.)
+        self.key: str | None = None
         #: Whether the server signed us in to an account (``welcome.account``).
         self.account = False
         self.first_retry = first_retry
@@ -171,6 +172,9 @@ class Session:
         client = await GameClient.connect(self.url, ssl_context=self.ssl_context,
                                           open_timeout=10.0)
         try:
+            if self.keys is not None:
+                server = await asyncio.wait_for(client.identify(), 10.0)
+                self.key = self.keys.key_for(self.home, server)
             self.welcome = await asyncio.wait_for(client.hello(self.name, self.key), 10.0)
         except BaseException:
             await client.close()

@@ -16,6 +16,7 @@ import pytest
 from client.net import GameClient
 from shared import messages as m
 from shared.actions import EndTurn
+from tests.support.proxy import cutting_proxy
 from tests.support.servers import ROOT
 from tests.support.terminal import Terminal, castell_server, client_env
 from tests.support.wire import caught_up
@@ -129,3 +130,62 @@ def test_your_turn_rings_the_bell_and_shows_in_the_lobby(tmp_path):
             biel.quit()
         finally:
             biel.close()
+
+
+def kept_key(state: Path) -> str:
+    """The one account key kept in the state folder ``state``."""
+    data = json.loads((state / "castell" / "keys.json").read_text())
+    if "version" not in data:  # (the form of an older client: address -> key)
+        data = {"keys": data}
+    keys = [entry["key"] for entry in data.get("servers", {}).values()]
+    keys += list(data.get("keys", {}).values())
+    assert len(keys) == 1, data
+    return str(keys[0])
+
+
+async def test_an_account_is_the_server_s_under_every_address_that_reaches_it(tmp_path):
+    """Anna plays at one address; then, on the same machine, she reaches the same server at
+    another (here a forwarded port): she is still Anna there, and `castell games` lists her
+    games there."""
+    state = tmp_path / "anna"
+    with castell_server() as (url, _):
+        made = await asyncio.to_thread(castell, state, url, "--name", "Anna", "--plain",
+                                       stdin="quit\n")
+        assert made.returncode == 0 and "you are Anna" in made.stdout, made.stderr
+        async with await GameClient.connect(url) as anna:
+            await anna.hello("Anna", kept_key(state))
+            await anna.request(m.CreateRoom, name="Diumenge", seats=2,
+                               turn_seconds=2 * 24 * 3600)
+            await anna.request(m.AddBot)
+            await anna.request(m.StartGame)
+        async with cutting_proxy("127.0.0.1", int(url.rsplit(":", 1)[1])) as forward:
+            other = f"ws://127.0.0.1:{forward.port}"
+            again = await asyncio.to_thread(castell, state, other, "--name", "Anna",
+                                            "--plain", stdin="quit\n")
+            assert again.returncode == 0, again.stderr
+            assert "you are Anna" in again.stdout
+            listed = await asyncio.to_thread(castell, state, "games", f"localhost:{forward.port}")
+            assert listed.returncode == 0, listed.stderr
+            assert "(you are Anna)" in listed.stdout and "Diumenge — Anna, " in listed.stdout
+        # One key still, for one server, known at both addresses.
+        data = json.loads((state / "castell" / "keys.json").read_text())
+        assert len(data["servers"]) == 1 and not data["keys"]
+
+
+def test_an_import_never_silently_replaces_a_kept_key(tmp_path):
+    home = tmp_path / "home"
+    url = "ws://127.0.0.1:23457"
+    first, second = "a" * 48, "b" * 48
+    assert castell(home, "account", "import", f"castell-account {url} {first}").returncode == 0
+    refused = castell(home, "account", "import", f"castell-account 127.0.0.1:23457 {second}")
+    assert refused.returncode == 1 and "--replace" in refused.stderr
+    assert castell(home, "account", "export", url).stdout.split()[-1] == first
+    # Asked to, it replaces the key, and keeps the old one aside, saying where.
+    replaced = castell(home, "account", "import", "--replace",
+                       f"castell-account {url} {second}")
+    assert replaced.returncode == 0, replaced.stderr
+    aside = home / "castell" / "replaced-keys.txt"
+    assert str(aside) in replaced.stdout
+    assert f"castell-account {url} {first}" in aside.read_text().splitlines()
+    assert stat.S_IMODE(aside.stat().st_mode) == 0o600
+    assert castell(home, "account", "export", url).stdout.split()[-1] == second

@@ -27,6 +27,10 @@ SQL cannot express (each backend runs it row by row). The versions:
 5. ratings: whether a room is rated (``rooms.rated``), each account's rating (``ratings``:
    openskill's mu and sigma, rated games and wins) and every rated game's change of it
    (``rated_games``), written in the transaction that stores the game's result.
+6. bans the host set (``bans``).
+7. rematches (:mod:`server.rematch`): the seats a room offers to the players of the game it
+   is a rematch of (``rooms.offers``, stored with the room), and the rematch of each finished
+   room (``rematches``: one per room; gone with either room).
 """
 
 from __future__ import annotations
@@ -201,6 +205,15 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (kind, value)
         ) WITHOUT ROWID""",
     ),
+    # 7: rematches (server.rematch): a room's offered seats, and each finished room's rematch.
+    (
+        "ALTER TABLE rooms ADD COLUMN offers BLOB",
+        """CREATE TABLE rematches (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            rematch TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE
+        ) WITHOUT ROWID""",
+        "CREATE INDEX rematches_by_rematch ON rematches (rematch)",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -323,12 +336,22 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (kind, value)
         )""",
     ),
+    # 7: rematches (server.rematch): a room's offered seats, and each finished room's rematch.
+    (
+        "ALTER TABLE rooms ADD COLUMN offers BYTEA",
+        """CREATE TABLE rematches (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            rematch TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE
+        )""",
+        "CREATE INDEX rematches_by_rematch ON rematches (rematch)",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
-                   "accounts", "account_seats", "ratings", "rated_games", "bans")
+                   "accounts", "account_seats", "ratings", "rated_games", "bans",
+                   "rematches")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

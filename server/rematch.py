@@ -82,11 +82,15 @@ class Rematches:
         mine = old.room.seat_of(conn)
         async with self._turn(old.id):
             made = await self.existing(old)
-            fresh = made is None
-            if made is None:
-                made = await self._make(conn, old)
+            if made is not None:
+                await self._move(conn, old, made, msg.id)
+                return
+            made, fresh = await self._make(conn, old)
             await self._move(conn, old, made, msg.id)
-        if fresh:
+            if not fresh:
+                return
+            # Invited before the next request about this room is served: a player who asked
+            # at the same moment hears of the room, then joins it.
             await self._invite(conn, mine, old, made)
 
     async def join_from_finished(self, conn: Connection, msg: m.JoinRoom) -> None:
@@ -150,8 +154,9 @@ class Rematches:
         self.made[old.id] = made
         return made
 
-    async def _make(self, conn: Connection, old: RoomRunner) -> RoomRunner:
-        """A new room with ``old``'s settings, its seats offered, linked as its rematch."""
+    async def _make(self, conn: Connection, old: RoomRunner) -> tuple[RoomRunner, bool]:
+        """A new room with ``old``'s settings, its seats offered, linked as its rematch; and
+        whether it is new (False: another server's link was stored first, and is used)."""
         room = old.room
         offers = {s.index: s.name for s in room.seats if s is not None and s.bot is None}
         made = await self.requests.new_room(conn, room.name, room.size, room.variant,
@@ -168,12 +173,12 @@ class Rematches:
                 if found is None:
                     raise CastellError("the rematch could not be set up: ask again",
                                        code="internal_error")
-                return found
+                return found, False
         self.made[old.id] = made
         await made.seat_bots({s.index: s.bot for s in room.seats
                               if s is not None and s.bot is not None})
         log.info("room %s: a rematch of room %s", made.id, room.id)
-        return made
+        return made, True
 
     async def _move(self, conn: Connection, old: RoomRunner, made: RoomRunner,
                     re: int) -> None:

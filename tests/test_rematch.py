@@ -50,11 +50,19 @@ async def finished(players: list[GameClient], *, private: bool = True, name: str
         tokens.append((await client.request(m.JoinRoom, room=made.code or made.room)).token)
     await players[0].request(m.StartGame)
     for client in players:
-        await client.wait_state(lambda p: p.view["status"] == "playing")
+        await reached(client, made.room, "playing")
     await play_legal(players, random.Random(seed), end_bias=1.0, timeout=30)
     for client in players:
-        await client.wait_state(lambda p: p.view["status"] == "finished")
+        await reached(client, made.room, "finished")
     return made.room, tokens
+
+
+async def reached(client: GameClient, room: str, status: str) -> None:
+    """Wait until ``client`` has seen ``room`` at ``status`` (maybe seen already: a wait for
+    a version reads the pushes too)."""
+    state = client.state
+    if state is None or state.room != room or state.view["status"] != status:
+        await client.wait_state(lambda p: p.room == room and p.view["status"] == status)
 
 
 async def refused(client: GameClient, code: str, cls: type, **fields: object) -> ServerError:

@@ -269,8 +269,13 @@ class Controller:
 
     def on_invite(self, push: m.InvitePush) -> None:
         self.invite = push
+        view = self.view
+        # From the finished game, `rematch` takes the offered seat; from anywhere else,
+        # joining the invite's room does (the server finds a private one by id for us).
+        how = "`rematch`" if self.session.room is not None and view is not None \
+            and view.status == RoomStatus.FINISHED else f"`join {push.room}`"
         self.screen.info(f"{safe(push.from_)} invites you to a rematch of {safe(push.name)!r}:"
-                         " `rematch` takes your seat")
+                         f" {how} takes your seat")
         self.screen.refresh()
 
     def on_notice(self, text: str) -> None:
@@ -636,12 +641,12 @@ class Controller:
         self.clear_log()
         self.chats.clear()
         self._my_turn_key = None
-        if invite is not None:
-            await self.session.leave()
-            reply = await self.session.join(invite.room)
+        # The server gives this game's rematch: the seat offered to us in the one another
+        # player made (staying here if it is refused), or a new one.
+        reply = await self.session.rematch()
+        if invite is not None and invite.room == reply.room:
             self.screen.info(f"rematch: you sit in seat {reply.seat}")
         else:
-            reply = await self.session.rematch()
             self.screen.info(f"rematch {reply.room}: the others are invited; `start` once "
                              "every seat is taken")
 

@@ -159,7 +159,7 @@ class Accounts:
 
     async def _tell_turn(self, runner: RoomRunner, index: int) -> None:
         try:
-            account = await self._account_of(runner, index)
+            account = await self.account_of(runner, index)
             if account is not None:
                 await self.deliver(account, m.YourTurnPush(room=runner.id,
                                                            name=runner.room.name))
@@ -168,7 +168,9 @@ class Accounts:
 
     # -- the seats of an account -----------------------------------------------------------
 
-    async def _account_of(self, runner: RoomRunner, index: int) -> str | None:
+    async def account_of(self, runner: RoomRunner, index: int) -> str | None:
+        """The account seat ``index`` of ``runner``'s room belongs to (None: a guest's, a
+        bot's, a free seat), read from the store when the room has not learnt it yet."""
         seat = runner.room.seats[index]
         if seat is None or seat.bot is not None:
             return None

@@ -436,7 +436,8 @@ class ClusterNode:
     # -- holding rooms ------------------------------------------------------------------------
 
     async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
-                     private: bool, *, rated: bool = False) -> RoomRunner:
+                     private: bool, *, rated: bool = False,
+                     offers: dict[int, str] | None = None) -> RoomRunner:
         """A new room of this node: its id's lease taken first, so that no scanning node
         can mistake the stored room for an orphan. It is fenced from the start (stored at
         version 0, as the room is)."""
@@ -444,7 +445,8 @@ class ClusterNode:
         room_id = await self._reserve()
         try:
             runner = await self.lobby.create(name, seats, variant, turn_seconds, private,
-                                             room_id=room_id, fenced=True, rated=rated)
+                                             room_id=room_id, fenced=True, rated=rated,
+                                             offers=offers)
         except BaseException:
             self.owned.pop(room_id, None)
             self._spawn(self._release(room_id, None))

@@ -128,9 +128,11 @@ class Lobby:
 
     async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
                      private: bool, *, seed: int | None = None, room_id: str | None = None,
-                     fenced: bool = False, rated: bool = False) -> RoomRunner:
+                     fenced: bool = False, rated: bool = False,
+                     offers: dict[int, str] | None = None) -> RoomRunner:
         """A new room, stored before it is listed (``room_id``: one reserved beforehand, as
-        a cluster node does; ``fenced``: every write expects the version stored last)."""
+        a cluster node does; ``fenced``: every write expects the version stored last;
+        ``offers``: the seats a rematch offers, seat → name, stored with the room)."""
         self.check_capacity()
         room_id = room_id or self._new_id()
         code = self._new_code() if private else None
@@ -139,10 +141,12 @@ class Lobby:
             seed=secrets.randbits(63) if seed is None else seed, code=code,
             now=self.clock(), fenced=fenced, rated=rated, **self._room_options(),
         )
+        room.offer_seats(offers or {})
         if self.store is not None:
             await self.store.create_room(RoomRecord(
                 room_id, name, seats, variant, turn_seconds, private, code, room.seed,
                 created_at=room.created_at, rated=rated,
+                offers=tuple(sorted(room.reserved.items())),
             ))
         runner = self._runner(room)
         self.add(runner)

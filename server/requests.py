@@ -23,6 +23,7 @@ from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.matchmaking import Matchmaker
 from server.ratings import Ratings
+from server.rematch import Rematches
 from server.room import RESERVED_NAMES, BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
@@ -82,6 +83,9 @@ _REFUSED[ConnState.WATCHING] = {
 _REFUSED[ConnState.LOBBY][m.Rematch] = ("not_in_room", "you are not in a room")
 _REFUSED[ConnState.WATCHING][m.Rematch] = ("not_a_player",
                                            "spectators cannot do that: only players can")
+# From the seat of a finished room, join_room takes the seat its rematch offers
+# (server.rematch); any other room it refuses there (already_in_room).
+del _REFUSED[ConnState.SEATED][m.JoinRoom]
 _COSTLY += (m.MyGames, m.RecordRequest, m.Rematch)
 # Ratings and quick match (server.ratings, server.matchmaking): asked from the lobby.
 for _kind in (m.QuickMatch, m.CancelMatch):
@@ -158,6 +162,8 @@ class Requests:
             m.QuickMatch: self.on_quick_match,
             m.CancelMatch: self.on_cancel_match,
         })
+        #: Finished rooms' rematches (server.rematch).
+        self.rematches = Rematches(self)
 
     def use_cluster(self, node: ClusterNode) -> None:
         """Rooms are found, created and listed across the cluster from now on."""
@@ -314,6 +320,20 @@ class Requests:
                                  more=more))
 
     async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
+        turn_seconds = msg.turn_seconds
+        if msg.rated:
+            self._check_rated(conn)
+            turn_seconds = turn_seconds or self.config.rated_turn_seconds
+        runner = await self.new_room(conn, msg.name, msg.seats, msg.variant, turn_seconds,
+                                     msg.private, rated=msg.rated)
+        await runner.join(conn, conn.name or "?", msg.id, account=conn.account)
+        conn.enter(runner, seated=True)
+
+    async def new_room(self, conn: Connection, name: str, seats: int, variant: str,
+                       turn_seconds: int | None, private: bool, *, rated: bool = False,
+                       offers: dict[int, str] | None = None) -> RoomRunner:
+        """A room ``conn`` creates (``create_room``, ``rematch``), within the limits: none
+        while the server drains, at most so many per connection and per address."""
         if self.draining:
             raise CastellError("this server is about to stop for maintenance and makes no new "
                                "rooms: create yours on another server, or in a few minutes",
@@ -329,15 +349,11 @@ class Requests:
         if (conn.name or "").casefold() in RESERVED_NAMES:  # refused before a room is made
             raise CastellError(f"{conn.name!r} is the name the server's own notices go under: "
                                "connect under another name to create a room", code="name_taken")
-        turn_seconds = msg.turn_seconds
-        if msg.rated:
-            self._check_rated(conn)
-            turn_seconds = turn_seconds or self.config.rated_turn_seconds
         create = self.cluster.create if self.cluster is not None else self.lobby.create
         self.creating[address] = self.creating.get(address, 0) + 1
         try:
-            runner = await create(msg.name, msg.seats, msg.variant, turn_seconds,
-                                  msg.private, rated=msg.rated)
+            runner = await create(name, seats, variant, turn_seconds, private, rated=rated,
+                                  offers=offers)
             runner.room.host_address = address
         finally:
             if self.creating[address] > 1:
@@ -345,8 +361,7 @@ class Requests:
             else:
                 del self.creating[address]
         conn.rooms_created += 1
-        await runner.join(conn, conn.name or "?", msg.id, account=conn.account)
-        conn.enter(runner, seated=True)
+        return runner
 
     def _check_rated(self, conn: Connection) -> None:
         """A rated room needs a store (for the ratings) and a creator with an account."""
@@ -356,6 +371,9 @@ class Requests:
                                "your account (not as a guest)", code="not_signed_in")
 
     async def on_join_room(self, conn: Connection, msg: m.JoinRoom) -> None:
+        if conn.state is ConnState.SEATED:
+            await self.rematches.join_from_finished(conn, msg)
+            return
         if msg.token is not None:
             self._check_resume_rate(conn)
         else:
@@ -364,8 +382,14 @@ class Requests:
         mine = (msg.token is None and conn.account is not None
                 and await self.accounts.holds_seat(msg.room, conn.account))
         try:
-            runner = await self._find_room(msg.room, by_id_private=msg.token is not None
-                                           or mine)
+            try:
+                runner = await self.find_room(msg.room, by_id_private=msg.token is not None
+                                              or mine)
+            except RoomNotFound:
+                # A private rematch is found by its id by whoever it offers a seat to.
+                if msg.token is not None or not await self.rematches.offered(msg.room, conn):
+                    raise
+                runner = await self.find_room(msg.room, by_id_private=True)
         except RoomMoved:
             raise
         except CastellError as exc:
@@ -396,7 +420,7 @@ class Requests:
                 await runner.join(conn, conn.name or "?", msg.id, account=conn.account)
             conn.enter(runner, seated=True)
 
-    async def _find_room(self, key: str, *, by_id_private: bool) -> RoomRunner:
+    async def find_room(self, key: str, *, by_id_private: bool) -> RoomRunner:
         """The room ``key`` names: in this server's lobby, or else on a cluster node
         (:class:`~shared.errors.RoomMoved` says which) or taken over by this one."""
         if self.cluster is None:
@@ -494,38 +518,7 @@ class Requests:
         self.reply(conn, m.Games(re=msg.id, entries=entries))
 
     async def on_rematch(self, conn: Connection, msg: m.Rematch) -> None:
-        """A new room for the finished game's players (see :class:`shared.messages.Rematch`):
-        made once, by the first who asks; whoever asks next joins it."""
-        old = self._room_of(conn)
-        room = old.room
-        if room.status != RoomStatus.FINISHED:
-            raise CastellError("the game is not over yet: a rematch comes after it",
-                               code="not_finished")
-        made = old.rematch
-        if made is None or self.lobby.rooms.get(made.id) is not made:
-            made = await self._new_rematch(conn, old)
-        conn.leave_room()
-        await old.leave(conn, dropped=False)
-        await made.join(conn, conn.name or "?", msg.id, account=conn.account)
-        conn.enter(made, seated=True)
-
-    async def _new_rematch(self, conn: Connection, old: RoomRunner) -> RoomRunner:
-        room = old.room
-        create = self.cluster.create if self.cluster is not None else self.lobby.create
-        made = await create(room.name, room.size, room.variant, room.turn_seconds,
-                            room.private, rated=room.rated)
-        made.room.host_address = conn.address
-        old.rematch = made
-        made.room.offer_seats({s.index: s.name for s in room.seats
-                               if s is not None and s.bot is None})
-        await made.seat_bots({s.index: s.bot for s in room.seats
-                              if s is not None and s.bot is not None})
-        invite = encode(m.InvitePush(room=made.id, from_=conn.name or "?", name=room.name))
-        for seat in room.seats:
-            if seat is not None and seat.member is not None and seat.member is not conn:
-                seat.member.send_bytes(invite)
-        log.info("room %s: a rematch of room %s", made.id, room.id)
-        return made
+        await self.rematches.rematch(conn, msg)
 
     async def on_record(self, conn: Connection, msg: m.RecordRequest) -> None:
         """A finished game's record: from the store, or from memory on a server without

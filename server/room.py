@@ -421,7 +421,7 @@ class Room(Generic[M]):
         #: with :meth:`know_accounts`).
         self.accounts_read = True
         #: The seats a rematch offers to the players who held them: seat → name (as names
-        #: compare); kept in memory only.
+        #: compare); stored with the room (``RoomRecord.offers``, :mod:`server.rematch`).
         self.reserved: dict[int, str] = {}
         #: The seats stored as belonging to an account (see :meth:`_claim`).
         self._accounted: set[int] = set()
@@ -447,6 +447,7 @@ class Room(Generic[M]):
         # The creator's seat is not stored: it is the lowest seat a person holds, which it
         # always is unless the creator left before the start and someone took a lower seat.
         room.creator_seat = room._first_person()
+        room.reserved = dict(r.offers)
         if r.status != RoomStatus.WAITING:
             names = [s.name for s in room.seats if s is not None]
             state = engine.new_game(names, r.variant, r.seed)
@@ -842,8 +843,13 @@ class Room(Generic[M]):
 
     def offer_seats(self, offered: dict[int, str]) -> None:
         """A rematch offers each seat of ``offered`` (seat → name) to the player who held it
-        in the finished game: nobody else takes it (kept in memory only, no change)."""
+        in the finished game: nobody else takes it (set before the room is stored, and
+        stored with it: no change)."""
         self.reserved = {index: name_key(name) for index, name in offered.items()}
+
+    def offered_to(self, name: str) -> bool:
+        """Whether a rematch offers a seat of this room to ``name`` (as names compare)."""
+        return name_key(name) in self.reserved.values()
 
     def seat_bot(self, index: int, level: str) -> Change:
         """A rematch's bot back in seat ``index`` before anyone sits (named as

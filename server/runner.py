@@ -142,8 +142,6 @@ class RoomRunner:
         #: The room's history as derived from the store (None: not yet, or to derive
         #: again), kept up to date as changes commit; without a store, from memory alone.
         self._history: History | None = None if store is not None else History()
-        #: The rematch made of this (finished) room, once a player asked for one.
-        self.rematch: RoomRunner | None = None
 
     @property
     def id(self) -> str:

@@ -83,6 +83,9 @@ class RoomRecord:
     #: Whether the room's game is rated (schema 5): only accounts sit in it, and its end
     #: changes their ratings.
     rated: bool = False
+    #: The seats a rematch offers (schema 7, :mod:`server.rematch`): (seat, name as names
+    #: compare) pairs in seat order, stored with the room (:func:`pack_offers`).
+    offers: tuple[tuple[int, str], ...] = ()
 
 
 @attrs.frozen
@@ -256,6 +259,20 @@ def pack_result(result: dict[str, Any], room: str) -> bytes:
         raise StoreError(
             f"the result of room {room} cannot be stored: {exc}", code="invalid_record"
         ) from exc
+
+
+def pack_offers(offers: tuple[tuple[int, str], ...]) -> bytes | None:
+    """A room's offered seats as stored (``rooms.offers``): msgpack, or NULL for none."""
+    return msgpack.packb([list(pair) for pair in offers], use_bin_type=True) if offers \
+        else None
+
+
+def unpack_offers(blob: bytes | None) -> tuple[tuple[int, str], ...]:
+    """The inverse of :func:`pack_offers`."""
+    if blob is None:
+        return ()
+    return tuple((int(seat), str(name)) for seat, name in msgpack.unpackb(bytes(blob),
+                                                                          raw=False))
 
 
 def unpack_result(blob: bytes) -> dict[str, Any]:
@@ -564,6 +581,19 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def list_bans(self) -> list[BanRecord]:
         """Every ban stored, those that ran out included (they bar nobody)."""
+
+    # -- rematches (schema 7) -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def link_rematch(self, room: str, rematch: str) -> str | None:
+        """Store that ``rematch`` is the rematch of the finished ``room``, unless ``room``
+        has one already: the first link stored wins, whichever server writes it. Returns the
+        rematch stored now (``rematch``, or the one stored before); None when either room is
+        not stored. A link goes with either of its rooms."""
+
+    @abc.abstractmethod
+    async def rematch_of(self, room: str) -> str | None:
+        """The rematch stored for ``room``, if any."""
 
     async def __aenter__(self) -> Self:
         await self.open()

@@ -30,7 +30,10 @@ SQL cannot express (each backend runs it row by row). The versions:
 6. bans the host set (``bans``);
 7. what the server itself is (``server_meta``, a name and a value a row): its identity,
    ``server_id``, made once at the first open and sent in every ``welcome`` (nodes of a
-   cluster, sharing the database, share it).
+   cluster, sharing the database, share it);
+8. rematches (:mod:`server.rematch`): the seats a room offers to the players of the game it
+   is a rematch of (``rooms.offers``, stored with the room), and the rematch of each finished
+   room (``rematches``: one per room; gone with either room).
 """
 
 from __future__ import annotations
@@ -204,12 +207,22 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             created_at REAL NOT NULL,
             PRIMARY KEY (kind, value)
         ) WITHOUT ROWID""",
-    ),    # 7: what the server itself is (server.identity): its id, made once.
+    ),
+    # 7: what the server itself is (server.identity): its id, made once.
     (
         """CREATE TABLE server_meta (
             name TEXT PRIMARY KEY,
             value TEXT NOT NULL
         ) WITHOUT ROWID""",
+    ),
+    # 8: rematches (server.rematch): a room's offered seats, and each finished room's rematch.
+    (
+        "ALTER TABLE rooms ADD COLUMN offers BLOB",
+        """CREATE TABLE rematches (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            rematch TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE
+        ) WITHOUT ROWID""",
+        "CREATE INDEX rematches_by_rematch ON rematches (rematch)",
     ),
 )
 
@@ -332,12 +345,22 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             created_at DOUBLE PRECISION NOT NULL,
             PRIMARY KEY (kind, value)
         )""",
-    ),    # 7: what the server itself is (server.identity): its id, made once.
+    ),
+    # 7: what the server itself is (server.identity): its id, made once.
     (
         """CREATE TABLE server_meta (
             name TEXT PRIMARY KEY,
             value TEXT NOT NULL
         )""",
+    ),
+    # 8: rematches (server.rematch): a room's offered seats, and each finished room's rematch.
+    (
+        "ALTER TABLE rooms ADD COLUMN offers BYTEA",
+        """CREATE TABLE rematches (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            rematch TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE
+        )""",
+        "CREATE INDEX rematches_by_rematch ON rematches (rematch)",
     ),
 )
 
@@ -345,7 +368,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 #: of ours belongs to another program.
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
-                   "server_meta")
+                   "server_meta", "rematches")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

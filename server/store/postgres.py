@@ -71,10 +71,12 @@ from server.store.base import (
     Store,
     StoredRoom,
     assemble_games,
+    pack_offers,
     pack_result,
     room_changes,
     schema_too_new,
     seq_refused,
+    unpack_offers,
     unpack_result,
     version_conflict,
 )
@@ -161,7 +163,9 @@ def _ident(name: str) -> str:
 
 
 def _room(row: Any) -> RoomRecord:
-    return RoomRecord(*row)
+    values = list(row)
+    values[15] = unpack_offers(values[15])
+    return RoomRecord(*values)
 
 
 
@@ -657,7 +661,7 @@ class PostgresStore(Store):
     async def create_room(self, room: RoomRecord) -> None:
         import asyncpg
 
-        values = attrs.astuple(room, recurse=False)
+        values = (*attrs.astuple(room, recurse=False)[:-1], pack_offers(room.offers))
 
         async def work(conn: asyncpg.Connection) -> None:
             try:
@@ -1102,5 +1106,29 @@ class PostgresStore(Store):
             rows = await conn.fetch("SELECT kind, value, until, reason, created_at FROM bans "
                                     "ORDER BY created_at")
             return [BanRecord(*row) for row in rows]
+
+        return await self._read(work)
+
+    # -- rematches -----------------------------------------------------------------------------
+
+    async def link_rematch(self, room: str, rematch: str) -> str | None:
+        async def work(conn: asyncpg.Connection) -> str | None:
+            stored = await conn.fetchval("SELECT count(*) FROM rooms WHERE room IN ($1, $2)",
+                                         room, rematch)
+            if stored < 2:
+                return None
+            await conn.execute("INSERT INTO rematches (room, rematch) VALUES ($1, $2) "
+                               "ON CONFLICT (room) DO NOTHING", room, rematch)
+            linked = await conn.fetchval("SELECT rematch FROM rematches WHERE room = $1",
+                                         room)
+            return None if linked is None else str(linked)
+
+        return await self._write(room, work)
+
+    async def rematch_of(self, room: str) -> str | None:
+        async def work(conn: asyncpg.Connection) -> str | None:
+            linked = await conn.fetchval("SELECT rematch FROM rematches WHERE room = $1",
+                                         room)
+            return None if linked is None else str(linked)
 
         return await self._read(work)

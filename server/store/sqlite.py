@@ -69,10 +69,12 @@ from server.store.base import (
     Store,
     StoredRoom,
     assemble_games,
+    pack_offers,
     pack_result,
     room_changes,
     schema_too_new,
     seq_refused,
+    unpack_offers,
     unpack_result,
     version_conflict,
 )
@@ -114,6 +116,7 @@ def _room(row: tuple) -> RoomRecord:
     values = list(row)
     values[5] = bool(values[5])  # private
     values[14] = bool(values[14])  # rated
+    values[15] = unpack_offers(values[15])
     return RoomRecord(*values)
 
 
@@ -599,7 +602,7 @@ class SQLiteStore(Store):
             raise StoreError(
                 f"room {room.room} is already stored", code="room_exists", path=self.path
             )
-        values = attrs.astuple(room, recurse=False)
+        values = (*attrs.astuple(room, recurse=False)[:-1], pack_offers(room.offers))
         marks = ", ".join("?" * len(values))
         conn.execute(f"INSERT INTO rooms ({_ROOM_COLUMNS}) VALUES ({marks})", values)
 
@@ -1033,5 +1036,29 @@ class SQLiteStore(Store):
             rows = conn.execute("SELECT kind, value, until, reason, created_at FROM bans "
                                 "ORDER BY created_at").fetchall()
             return [BanRecord(*row) for row in rows]
+
+        return await self._read(work)
+
+    # -- rematches -----------------------------------------------------------------------------
+
+    async def link_rematch(self, room: str, rematch: str) -> str | None:
+        def work(conn: sqlite3.Connection) -> str | None:
+            stored = conn.execute("SELECT count(*) FROM rooms WHERE room IN (?, ?)",
+                                  (room, rematch)).fetchone()[0]
+            if stored < 2:
+                return None
+            conn.execute("INSERT INTO rematches (room, rematch) VALUES (?, ?) "
+                         "ON CONFLICT (room) DO NOTHING", (room, rematch))
+            row = conn.execute("SELECT rematch FROM rematches WHERE room = ?",
+                               (room,)).fetchone()
+            return str(row[0])
+
+        return await self._write(work)
+
+    async def rematch_of(self, room: str) -> str | None:
+        def work(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute("SELECT rematch FROM rematches WHERE room = ?",
+                               (room,)).fetchone()
+            return None if row is None else str(row[0])
 
         return await self._read(work)

@@ -518,7 +518,7 @@ async def test_a_schema_3_database_gains_accounts_keeping_its_games(backend, tmp
                                              [g.record for g in games])
         assert await version() == 3
         async with opened() as store:
-            assert await version() == LATEST == 6
+            assert await version() == LATEST  # 4, and what came after it
             for game in games:  # the games are as they were, and replay as they did
                 loaded = await store.load(game.record.room.room)
                 assert loaded == game.record

@@ -263,3 +263,22 @@ async def test_the_store_counts_registrations_and_releases_unused_names(store):
     got = await store.sign_in(lookalike, limits("10.0.1.1", later + 1, later + 0.5))
     assert got == lookalike
     assert await store.account_named(name_key("ANNA")) == lookalike
+
+
+async def test_an_account_that_finished_a_game_keeps_its_name_for_good(store):
+    from server.store.base import RoomRecord
+
+    long_ago = time.time() - 400 * 86400
+    anna = await store.sign_in(account("Anna", long_ago))
+    biel = await store.sign_in(account("Biel", long_ago))
+    await store.create_room(RoomRecord("r1", "Nit", 2, "normal", None, False, None, seed=7))
+    await store.claim_seat("r1", 0, anna.account)
+    await store.finish("r1", {"winners": [0]}, long_ago)
+    now = time.time()
+    for name in ("Anna", "Biel"):  # both unseen for 400 days; only Biel never finished
+        wanted = AccountRecord("n" + name, name, name_key(name), hash_token("n" * 40 + name),
+                               now)
+        got = await store.sign_in(wanted, limits("10.0.0.9", now, now - 30 * 86400))
+        assert got == (None if name == "Anna" else wanted)
+    assert await store.account_named(name_key("Anna")) == anna
+    assert await store.account_named(name_key("Biel")) != biel

@@ -9,7 +9,8 @@ key's hash (:func:`~server.store.base.hash_token`), as it does seat tokens.
 :class:`Accounts` owns, for one server:
 
 * signing in (:meth:`Accounts.sign_in`) and the names accounts own (:meth:`Accounts.owner`):
-  names compare as :func:`name_key` gives them, so ``Anna``, ``ANNA`` and ``Ａｎｎａ`` clash;
+  names compare as :func:`server.names.name_key` gives them, so ``Anna``, ``ANNA``,
+  ``Ａｎｎａ`` and a Cyrillic ``Аnnа`` clash;
 * which connections each account has open here, and delivering a push to all of them
   (:meth:`Accounts.deliver`) — on every node of a cluster, through its relay;
 * the ``your_turn`` push: after every stored change of a room whose events start a person's
@@ -27,21 +28,23 @@ import asyncio
 import logging
 import secrets
 import time
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from server.store.base import AccountGame, AccountRecord, GameRecord, hash_token
+from server.names import name_key
+from server.store.base import AccountGame, AccountRecord, GameRecord, Refusal, hash_token
 from shared import events as ev
 from shared import messages as m
 from shared.codec import encode
+from shared.errors import CastellError
 from shared.state import GameState
 from shared.view import RoomStatus
 
 if TYPE_CHECKING:
     from server.connection import Connection
     from server.lobby import Lobby
+    from server.registrations import Registrations
     from server.runner import RoomRunner
     from server.store.base import Store
 
@@ -54,10 +57,11 @@ REPLAYS_KEPT = 64
 Relay = Callable[[str, Any], Awaitable[None]]
 
 
-def name_key(name: str) -> str:
-    """A name as names are compared: Unicode NFKC, case folded (and NFKC again, since case
-    folding can undo it). ``Anna``, ``ANNA`` and the full-width ``Ａｎｎａ`` are one name."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+def too_many_accounts() -> CastellError:
+    """The refusal of a registration past the limits on new accounts."""
+    return CastellError("too many new accounts from your address or network this hour: try "
+                        "again later, or sign in with the key of an account you have",
+                        code="rate_limited")
 
 
 def new_account_id() -> str:
@@ -69,10 +73,13 @@ class Accounts:
     """The accounts of one server. See the module docstring."""
 
     def __init__(self, store: Store | None, lobby: Lobby, *,
+                 registrations: Registrations | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.lobby = lobby
         self.clock = clock
+        #: The limits on new accounts (None: none).
+        self.registrations = registrations
         #: The signed-in connections of each account on this server.
         self.connections: dict[str, set[Connection]] = {}
         #: Sends a push to the account's connections on the other nodes (a cluster's).
@@ -86,18 +93,30 @@ class Accounts:
 
     # -- signing in ------------------------------------------------------------------------
 
-    async def sign_in(self, key: str, name: str) -> AccountRecord | None:
+    async def sign_in(self, key: str, name: str,
+                      address: str | None = None) -> AccountRecord | None:
         """The account of ``key``; a new one registered under ``name`` when no account has
-        that key; None when none has it and another account owns the name."""
-        wanted = AccountRecord(new_account_id(), name, name_key(name), hash_token(key),
-                               self.clock())
+        that key; None when none has it and another account owns the name. A registration
+        from ``address`` past the limits on new accounts is refused (``rate_limited``)."""
+        now = self.clock()
+        wanted = AccountRecord(new_account_id(), name, name_key(name), hash_token(key), now)
+        limits = self.registrations if address is not None else None
         if self.store is not None:
-            return await self.store.sign_in(wanted)
+            registration = None if limits is None or address is None \
+                else limits.for_store(address, now)
+            signed = await self.store.sign_in(wanted, registration)
+            if signed is Refusal.TOO_MANY:
+                raise too_many_accounts()
+            return None if isinstance(signed, Refusal) else signed
         known = self._by_key.get(wanted.key_hash)
         if known is not None:
             return known
         if wanted.name_key in self._by_name:
             return None
+        if limits is not None and address is not None:
+            if limits.full(address, now):
+                raise too_many_accounts()
+            limits.add(address, now)
         self._by_key[wanted.key_hash] = self._by_name[wanted.name_key] = wanted
         return wanted
 

@@ -21,9 +21,9 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from server.accounts import name_key
 from server.connection import ConnState
 from server.moderation import until
+from server.names import name_key
 from server.room import Finish
 from server.runner import perform
 from shared import messages as m

@@ -127,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
           "joins by a code no room has that one address may try per window")
     limit("--code-attempts-per-network", int, d.code_attempts_per_network, "N",
           "joins by a code no room has that one network (/24, /64) may try per window")
+    limit("--accounts-per-address", int, d.accounts_per_address, "N",
+          "new accounts one address may register per hour")
+    limit("--accounts-per-network", int, d.accounts_per_network, "N",
+          "new accounts one network (/24, /64) may register per hour")
+    limit("--account-release-days", _none_if_zero, d.account_release_days, "DAYS",
+          "an account that never finished a game and has not signed in for this long gives "
+          "up its name to a new account (0: never)")
     limit("--max-spectators", int, d.max_spectators, "N", "spectators of one room")
     limit("--room-chat-rate", float, d.room_chat_rate, "LINES_PER_SECOND",
           "chat lines one room carries per second, all its members together")
@@ -222,6 +229,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         address_rate=args.address_rate, address_burst=args.address_burst,
         code_attempts_per_address=args.code_attempts_per_address,
         code_attempts_per_network=args.code_attempts_per_network,
+        accounts_per_address=args.accounts_per_address,
+        accounts_per_network=args.accounts_per_network,
+        account_release_days=args.account_release_days,
         max_spectators=args.max_spectators, room_chat_rate=args.room_chat_rate,
         no_metrics=args.no_metrics, metrics_listen=args.metrics_listen,
         admin_socket=args.admin_socket,

@@ -91,6 +91,14 @@ class ServerConfig:
     #: IPv4, /64 for IPv6), per ``resume_window``: private codes cannot be guessed.
     code_attempts_per_address: int = 20
     code_attempts_per_network: int = 60
+    #: New accounts (a ``hello`` with a key no account has) allowed per address, and per
+    #: network (/24 for IPv4, /64 for IPv6), per hour, counted in the store over every node
+    #: of a cluster; more is ``rate_limited``.
+    accounts_per_address: int = 10
+    accounts_per_network: int = 30
+    #: Days after which an account that never finished a game and has not signed in gives
+    #: up its name to a new account that asks for it (None: never).
+    account_release_days: float | None = 30.0
     #: Spectators one room may have at once (more: ``room_full``).
     max_spectators: int = 50
     #: Chat lines one room may carry per second, all its members together (bursts of twice

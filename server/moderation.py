@@ -1,7 +1,7 @@
 """The host's moderation: bans (by name or address, stored) and mutes (in memory).
 
 A ban by name bars a guest who types that name and an account whose name it is (names
-compare as :func:`server.accounts.name_key` says); a ban by address bars an address, or a
+compare as :func:`server.names.name_key` says); a ban by address bars an address, or a
 network (``10.1.2.0/24``), at the handshake. Bans are stored (schema 6), so they outlive a
 restart, and every node of a cluster reads them again every :data:`REFRESH` seconds from the
 database they share. A mute keeps a name's chat lines from being said (``muted``) on this
@@ -15,7 +15,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from server.accounts import name_key
+from server.names import name_key
 from server.store.base import BanRecord, Store
 from shared.errors import CastellError
 

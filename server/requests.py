@@ -22,7 +22,9 @@ from server.export import record_file, room_record_file
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.matchmaking import Matchmaker
+from server.names import clean_name
 from server.ratings import Ratings
+from server.registrations import Registrations
 from server.rematch import Rematches
 from server.room import RESERVED_NAMES, BadToken
 from server.runner import RoomRunner
@@ -127,7 +129,9 @@ class Requests:
         #: The chat lines of each room, all its members together.
         self.chat_by_room = Buckets(config.room_chat_rate, 2 * config.room_chat_rate)
         #: Players' accounts (server.accounts); recent hellos with a wrong key, by address.
-        self.accounts = Accounts(lobby.store, lobby)
+        self.accounts = Accounts(lobby.store, lobby, registrations=Registrations(
+            config.accounts_per_address, config.accounts_per_network,
+            config.account_release_days))
         self.failed_keys: dict[str, list[float]] = {}
         #: The host's tools (server.metrics, server.moderation), set by the server.
         self.metrics: Metrics | None = None
@@ -258,15 +262,15 @@ class Requests:
     # -- the requests ----------------------------------------------------------------------
 
     async def on_hello(self, conn: Connection, msg: m.Hello) -> None:
-        name = msg.name
+        name = clean_name(msg.name)  # trimmed; no invisible characters, no mixed scripts
         if self.moderation is not None:
             self.moderation.check_name(name)
         if msg.key is not None:
             self._check_key_rate(conn)
-            account = await self.accounts.sign_in(msg.key, msg.name)
+            account = await self.accounts.sign_in(msg.key, name, conn.address)
             if account is None:
                 self._key_failed(conn)
-                raise CastellError(f"{msg.name!r} is the name of an account of this server: "
+                raise CastellError(f"{name!r} is the name of an account of this server: "
                                    "choose another name (or sign in with that account's "
                                    "key)", code="name_taken")
             if self.moderation is not None:
@@ -274,8 +278,8 @@ class Requests:
             self.accounts.attach(conn, account.account)
             name = account.name
         else:
-            if await self.accounts.owner(msg.name) is not None:
-                raise CastellError(f"{msg.name!r} is the name of an account of this server: "
+            if await self.accounts.owner(name) is not None:
+                raise CastellError(f"{name!r} is the name of an account of this server: "
                                    "choose another name", code="name_taken")
             self.accounts.detach(conn)
         conn.name = name

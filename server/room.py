@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from server import bots
-from server.accounts import name_key
+from server.names import name_key
 from server.store.base import (
     ActionRecord,
     ChatRecord,
@@ -566,15 +566,16 @@ class Room(Generic[M]):
         return next((s.index for s in self.seats if s is not None and s.bot is None), None)
 
     def _check_name(self, name: str) -> None:
-        """Refuse ``name`` when a seat or a spectator of the room already has it, in any case
-        (``name_taken``): two people under one name could not be told apart. ``server`` is
-        taken by the server itself (clients show its notices among the chat under it)."""
-        wanted = name.casefold()
-        if wanted in RESERVED_NAMES:
+        """Refuse ``name`` when a seat or a spectator of the room already has it, as names
+        compare (:func:`server.names.name_key`: in any case, or a look-alike) (``name_taken``):
+        two people under one name could not be told apart. ``server`` is taken by the server
+        itself (clients show its notices among the chat under it)."""
+        wanted = name_key(name)
+        if wanted in {name_key(n) for n in RESERVED_NAMES}:
             raise RoomError(f"{name!r} is the name the server's own notices go under: connect "
                             "under another name to come in", code="name_taken")
         taken = [s.name for s in self.seats if s is not None]
-        if any(n.casefold() == wanted for n in [*taken, *self.spectators.values()]):
+        if any(name_key(n) == wanted for n in [*taken, *self.spectators.values()]):
             raise RoomError(f"someone in room {self.name!r} is already called {name!r}: "
                             "connect under another name to come in", code="name_taken")
 

@@ -14,7 +14,7 @@ from openskill.models import PlackettLuce
 
 from client.keys import new_key
 from client.net import GameClient, ServerError
-from server.accounts import name_key
+from server.names import name_key
 from server.store import open_store
 from server.store.base import AccountRecord, Placing, RoomRecord, hash_token
 from shared import messages as m

@@ -518,7 +518,7 @@ async def test_a_schema_3_database_gains_accounts_keeping_its_games(backend, tmp
                                              [g.record for g in games])
         assert await version() == 3
         async with opened() as store:
-            assert await version() == LATEST
+            assert await version() == LATEST  # 4, and what came after it
             for game in games:  # the games are as they were, and replay as they did
                 loaded = await store.load(game.record.room.room)
                 assert loaded == game.record
@@ -588,3 +588,54 @@ async def test_a_schema_4_database_gains_ratings_keeping_its_games(backend, tmp_
         async with opened() as store:  # opened again: left as it is, ratings kept
             assert await version() == LATEST
             assert [g.room for g in await store.rated_games("a0", 5)] == ["playing"]
+
+
+# Schema 6 to 7 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_a_schema_6_database_makes_its_name_keys_anew(backend, tmp_path):
+    """Keys made the old way (NFKC and case folding) are made again as names compare now:
+    Anna's stays hers, a Cyrillic look-alike registered later no longer holds the name, and a
+    ban by name bars the look-alikes too."""
+    from server.names import name_key
+    from server.store.base import AccountRecord
+
+    rows = [("a1", "Anna", "anna", hash_token("k" * 40), 1.0),
+            ("a2", "\u0410nna", "\u0430nna", hash_token("x" * 40), 2.0),  # Cyrillic А
+            ("a3", "Emma", "emma", hash_token("e" * 40), 3.0)]
+    ban = ("name", "\u0430nna", None, "banned by the host", 4.0)
+    async with fresh_schema() as url:
+        opened, version = await make_schema3(backend, tmp_path, url, [], upto=6)
+        if backend == "sqlite":
+            conn = sqlite3.connect(tmp_path / "castell.sqlite3")
+            with conn:
+                conn.executemany("INSERT INTO accounts VALUES (?, ?, ?, ?, ?)", rows)
+                conn.execute("INSERT INTO bans VALUES (?, ?, ?, ?, ?)", ban)
+            conn.close()
+        else:
+            import asyncpg
+
+            schema = PostgresStore(url).schema
+            conn = await asyncpg.connect(POSTGRES_URL,
+                                         server_settings={"search_path": schema})
+            try:
+                await conn.executemany("INSERT INTO accounts VALUES ($1, $2, $3, $4, $5)",
+                                       rows)
+                await conn.execute("INSERT INTO bans VALUES ($1, $2, $3, $4, $5)", *ban)
+            finally:
+                await conn.close()
+        async with opened() as store:
+            assert await version() == LATEST
+            anna = AccountRecord(*rows[0][:3], rows[0][3], 1.0)
+            assert anna.name_key == name_key("Anna") == "anna"
+            assert await store.account_named(name_key("\u0410nna")) == anna
+            assert await store.account_named(name_key("Emma")) == \
+                AccountRecord("a3", "Emma", name_key("Emma"), rows[2][3], 3.0)
+            # The look-alike still signs in with its key, but its name is Anna's.
+            kept = await store.sign_in(AccountRecord("new", "?", "?", rows[1][3], 9.0))
+            assert kept is not None and kept.account == "a2" and kept.name_key != "anna"
+            assert [(b.kind, b.value) for b in await store.list_bans()] == \
+                [("name", name_key("Anna"))]
+        async with opened() as store:  # opened again: left as it is
+            assert await store.account_named("anna") == anna

@@ -21,6 +21,7 @@ coroutine returns. Records go in and come out equal: ``load`` gives back exactly
 from __future__ import annotations
 
 import abc
+import enum
 import hashlib
 import hmac
 from collections.abc import Iterable
@@ -83,7 +84,7 @@ class RoomRecord:
     #: Whether the room's game is rated (schema 5): only accounts sit in it, and its end
     #: changes their ratings.
     rated: bool = False
-    #: The seats a rematch offers (schema 7, :mod:`server.rematch`): (seat, name as names
+    #: The seats a rematch offers (schema 8, :mod:`server.rematch`): (seat, name as names
     #: compare) pairs in seat order, stored with the room (:func:`pack_offers`).
     offers: tuple[tuple[int, str], ...] = ()
 
@@ -167,7 +168,7 @@ class StoredRoom:
 @attrs.frozen
 class AccountRecord:
     """A player's account (docs/security.md, "Accounts"): ``account`` its id, ``name`` the
-    name it plays under, ``name_key`` that name as compared (:func:`server.accounts.name_key`:
+    name it plays under, ``name_key`` that name as compared (:func:`server.names.name_key`:
     unique per server), ``key_hash`` its secret key as :func:`hash_token` gives it (the key
     itself is never stored), ``created_at`` Unix seconds."""
 
@@ -176,6 +177,29 @@ class AccountRecord:
     name_key: str
     key_hash: bytes
     created_at: float = 0.0
+
+
+@attrs.frozen
+class Registration:
+    """What a new account registered by :meth:`Store.sign_in` is held to (docs/security.md,
+    "Accounts"): at most ``per_address`` accounts registered from ``address``, and at most
+    ``per_network`` from ``network`` (its /24 or /64), after ``since`` (Unix seconds); and
+    the name it asks for is given up to it by an account that never finished a game and was
+    last seen before ``release_before`` (None: a name is never given up)."""
+
+    address: str
+    network: str
+    per_address: int
+    per_network: int
+    since: float
+    release_before: float | None = None
+
+
+class Refusal(enum.Enum):
+    """Why :meth:`Store.sign_in` registered no account, besides a name taken (None)."""
+
+    #: Too many accounts were registered lately from the address or its network.
+    TOO_MANY = "too_many"
 
 
 @attrs.frozen
@@ -367,7 +391,7 @@ def assemble_games(
 @attrs.frozen
 class BanRecord:
     """A ban the host set (server.moderation): ``kind`` ``name`` (``value`` the name as names
-    compare, :func:`server.accounts.name_key`) or ``address``; ``until`` a Unix time, or None
+    compare, :func:`server.names.name_key`) or ``address``; ``until`` a Unix time, or None
     for good."""
 
     kind: str
@@ -513,11 +537,16 @@ class Store(abc.ABC):
     # -- accounts (schema 4) ------------------------------------------------------------------
 
     @abc.abstractmethod
-    async def sign_in(self, account: AccountRecord) -> AccountRecord | None:
-        """The account whose key hash is ``account.key_hash``: the one stored, or else
-        ``account`` itself, stored now (a registration); None when no account has that key
-        and another one already has ``account.name_key`` (the name is taken). One
-        transaction: two registrations of one name never both succeed."""
+    async def sign_in(self, account: AccountRecord, registration: Registration | None = None
+                      ) -> AccountRecord | Refusal | None:
+        """The account whose key hash is ``account.key_hash``: the one stored (now last
+        seen at ``account.created_at``), or else ``account`` itself, stored now (a
+        registration); None when no account has that key and another one already has
+        ``account.name_key`` (the name is taken). With a ``registration``, a new account is
+        counted against its address and network (:attr:`Refusal.TOO_MANY` past their
+        limits), and an unused account gives up the name when it is old enough (it is
+        deleted). One transaction: two registrations of one name never both succeed, nor
+        two registrations from one network past its limit."""
 
     @abc.abstractmethod
     async def account_named(self, name_key: str) -> AccountRecord | None:
@@ -582,7 +611,7 @@ class Store(abc.ABC):
     async def list_bans(self) -> list[BanRecord]:
         """Every ban stored, those that ran out included (they bar nobody)."""
 
-    # -- rematches (schema 7) -----------------------------------------------------------------
+    # -- rematches (schema 8) -----------------------------------------------------------------
 
     @abc.abstractmethod
     async def link_rematch(self, room: str, rematch: str) -> str | None:

@@ -33,7 +33,12 @@ SQL cannot express (each backend runs it row by row). The versions:
    cluster, sharing the database, share it);
 8. rematches (:mod:`server.rematch`): the seats a room offers to the players of the game it
    is a rematch of (``rooms.offers``, stored with the room), and the rematch of each finished
-   room (``rematches``: one per room; gone with either room).
+   room (``rematches``: one per room; gone with either room);
+9. when each account was last seen (``accounts.last_seen``, at first its ``created_at``),
+   the accounts registered within the last hour by address and network
+   (``registrations``), and the version of the way stored name keys are made
+   (``name_keys``: when it is not :data:`server.names.KEY_VERSION`, the store makes every
+   account's ``name_key`` and every ban by name anew at open).
 """
 
 from __future__ import annotations
@@ -224,6 +229,22 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         ) WITHOUT ROWID""",
         "CREATE INDEX rematches_by_rematch ON rematches (rematch)",
     ),
+    # 9: names and registrations (server.names, server.accounts): when each account was
+    # last seen, the accounts registered lately by address and network, and the way the
+    # stored name keys were made (they are made anew at open when it changed).
+    (
+        "ALTER TABLE accounts ADD COLUMN last_seen REAL NOT NULL DEFAULT 0",
+        "UPDATE accounts SET last_seen = created_at",
+        """CREATE TABLE registrations (
+            address TEXT NOT NULL,
+            network TEXT NOT NULL,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX registrations_by_address ON registrations (address, at)",
+        "CREATE INDEX registrations_by_network ON registrations (network, at)",
+        "CREATE INDEX registrations_by_time ON registrations (at)",
+        "CREATE TABLE name_keys (version TEXT NOT NULL)",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -362,13 +383,30 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX rematches_by_rematch ON rematches (rematch)",
     ),
+    # 9: names and registrations (server.names, server.accounts): when each account was
+    # last seen, the accounts registered lately by address and network, and the way the
+    # stored name keys were made (they are made anew at open when it changed).
+    (
+        "ALTER TABLE accounts ADD COLUMN last_seen DOUBLE PRECISION NOT NULL DEFAULT 0",
+        "UPDATE accounts SET last_seen = created_at",
+        """CREATE TABLE registrations (
+            address TEXT NOT NULL,
+            network TEXT NOT NULL,
+            at DOUBLE PRECISION NOT NULL
+        )""",
+        "CREATE INDEX registrations_by_address ON registrations (address, at)",
+        "CREATE INDEX registrations_by_network ON registrations (network, at)",
+        "CREATE INDEX registrations_by_time ON registrations (at)",
+        "CREATE TABLE name_keys (version TEXT NOT NULL)",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
-                   "server_meta", "rematches")
+                   "server_meta", "rematches",
+                   "registrations", "name_keys")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

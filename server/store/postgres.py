@@ -54,7 +54,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import attrs
 
-from server import ratings
+from server import names, ratings
 from server.store.base import (
     CHAT_KEPT,
     AccountGame,
@@ -66,6 +66,8 @@ from server.store.base import (
     Placing,
     RatedGame,
     RatingRecord,
+    Refusal,
+    Registration,
     RoomRecord,
     SeatRecord,
     Store,
@@ -419,6 +421,34 @@ class PostgresStore(Store):
                 version,
                 APPLICATION,
             )
+        await self._rekey(conn)
+
+    async def _rekey(self, conn: asyncpg.Connection) -> None:
+        """Make the stored name keys anew when they were made another way than
+        :func:`server.names.name_key` makes them now (the accounts' and the bans by name)."""
+        version = await conn.fetchval("SELECT version FROM name_keys LIMIT 1")
+        if version == names.KEY_VERSION:
+            return
+        keys = names.rekeyed(tuple(row) for row in await conn.fetch(
+            "SELECT account, name, created_at FROM accounts"))
+        # Every key out of the way first, then each in place: no two rows share one between.
+        await conn.execute("UPDATE accounts SET name_key = $1 || account", names.KEY_APART)
+        await conn.executemany("UPDATE accounts SET name_key = $1 WHERE account = $2",
+                               [(key, account) for account, key in keys.items()])
+        for row in await conn.fetch("SELECT value FROM bans WHERE kind = 'name'"):
+            value = row[0]
+            key = names.name_key(value)
+            if key != value:
+                await conn.execute(
+                    "INSERT INTO bans (kind, value, until, reason, created_at) "
+                    "SELECT kind, $1, until, reason, created_at FROM bans "
+                    "WHERE kind = 'name' AND value = $2 ON CONFLICT DO NOTHING", key, value)
+                await conn.execute("DELETE FROM bans WHERE kind = 'name' AND value = $1",
+                                   value)
+        await conn.execute("DELETE FROM name_keys")
+        await conn.execute("INSERT INTO name_keys (version) VALUES ($1)", names.KEY_VERSION)
+        log.info("%s (schema %s): the name keys of %d accounts were made anew (%s)",
+                 self.path, self.schema, len(keys), names.KEY_VERSION)
 
     async def _rewrite(self, conn: asyncpg.Connection, step: Rewrite, batch: int = 500) -> None:
         """Run a :class:`Rewrite` step, ``batch`` rows at a time in key order."""
@@ -939,20 +969,73 @@ class PostgresStore(Store):
 
     # -- accounts (schema 4) ----------------------------------------------------------------
 
-    async def sign_in(self, account: AccountRecord) -> AccountRecord | None:
+    async def sign_in(self, account: AccountRecord, registration: Registration | None = None
+                      ) -> AccountRecord | Refusal | None:
         values = attrs.astuple(account, recurse=False)
 
-        async def work(conn: asyncpg.Connection) -> AccountRecord | None:
-            # Registrations of one name or key on two nodes: the unique indexes pick one.
-            await conn.execute(
-                f"INSERT INTO accounts ({_ACCOUNT_COLUMNS}) VALUES ({_marks(len(values))}) "
-                "ON CONFLICT DO NOTHING", *values)
+        async def work(conn: asyncpg.Connection) -> AccountRecord | Refusal | None:
             row = await conn.fetchrow(
                 f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE key_hash = $1",
                 account.key_hash)
-            return None if row is None else AccountRecord(*row)
+            if row is not None:
+                await conn.execute("UPDATE accounts SET last_seen = greatest(last_seen, $1) "
+                                   "WHERE account = $2", account.created_at, row[0])
+                return AccountRecord(*row)
+            if registration is not None:
+                # Registrations one after another, over every node: the counts hold.
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext($1))",
+                                   f"castell-registrations:{self.schema}")
+            holder = await conn.fetchrow(
+                "SELECT account, last_seen FROM accounts WHERE name_key = $1",
+                account.name_key)
+            if holder is not None and not await self._releases(conn, holder, registration):
+                return None
+            if registration is not None:
+                await conn.execute("DELETE FROM registrations WHERE at <= $1",
+                                   registration.since)
+                counts = await conn.fetchrow(
+                    "SELECT count(*) FILTER (WHERE address = $1), count(*) FROM registrations "
+                    "WHERE network = $2", registration.address, registration.network)
+                if counts[0] >= registration.per_address \
+                        or counts[1] >= registration.per_network:
+                    return Refusal.TOO_MANY
+            if holder is not None:
+                await self._release(conn, holder[0])
+            # Registrations of one name or key on two nodes: the unique indexes pick one.
+            await conn.execute(
+                f"INSERT INTO accounts ({_ACCOUNT_COLUMNS}, last_seen) "
+                f"VALUES ({_marks(len(values) + 1)}) ON CONFLICT DO NOTHING",
+                *values, account.created_at)
+            row = await conn.fetchrow(
+                f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE key_hash = $1",
+                account.key_hash)
+            if row is None:
+                return None
+            if registration is not None and row[0] == account.account:
+                await conn.execute(
+                    "INSERT INTO registrations (address, network, at) VALUES ($1, $2, $3)",
+                    registration.address, registration.network, account.created_at)
+            return AccountRecord(*row)
 
         return await self._write(_ACCOUNTS, work)
+
+    @staticmethod
+    async def _releases(conn: asyncpg.Connection, holder: Any,
+                        registration: Registration | None) -> bool:
+        """Whether the account ``holder`` (id, last seen) gives up its name: unseen since
+        ``registration.release_before`` and without a finished game."""
+        if registration is None or registration.release_before is None \
+                or holder[1] >= registration.release_before:
+            return False
+        return await conn.fetchval(
+            "SELECT 1 FROM account_seats JOIN results USING (room) WHERE account = $1 "
+            "UNION ALL SELECT 1 FROM ratings WHERE account = $1 LIMIT 1", holder[0]) is None
+
+    async def _release(self, conn: asyncpg.Connection, account: str) -> None:
+        for table in ("account_seats", "rated_games", "ratings", "accounts"):
+            await conn.execute(f"DELETE FROM {table} WHERE account = $1", account)
+        log.info("%s (schema %s): account %s gave up its name (unused)", self.path,
+                 self.schema, account)
 
     async def account_named(self, name_key: str) -> AccountRecord | None:
         async def work(conn: asyncpg.Connection) -> AccountRecord | None:

@@ -52,7 +52,7 @@ from urllib.parse import quote
 import attrs
 import platformdirs
 
-from server import ratings
+from server import names, ratings
 from server.store.base import (
     CHAT_KEPT,
     AccountGame,
@@ -64,6 +64,8 @@ from server.store.base import (
     Placing,
     RatedGame,
     RatingRecord,
+    Refusal,
+    Registration,
     RoomRecord,
     SeatRecord,
     Store,
@@ -343,6 +345,26 @@ class SQLiteStore(Store):
                 else:
                     conn.execute(step)
             conn.execute("UPDATE schema_version SET version = ?", (version,))
+        self._rekey(conn)
+
+    def _rekey(self, conn: sqlite3.Connection) -> None:
+        """Make the stored name keys anew when they were made another way than
+        :func:`server.names.name_key` makes them now (the accounts' and the bans by name)."""
+        row = conn.execute("SELECT version FROM name_keys").fetchone()
+        if row is not None and row[0] == names.KEY_VERSION:
+            return
+        keys = names.rekeyed(conn.execute("SELECT account, name, created_at FROM accounts"))
+        # Every key out of the way first, then each in place: no two rows share one between.
+        conn.execute("UPDATE accounts SET name_key = ? || account", (names.KEY_APART,))
+        conn.executemany("UPDATE accounts SET name_key = ? WHERE account = ?",
+                         [(key, account) for account, key in keys.items()])
+        for (value,) in conn.execute("SELECT value FROM bans WHERE kind = 'name'").fetchall():
+            conn.execute("UPDATE OR REPLACE bans SET value = ? WHERE kind = 'name' AND value = ?",
+                         (names.name_key(value), value))
+        conn.execute("DELETE FROM name_keys")
+        conn.execute("INSERT INTO name_keys (version) VALUES (?)", (names.KEY_VERSION,))
+        log.info("%s: the name keys of %d accounts were made anew (%s)", self.path, len(keys),
+                 names.KEY_VERSION)
 
     def _rewrite(self, conn: sqlite3.Connection, step: Rewrite, batch: int = 500) -> None:
         """Run a :class:`Rewrite` step, ``batch`` rows at a time in key order."""
@@ -889,20 +911,58 @@ class SQLiteStore(Store):
 
     # -- accounts (schema 4) ----------------------------------------------------------------
 
-    async def sign_in(self, account: AccountRecord) -> AccountRecord | None:
-        return await self._write(self._sign_in, account)
+    async def sign_in(self, account: AccountRecord, registration: Registration | None = None
+                      ) -> AccountRecord | Refusal | None:
+        return await self._write(self._sign_in, account, registration)
 
-    def _sign_in(self, conn: sqlite3.Connection, account: AccountRecord) -> AccountRecord | None:
+    def _sign_in(self, conn: sqlite3.Connection, account: AccountRecord,
+                 registration: Registration | None) -> AccountRecord | Refusal | None:
         row = conn.execute(f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE key_hash = ?",
                            (account.key_hash,)).fetchone()
         if row is not None:
-            return AccountRecord(*row)
-        if conn.execute("SELECT 1 FROM accounts WHERE name_key = ?",
-                        (account.name_key,)).fetchone():
+            known = AccountRecord(*row)
+            conn.execute("UPDATE accounts SET last_seen = max(last_seen, ?) WHERE account = ?",
+                         (account.created_at, known.account))
+            return known
+        holder = conn.execute("SELECT account, last_seen FROM accounts WHERE name_key = ?",
+                              (account.name_key,)).fetchone()
+        if holder is not None and not self._releases(conn, holder, registration):
             return None
-        conn.execute(f"INSERT INTO accounts ({_ACCOUNT_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-                     attrs.astuple(account, recurse=False))
+        if registration is not None:
+            conn.execute("DELETE FROM registrations WHERE at <= ?", (registration.since,))
+            by_address, by_network = conn.execute(
+                "SELECT sum(address = ?), count(*) FROM registrations WHERE network = ?",
+                (registration.address, registration.network)).fetchone()
+            if (by_address or 0) >= registration.per_address \
+                    or by_network >= registration.per_network:
+                return Refusal.TOO_MANY
+        if holder is not None:
+            self._release(conn, holder[0])
+        conn.execute(f"INSERT INTO accounts ({_ACCOUNT_COLUMNS}, last_seen) "
+                     "VALUES (?, ?, ?, ?, ?, ?)",
+                     (*attrs.astuple(account, recurse=False), account.created_at))
+        if registration is not None:
+            conn.execute("INSERT INTO registrations (address, network, at) VALUES (?, ?, ?)",
+                         (registration.address, registration.network, account.created_at))
         return account
+
+    @staticmethod
+    def _releases(conn: sqlite3.Connection, holder: tuple[str, float],
+                  registration: Registration | None) -> bool:
+        """Whether the account ``holder`` (id, last seen) gives up its name: unseen since
+        ``registration.release_before`` and without a finished game."""
+        if registration is None or registration.release_before is None \
+                or holder[1] >= registration.release_before:
+            return False
+        return conn.execute(
+            "SELECT 1 FROM account_seats JOIN results USING (room) WHERE account = ? "
+            "UNION ALL SELECT 1 FROM ratings WHERE account = ? LIMIT 1",
+            (holder[0], holder[0])).fetchone() is None
+
+    def _release(self, conn: sqlite3.Connection, account: str) -> None:
+        for table in ("account_seats", "rated_games", "ratings", "accounts"):
+            conn.execute(f"DELETE FROM {table} WHERE account = ?", (account,))
+        log.info("%s: account %s gave up its name (unused)", self.path, account)
 
     async def account_named(self, name_key: str) -> AccountRecord | None:
         def work(conn: sqlite3.Connection) -> AccountRecord | None:

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TEST_CONFIG = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, bot_workers=0,
                            ping_interval=None,
                            rate=1000.0, burst=1000.0, address_rate=1e6, address_burst=1e6,
-                           room_chat_rate=1e6, close_timeout=1.0)
+                           room_chat_rate=1e6, close_timeout=1.0,
+                           accounts_per_address=1_000_000, accounts_per_network=1_000_000)
 
 
 def with_config(**changes: Any) -> Callable[[ServerConfig], ServerConfig]:
@@ -77,6 +78,7 @@ class ServerProcess:
             # their own tests, tests/test_thinking.py, which ask for them with --bot-workers).
             [sys.executable, "-m", "server", "--port", str(port), "--rate", "1000",
              "--address-rate", "1000000", "--address-burst", "1000000", "--bot-workers", "0",
+             "--accounts-per-address", "1000000", "--accounts-per-network", "1000000",
              *args],
             cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )

@@ -26,7 +26,10 @@ SQL cannot express (each backend runs it row by row). The versions:
    the seats that belong to them (``account_seats``);
 5. ratings: whether a room is rated (``rooms.rated``), each account's rating (``ratings``:
    openskill's mu and sigma, rated games and wins) and every rated game's change of it
-   (``rated_games``), written in the transaction that stores the game's result.
+   (``rated_games``), written in the transaction that stores the game's result;
+6. bans the host set (``bans``: a name as compared, or an address or network);
+7. mutes (``mutes``: a name as compared) and kicks (``kicks``: a player kept out of one room,
+   gone with the room) the host set.
 """
 
 from __future__ import annotations
@@ -201,6 +204,26 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (kind, value)
         ) WITHOUT ROWID""",
     ),
+    # 7: mutes and kicks the host set (server.moderation), stored like bans so that they
+    # outlive a restart and reach every node.
+    (
+        """CREATE TABLE mutes (
+            value TEXT PRIMARY KEY,
+            until REAL,
+            reason TEXT NOT NULL,
+            created_at REAL NOT NULL
+        ) WITHOUT ROWID""",
+        """CREATE TABLE kicks (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            value TEXT NOT NULL,
+            account TEXT,
+            seat INTEGER NOT NULL,
+            until REAL,
+            reason TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (room, value)
+        ) WITHOUT ROWID""",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -323,12 +346,33 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (kind, value)
         )""",
     ),
+    # 7: mutes and kicks the host set (server.moderation), stored like bans so that they
+    # outlive a restart and reach every node.
+    (
+        """CREATE TABLE mutes (
+            value TEXT PRIMARY KEY,
+            until DOUBLE PRECISION,
+            reason TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL
+        )""",
+        """CREATE TABLE kicks (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            value TEXT NOT NULL,
+            account TEXT,
+            seat INTEGER NOT NULL,
+            until DOUBLE PRECISION,
+            reason TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (room, value)
+        )""",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
-                   "accounts", "account_seats", "ratings", "rated_games", "bans")
+                   "accounts", "account_seats", "ratings", "rated_games", "bans",
+                   "mutes", "kicks")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -283,6 +283,18 @@ class Controller:
         self.screen.info(text)
         self.screen.refresh()
 
+    def on_removed(self, text: str) -> None:
+        """The host closed the room, or removed us from it: back in the lobby, told why."""
+        self.clear_log()
+        self.chats.clear()
+        self._my_turn_key = None
+        self.screen.info(text)
+        self.screen.show_lobby()
+        self._refreshing = asyncio.get_running_loop().create_task(
+            self.guard(self.refresh_rooms()))
+
+    _refreshing: asyncio.Task[None] | None = None
+
     async def _reconnected(self) -> None:
         if self.session.room is None:
             with contextlib.suppress(CastellError):
@@ -599,7 +611,9 @@ class Controller:
     async def _game_number(self, number: int | None, *, finished: bool) -> m.GameEntry:
         if not self.games:
             await self.refresh_games()
-        kind = [g for g in self.games if (g.status == RoomStatus.FINISHED) == finished]
+        # A game the host closed is neither taken up nor replayed: it is played no more.
+        kind = [g for g in self.games if g.status != lb.CLOSED
+                and (g.status == RoomStatus.FINISHED) == finished]
         if number is None:  # resume alone: the first game whose turn is ours, else the latest
             if not kind:
                 raise c.CommandError("you have no game to resume: `games` lists yours")
@@ -607,6 +621,9 @@ class Controller:
         if not 1 <= number <= len(self.games):
             raise c.CommandError(f"no game number {number}: `games` lists your games")
         game = self.games[number - 1]
+        if game.status == lb.CLOSED:
+            raise c.CommandError(f"game {number} was closed by the host: it is played no "
+                                 "more")
         if (game.status == RoomStatus.FINISHED) != finished:
             raise c.CommandError(f"game {number} is over: `replay {number}` steps through it"
                                  if not finished else

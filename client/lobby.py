@@ -235,6 +235,10 @@ def timer_text(seconds: int) -> str:
     return f"{seconds} s"
 
 
+#: The status ``my_games`` gives a game the host closed: played no more, never taken up.
+CLOSED = "closed"
+
+
 def game_lines(games: tuple[GameEntry, ...]) -> list[str]:
     """An account's games (``my_games``), numbered for `resume N` and `replay N`."""
     out = []
@@ -243,6 +247,8 @@ def game_lines(games: tuple[GameEntry, ...]) -> list[str]:
             won = g.winners is not None and g.seat in g.winners
             scores = "–".join(str(s) for s in g.scores or ())
             where = f"finished · {'you won' if won else 'lost'} · {scores}"
+        elif g.status == CLOSED:
+            where = "closed by the host"
         elif g.status == "waiting":
             where = "waiting for players"
         else:

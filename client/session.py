@@ -6,7 +6,12 @@ creates and leaves rooms for the screen, remembers the seat token it was given
 connection drops it tries again with a growing pause (0.5 s doubling to 10 s, each wait
 announced), says hello again and takes its seat back with the token — the server keeps a
 started game's seat for its player (docs/rules.md §10). It stops trying only when told to,
-or when the server gave the seat to a newer connection (close code 4001).
+when the server gave the seat to a newer connection (close code 4001), or when the host
+barred us from the server (``banned``).
+
+What the host decides sticks here too: a ``removed`` push (the host closed the room, or
+kicked us from it) puts us back in the lobby with the host's reason, and a rejoin refused as
+``room_closed`` or ``kicked`` does the same, never retried into that room.
 
 A ``state`` push is read once here into a :class:`RoomState`, its view a typed
 :class:`shared.view.View`; a push whose view breaks the protocol is dropped, like any other
@@ -40,8 +45,12 @@ FIRST_RETRY = 0.5
 MAX_RETRY = 10.0
 #: The server closes a connection with this code when its seat was taken back elsewhere.
 SEAT_TAKEN = 4001
-#: Answers to a rejoin that mean the seat is gone for good.
-SEAT_GONE = ("bad_token", "room_not_found")
+#: Answers to a rejoin that mean the seat is gone for good (``room_closed``: the host closed
+#: the room).
+SEAT_GONE = ("bad_token", "room_not_found", "room_closed")
+#: Answers to a rejoin that keep us out of the room, not of the server: the host kicked us
+#: (for a while, or until the host lets us back: the seat stays remembered meanwhile).
+KEPT_OUT = ("kicked",)
 
 log = logging.getLogger("castell.client")
 
@@ -200,6 +209,9 @@ class Session:
                 try:
                     client = await self._reconnect()
                 except ServerError as exc:
+                    if exc.code == "banned":  # the host's word: no use trying again
+                        self._barred(exc.message)
+                        break
                     self.listener.on_connection(f"the server refused us: {exc.message}")
                     await self._pause(delay)
                     delay = min(delay * 2, self.max_retry)
@@ -255,13 +267,17 @@ class Session:
                                              ssl_context=self.ssl_context, timeout=15.0,
                                              key=self.key)
         except ServerError as exc:
-            if exc.code not in SEAT_GONE:
+            if exc.code not in SEAT_GONE + KEPT_OUT:
                 raise
             name = self.room_name or self.room
-            self._forget()
+            if exc.code not in KEPT_OUT:
+                self._forget()
             self._clear_room()
-            self.listener.on_notice(f"the server no longer has your place in {name!r} "
-                                    f"({exc.message}); back in the lobby")
+            if exc.code in ("bad_token", "room_not_found"):
+                self.listener.on_notice(f"the server no longer has your place in {name!r} "
+                                        f"({exc.message}); back in the lobby")
+            else:  # the host's word (closed, kicked), with the host's reason
+                self.listener.on_notice(f"{name!r}: {exc.message}; back in the lobby")
             return await self._dial()
         self.url = result.url
         return result.client
@@ -335,10 +351,43 @@ class Session:
                             else "on_match_waiting", None)
             if heard is not None:
                 heard(push)
+        elif isinstance(push, m.RemovedPush):
+            self._removed(push)
         elif isinstance(push, m.NoticePush) and push.room is not None and push.room == self.room:
             # The server's word about the room, shown among the chat under its own name.
             self.listener.on_chat(m.ChatPush(room=push.room, seat=None, name=NOTICE_NAME,
                                              text=push.text))
+
+    def _removed(self, push: m.RemovedPush) -> None:
+        """The host removed us (a ``removed`` push): from the room (back in the lobby), or
+        from the server (we stop: the connection is closing)."""
+        reason = safe(push.text)
+        if push.why == "banned":
+            self._barred(f"the host barred you from this server: {reason}")
+            return
+        if push.room is None or push.room != self.room:
+            return
+        name = self.room_name or self.room
+        if push.why == "closed":
+            self._forget()  # played no more: not offered again
+            text = f"the host closed {name!r}: {reason}; back in the lobby"
+        else:
+            text = f"the host removed you from {name!r}: {reason}; back in the lobby"
+        self._clear_room()
+        self._tell_removed(text)
+
+    def _tell_removed(self, text: str) -> None:
+        told = getattr(self.listener, "on_removed", None)
+        if told is not None:
+            told(text)
+        else:
+            self.listener.on_notice(text)
+
+    def _barred(self, text: str) -> None:
+        """The host barred us from the server: stop for good, and say why."""
+        self.stopped = True
+        self._stop.set()
+        self.listener.on_connection(text)
 
     async def stop(self) -> None:
         """Stop for good: close the connection, do not come back."""

@@ -248,6 +248,13 @@ class Accounts:
             state = runner.room.state
         elif r.status == RoomStatus.PLAYING:
             state = await self._replayed(r.room, r.version)
+        from server.moderation import closed_reason  # (it needs this module's name_key)
+
+        if closed_reason(game.result) is not None:  # the host closed it
+            return m.GameEntry(room=r.room, name=r.name, status="closed", seat=game.seat,
+                               turn=None, your_turn=False, round=None,
+                               players=tuple(n for n in game.names if n is not None),
+                               turn_seconds=r.turn_seconds, finished_at=r.finished_at)
         entry = entry_of(r.room, r.name, r.status, game.seat, game.names, r.turn_seconds,
                          state, r.finished_at)
         if game.result is not None and entry.winners is None:

@@ -22,8 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from server.connection import ConnState
-from server.moderation import until
-from server.names import name_key
+from server.moderation import CLOSED, ending, live, removed, until
 from server.room import Finish
 from server.runner import perform
 from shared import messages as m
@@ -156,21 +155,22 @@ class AdminConsole:
                 "idle": round(max(0.0, time.time() - r.room.changed_at), 1)}
 
     async def cmd_close(self, room: str, reason: str = "closed by the host") -> str:
-        """Save the game as abandoned, tell its members why, close them, let it go."""
+        """Store the game as closed (:data:`server.moderation.CLOSED`), then put its members
+        back in the lobby with the host's reason, and let it go: it is never served again."""
         r = self._room(room)
         lobby = self.server.lobby
         async with r._lock:
+            if r.room.status != RoomStatus.FINISHED and lobby.store is not None:
+                await perform(lobby.store, Finish(r.id, {CLOSED: reason}, time.time(),
+                                                  expect_version=r.room.fence))
             notice = encode(m.NoticePush(room=r.id, text=f"the host closed this room: "
-                                                          f"{reason}"))
+                                                          f"{reason}"[:200]))
+            push = removed(r.id, "closed", reason, None)
             for member in r.room.members():
                 member.send_bytes(notice)
-            if r.room.status != RoomStatus.FINISHED and lobby.store is not None:
-                await perform(lobby.store, Finish(r.id, {"abandoned": reason}, time.time(),
-                                                  expect_version=r.room.fence))
-            for effect_conn in r.room.members():
-                effect_conn.leave_room()
-                effect_conn.close(1000, f"the host closed this room: {reason}"[:120])
-            r.room.evict(1000, reason)
+                member.send_bytes(push)
+                member.leave_room()
+            r.room.evict(1000, reason)  # its members are let go of (they stay connected)
             r.close()
         if lobby.rooms.get(r.id) is r:
             lobby.remove(r)
@@ -178,39 +178,69 @@ class AdminConsole:
             self.server.metrics.rooms_closed.inc()
         return f"room {room} closed"
 
-    async def cmd_kick(self, room: str, seat: int) -> str:
+    async def cmd_kick(self, room: str, seat: int, seconds: float | None = None,
+                       reason: str = "removed by the host") -> str:
+        """Keep the player of a seat out of the room (for ``seconds``, or for good, until
+        ``unkick``); whoever plays it now is put back in the lobby, told why. Before the
+        start the seat is freed; after it, the game goes on without them."""
         r = self._room(room)
         if not 0 <= seat < r.room.size or r.room.seats[seat] is None:
             raise AdminError(f"room {room} has no seat {seat} taken")
-        member = r.room.seats[seat].member  # type: ignore[union-attr]
-        if member is None:
-            raise AdminError(f"nobody is connected in seat {seat} of room {room}")
-        member.close(1008, "the host removed you from this room")
-        return f"seat {seat} of room {room} kicked"
+        taken = r.room.seats[seat]
+        assert taken is not None
+        if taken.bot is not None:
+            raise AdminError(f"seat {seat} of room {room} is a bot's")
+        kick = await self.server.moderation.kick(r.id, seat, taken.name, taken.account,
+                                                 seconds=seconds, reason=reason)
+        member = taken.member
+        if member is not None:
+            member.send_bytes(removed(r.id, "kicked", reason, kick.until))
+            member.leave_room()
+            await r.leave(member, dropped=False)
+        return f"{taken.name} (seat {seat}) kept out of room {room}{ending(kick.until)}"
 
-    async def cmd_mute(self, name: str) -> str:
+    async def cmd_unkick(self, room: str, name: str) -> str:
+        if not await self.server.moderation.unkick(room, name):
+            raise AdminError(f"{name} is not kept out of room {room}")
+        return f"{name} may come back to room {room}"
+
+    async def cmd_kicks(self) -> list[dict[str, Any]]:
         moderation = self.server.moderation
-        moderation.muted.add(name_key(name))
-        return f"{name} muted"
+        await moderation.load()
+        return [{"room": k.room, "name": k.value, "seat": k.seat,
+                 "until": ending(k.until).removeprefix(" until ") or "for good",
+                 "reason": k.reason}
+                for k in moderation.kicks.values() if live(k.until)]
+
+    async def cmd_mute(self, name: str, seconds: float | None = None,
+                       reason: str = "muted by the host") -> str:
+        mute = await self.server.moderation.mute(name, seconds=seconds, reason=reason)
+        return f"{name} muted{ending(mute.until) or ' for good'}"
 
     async def cmd_unmute(self, name: str) -> str:
-        moderation = self.server.moderation
-        key = name_key(name)
-        if key not in moderation.muted:
+        if not await self.server.moderation.unmute(name):
             raise AdminError(f"{name} is not muted")
-        moderation.muted.discard(key)
         return f"{name} unmuted"
+
+    async def cmd_mutes(self) -> list[dict[str, Any]]:
+        moderation = self.server.moderation
+        await moderation.load()
+        return [{"name": u.value, "until": ending(u.until).removeprefix(" until ") or "for good",
+                 "reason": u.reason}
+                for u in moderation.mutes.values() if live(u.until)]
 
     async def cmd_ban(self, target: str, seconds: float | None = None,
                       reason: str = "banned by the host") -> str:
         ban = await self.server.moderation.ban(target, seconds=seconds, reason=reason)
-        # Whoever is connected under it goes now.
+        # Whoever is connected under it goes now, told why.
         moderation = self.server.moderation
         for conn in list(self.server.connections):
             if (ban.kind == "address" and moderation.address_ban(conn.address) is ban) or \
                     (ban.kind == "name" and conn.name is not None
                      and moderation.name_ban(conn.name) is ban):
-                conn.close(1008, "barred from this server by the host")
+                conn.send_bytes(removed(conn.room.id if conn.room is not None else None,
+                                        "banned", reason, ban.until))
+                conn.close(1008, f"barred by the host: {reason}"[:120])
         return f"{ban.kind} {target} banned{until(ban) or ' for good'}"
 
     async def cmd_unban(self, target: str) -> str:

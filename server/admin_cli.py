@@ -34,14 +34,26 @@ def build_parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, parents=[common])
     command("rooms", help="every room: status, players, idle time")
     command("show", help="one room").add_argument("room")
-    close = command("close", help="save the game as abandoned, its players told why")
+    close = command("close", help="close a room for good, its players told why")
     close.add_argument("room")
     close.add_argument("--reason", default="closed by the host")
-    kick = command("kick", help="disconnect whoever holds a seat")
+    kick = command("kick", help="put a seat's player out of the room, and keep them out")
     kick.add_argument("room")
     kick.add_argument("seat", type=int)
-    command("mute", help="refuse a name's chat lines").add_argument("name")
+    kick.add_argument("--for", dest="duration", default=None, metavar="DURATION",
+                      help="how long (30m, 12h, 7d; default: until unkick)")
+    kick.add_argument("--reason", default="removed by the host")
+    unkick = command("unkick", help="let a kicked player back into the room")
+    unkick.add_argument("room")
+    unkick.add_argument("name")
+    command("kicks", help="every kick")
+    mute = command("mute", help="refuse a name's chat lines, on every node")
+    mute.add_argument("name")
+    mute.add_argument("--for", dest="duration", default=None, metavar="DURATION",
+                      help="how long (30m, 12h, 7d; default: until unmute)")
+    mute.add_argument("--reason", default="muted by the host")
     command("unmute", help="lift a mute").add_argument("name")
+    command("mutes", help="every mute")
     ban = command("ban", help="bar a name or an address (or network)")
     ban.add_argument("target", metavar="NAME|ADDRESS")
     ban.add_argument("--for", dest="duration", default=None, metavar="DURATION",
@@ -62,17 +74,26 @@ def _request(args: argparse.Namespace) -> dict[str, Any]:
     if c == "close":
         return {"room": args.room, "reason": args.reason}
     if c == "kick":
-        return {"room": args.room, "seat": args.seat}
-    if c in ("mute", "unmute"):
+        return {"room": args.room, "seat": args.seat, "seconds": _seconds(args.duration),
+                "reason": args.reason}
+    if c == "unkick":
+        return {"room": args.room, "name": args.name}
+    if c == "mute":
+        return {"name": args.name, "seconds": _seconds(args.duration), "reason": args.reason}
+    if c == "unmute":
         return {"name": args.name}
     if c == "ban":
-        seconds = None if args.duration is None else parse_duration(args.duration)
-        return {"target": args.target, "seconds": seconds, "reason": args.reason}
+        return {"target": args.target, "seconds": _seconds(args.duration),
+                "reason": args.reason}
     if c == "unban":
         return {"target": args.target}
     if c == "announce":
         return {"text": args.text}
     return {}
+
+
+def _seconds(duration: str | None) -> float | None:
+    return None if duration is None else parse_duration(duration)
 
 
 def _print(result: Any) -> None:

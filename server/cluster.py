@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from server.lobby import list_key, new_room_id, not_found
+from server.moderation import refuse_closed
 from server.relay import listen
 from server.room import Room
 from server.runner import RoomRunner
@@ -712,6 +713,9 @@ class ClusterNode:
                 if runner.room.private and not may_see_private:
                     raise not_found(key)
                 return runner
+        record = await self.store.load(room_id)
+        if record is not None and (may_see_private or not record.room.private):
+            refuse_closed(record)  # the host closed it: no node serves it again
         raise not_found(key)
 
     # -- the cluster's rooms ------------------------------------------------------------------

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from server.moderation import closed_reason, refuse_closed
 from server.room import Room
 from server.runner import RoomRunner
 from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
@@ -245,7 +246,7 @@ class Lobby:
             done = await self.store.load(finished.room)
             if done is None or finished.room in self.rooms:
                 continue
-            if done.result is not None and "abandoned" in done.result:
+            if closed_reason(done.result) is not None:
                 continue  # closed by the host (server.admin): not listed again
             try:
                 self.add(self.runner_from_record(done))
@@ -289,6 +290,7 @@ class Lobby:
             return self.find(key, by_id_private=by_id_private)
         if record is None or (record.room.private and not by_id_private):
             raise not_found(key)
+        refuse_closed(record)  # stored finished, its game not over: never served again
         runner = self.rebuild(record)
         self._make_room()
         self.admit(runner, "loaded back")

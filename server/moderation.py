@@ -1,11 +1,20 @@
-"""The host's moderation: bans (by name or address, stored) and mutes (in memory).
+"""The host's moderation: bans, mutes and kicks (stored), and what a closed room is.
 
 A ban by name bars a guest who types that name and an account whose name it is (names
 compare as :func:`server.names.name_key` says); a ban by address bars an address, or a
-network (``10.1.2.0/24``), at the handshake. Bans are stored (schema 6), so they outlive a
-restart, and every node of a cluster reads them again every :data:`REFRESH` seconds from the
-database they share. A mute keeps a name's chat lines from being said (``muted``) on this
-node until it is lifted or the node restarts.
+network (``10.1.2.0/24``), at the handshake. A mute keeps a name's chat lines from being said
+(``muted``). A kick keeps a player (the seat's name, and its account) out of one room: no
+seat taken back, by token or by account, no seat taken anew, no watching (``kicked``). Each
+may last a while or for good, and says the host's reason to whom it concerns.
+
+Bans (schema 6), mutes and kicks (schema 10) are stored, so they outlive a restart, and every
+node of a cluster reads them again every :data:`REFRESH` seconds from the database they
+share (the node that serves a room has its kicks at once: the kick was set there).
+
+A room the host closed (``castell-server admin close``) is stored finished, its result
+``{"abandoned": reason}`` (:func:`closed_reason`), its game not over: it is never served
+again (:func:`refuse_closed`, ``room_closed``), and its players' ``my_games`` say
+``closed``.
 """
 
 from __future__ import annotations
@@ -16,7 +25,8 @@ import time
 from typing import TYPE_CHECKING
 
 from server.names import name_key
-from server.store.base import BanRecord, Store
+from server.store.base import BanRecord, GameRecord, KickRecord, MuteRecord, Store, token_matches
+from shared import messages as m
 from shared.errors import CastellError
 
 if TYPE_CHECKING:
@@ -38,18 +48,46 @@ def ban_target(target: str) -> tuple[str, str]:
     return "address", target
 
 
+#: The key of a closed room's result (what ``admin close`` stores), its value the reason.
+CLOSED = "abandoned"
+
+
+def closed_reason(result: dict[str, object] | None) -> str | None:
+    """The host's reason, when a stored result says the host closed the room."""
+    if result is None or CLOSED not in result:
+        return None
+    return str(result[CLOSED])
+
+
+def refuse_closed(record: GameRecord) -> None:
+    """Refuse to serve a room the host closed (``room_closed``, the host's reason said)."""
+    reason = closed_reason(record.result)
+    if reason is not None:
+        raise CastellError(f"the host closed this room: {reason}", code="room_closed")
+
+
+def removed(room: str | None, why: str, reason: str, ends: float | None) -> bytes:
+    """The ``removed`` push (:class:`shared.messages.RemovedPush`), encoded."""
+    from shared.codec import encode
+
+    return encode(m.RemovedPush(room=room, why=why, text=reason[:200] or why, until=ends))
+
+
 class Moderation:
-    """The bans and mutes of one server (see the module docstring)."""
+    """The bans, mutes and kicks of one server (see the module docstring)."""
 
     def __init__(self, store: Store | None) -> None:
         self.store = store
         self.bans: dict[tuple[str, str], BanRecord] = {}
-        self.muted: set[str] = set()
+        self.mutes: dict[str, MuteRecord] = {}
+        self.kicks: dict[tuple[str, str], KickRecord] = {}
 
     async def load(self) -> None:
-        """Read the stored bans (again)."""
+        """Read the stored bans, mutes and kicks (again)."""
         if self.store is not None:
             self.bans = {(b.kind, b.value): b for b in await self.store.list_bans()}
+            self.mutes = {u.value: u for u in await self.store.list_mutes()}
+            self.kicks = {(k.room, k.value): k for k in await self.store.list_kicks()}
 
     async def ban(self, target: str, *, seconds: float | None, reason: str) -> BanRecord:
         kind, value = ban_target(target)
@@ -66,8 +104,70 @@ class Moderation:
         return self.bans.pop((kind, value), None) is not None or stored
 
     def _live(self, ban: BanRecord | None) -> BanRecord | None:
-        return ban if ban is not None and (ban.until is None or ban.until > time.time()) \
-            else None
+        return ban if ban is not None and live(ban.until) else None
+
+    # -- mutes ---------------------------------------------------------------------------
+
+    async def mute(self, name: str, *, seconds: float | None, reason: str) -> MuteRecord:
+        now = time.time()
+        mute = MuteRecord(name_key(name), None if seconds is None else now + seconds, reason,
+                          now)
+        if self.store is not None:
+            await self.store.put_mute(mute)
+        self.mutes[mute.value] = mute
+        return mute
+
+    async def unmute(self, name: str) -> bool:
+        key = name_key(name)
+        stored = await self.store.delete_mute(key) if self.store is not None else False
+        return self.mutes.pop(key, None) is not None or stored
+
+    def muted(self, name: str) -> MuteRecord | None:
+        mute = self.mutes.get(name_key(name))
+        return mute if mute is not None and live(mute.until) else None
+
+    # -- kicks ---------------------------------------------------------------------------
+
+    async def kick(self, room: str, seat: int, name: str, account: str | None, *,
+                   seconds: float | None, reason: str) -> KickRecord:
+        """Keep the player of ``seat`` (its ``name`` and ``account``) out of ``room``."""
+        now = time.time()
+        kick = KickRecord(room, name_key(name), account, seat,
+                          None if seconds is None else now + seconds, reason, now)
+        if self.store is not None:
+            await self.store.put_kick(kick)
+        self.kicks[(room, kick.value)] = kick
+        return kick
+
+    async def unkick(self, room: str, name: str) -> bool:
+        key = name_key(name)
+        stored = await self.store.delete_kick(room, key) if self.store is not None else False
+        return self.kicks.pop((room, key), None) is not None or stored
+
+    def kicked(self, room: str, names: set[str], account: str | None) -> KickRecord | None:
+        """The live kick that keeps out of ``room`` a player with one of ``names`` or with
+        ``account``."""
+        keys = {name_key(n) for n in names}
+        for (where, value), kick in self.kicks.items():
+            if where == room and live(kick.until) and (
+                    value in keys or (account is not None and kick.account == account)):
+                return kick
+        return None
+
+    def check_join(self, conn: Connection, runner: RoomRunner, token: str | None) -> None:
+        """Refuse a ``join_room`` of a kicked player (``kicked``): by the name it says, its
+        account, or the name of the seat its token takes back."""
+        if not self.kicks:
+            return
+        names = {conn.name or ""}
+        if token is not None:
+            for seat in runner.room.seats:
+                if seat is not None and token_matches(token, seat.token_hash):
+                    names.add(seat.name)
+        kick = self.kicked(runner.id, names, conn.account)
+        if kick is not None:
+            raise CastellError(f"the host removed you from this room{ending(kick.until)}: "
+                               f"{kick.reason}", code="kicked")
 
     def name_ban(self, name: str) -> BanRecord | None:
         return self._live(self.bans.get(("name", name_key(name))))
@@ -84,11 +184,11 @@ class Moderation:
         return None
 
     def check_name(self, name: str) -> None:
-        """Refuse a hello under a banned name (``banned``)."""
+        """Refuse a hello under a banned name (``banned``), the host's reason said."""
         ban = self.name_ban(name)
         if ban is not None:
-            raise CastellError(f"{name!r} is barred from this server{until(ban)}",
-                               code="banned")
+            raise CastellError(f"{name!r} is barred from this server{until(ban)}: "
+                               f"{ban.reason}", code="banned")
 
     def check_chat(self, conn: Connection, runner: RoomRunner) -> None:
         """Refuse a chat line from a muted name (``muted``)."""
@@ -98,13 +198,25 @@ class Moderation:
             taken = runner.room.seats[seat]
             if taken is not None:
                 names.add(taken.name)
-        if any(name_key(n) in self.muted for n in names):
-            raise CastellError("the host has muted you: your chat lines are not passed on",
-                               code="muted")
+        for name in names:
+            mute = self.muted(name)
+            if mute is not None:
+                raise CastellError(f"the host has muted you{ending(mute.until)}: your chat "
+                                   f"lines are not passed on ({mute.reason})", code="muted")
+
+
+def live(ends: float | None) -> bool:
+    """Whether a ban, mute or kick that ends at ``ends`` (None: never) still holds."""
+    return ends is None or ends > time.time()
+
+
+def ending(ends: float | None) -> str:
+    """When a ban, mute or kick ends, as a person reads it (nothing: for good)."""
+    if ends is None:
+        return ""
+    return " until " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ends))
 
 
 def until(ban: BanRecord) -> str:
     """How long a ban lasts, as a person reads it."""
-    if ban.until is None:
-        return ""
-    return " until " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ban.until))
+    return ending(ban.until)

@@ -28,8 +28,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from server.accounts import name_key
 from server.connection import Connection
+from server.names import name_key
 from server.runner import RoomRunner
 from shared import messages as m
 from shared.codec import encode

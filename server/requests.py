@@ -402,6 +402,8 @@ class Requests:
             elif isinstance(exc, RoomNotFound):
                 self._code_failed(conn)
             raise
+        if self.moderation is not None:
+            self.moderation.check_join(conn, runner, msg.token)
         if msg.token is not None:
             try:
                 seat = await runner.resume(conn, msg.token, msg.id)

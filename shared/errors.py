@@ -129,4 +129,6 @@ ERROR_CODES: dict[str, str] = {
 # The host's moderation and maintenance (docs/operations.md).
 ERROR_CODES["banned"] = "the host barred that name from this server"
 ERROR_CODES["muted"] = "the host muted this player: chat lines are not passed on"
+ERROR_CODES["room_closed"] = "the host closed that room: it is played no more"
+ERROR_CODES["kicked"] = "the host removed you from that room, for a while or for good"
 ERROR_CODES["draining"] = "the server is about to stop for maintenance and makes no new rooms"

@@ -23,7 +23,7 @@ import attrs
 
 from shared.actions import ACTION_TYPES, EFFECT_FIELD, Action, Special, Train, action_fields
 from shared.errors import CastellError, ProtocolError, RoomMoved, RuleError
-from shared.view import RoomStatusName
+from shared.view import RoomStatus, RoomStatusName
 from shared.wire import (
     ID_LIMIT,
     OMIT_NONE,
@@ -53,6 +53,7 @@ from shared.wire import (
     converter,
     field_error,
     length,
+    one_of,
 )
 
 #: The protocol version this module implements (``welcome.protocol``).
@@ -448,6 +449,11 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
+#: A game's status in :class:`GameEntry`: a room's, or ``closed`` (the host closed it: it is
+#: played no more, and cannot be taken back).
+GameStatusName = Annotated[str, one_of(*RoomStatus, "closed")]
+
+
 @attrs.frozen
 class GameEntry:
     """One game of an account (a line of :class:`Games`).
@@ -460,7 +466,7 @@ class GameEntry:
 
     room: RoomId
     name: RoomName
-    status: RoomStatusName
+    status: GameStatusName
     seat: Seat
     turn: Seat | None
     your_turn: bool
@@ -647,6 +653,25 @@ class ProfileReply:
     last: tuple[RatedResult, ...] = attrs.field(default=(), converter=_rated_results)
 
 
+#: Why the host removed a connection from its room or its server (a :class:`RemovedPush`).
+RemovedWhy = Annotated[str, one_of("closed", "kicked", "banned")]
+
+
+@attrs.frozen
+class RemovedPush:
+    """Push: the host removed you (an addition): ``closed`` your room (for good), ``kicked``
+    you from it, or ``banned`` you from the server, saying why in ``text``; ``until`` (Unix
+    time) is when a kick or a ban ends (absent: for good). After ``closed`` and ``kicked``
+    you are in the lobby, the connection open; after ``banned`` the server closes it.
+    ``room`` is the room you were in (absent: the lobby)."""
+
+    TYPE: ClassVar[str] = "removed"
+    room: RoomId | None = attrs.field(metadata={OMIT_NONE: True})
+    why: RemovedWhy
+    text: ChatText
+    until: float | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
 @attrs.frozen
 class MatchedPush:
     """Push: the quick match found a game. The room has started with you in ``seat``;
@@ -676,7 +701,8 @@ Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | Start
 ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
     | History | Games | Record | InvitePush | YourTurnPush | Patch
 Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | CancelMatch \
-    | LeaderboardReply | ProfileReply | MatchedPush | MatchWaitingPush | Identify | Identity
+    | LeaderboardReply | ProfileReply | MatchedPush | MatchWaitingPush | Identify | Identity \
+    | RemovedPush
 
 #: Client → server messages by ``type``.
 REQUEST_TYPES: Final[dict[str, type]] = {
@@ -831,4 +857,5 @@ def from_wire(
 REQUEST_TYPES.update({cls.TYPE: cls for cls in (Leaderboard, ProfileRequest, QuickMatch,
                                                 CancelMatch, Identify)})
 SERVER_TYPES.update({cls.TYPE: cls for cls in (LeaderboardReply, ProfileReply, MatchedPush,
-                                               MatchWaitingPush, Identity)})
+                                               MatchWaitingPush, Identity,
+                                               RemovedPush)})

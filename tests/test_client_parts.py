@@ -302,3 +302,14 @@ def test_a_hint_reaches_with_a_special_move_alone_once_the_move_is_spent():
     line = next(line for line in hint_lines(make_view(room_info(state), state), 0)
                 if "Figueres" in line)
     assert line.endswith("— out of your pawn's reach this turn")
+
+
+def test_a_game_the_host_closed_is_listed_as_closed_never_as_lost():
+    from client.lobby import game_lines
+    from shared.messages import GameEntry
+
+    closed = GameEntry(room="r1", name="Friday", status="closed", seat=0, turn=None,
+                       your_turn=False, round=None, players=("Anna", "Biel"),
+                       finished_at=5.0)
+    (line,) = game_lines((closed,))
+    assert "closed by the host" in line and "lost" not in line and "round" not in line

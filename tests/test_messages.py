@@ -30,7 +30,7 @@ PROTOCOL_REQUESTS = {
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
                                "notice", "history", "games", "record", "invite", "your_turn",
                                "patch", "leaderboard", "profile", "matched",
-                               "match_waiting", "identity"}
+                               "match_waiting", "identity", "removed"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():

@@ -37,6 +37,7 @@ from server.store import (
     open_store,
     token_matches,
 )
+from server.store.base import KickRecord, MuteRecord
 from server.store.migrations import LATEST
 from server.store.postgres import PostgresStore
 from tests.support.services import POSTGRES_URL, fresh_schema
@@ -792,3 +793,24 @@ async def test_a_game_started_stores_the_version_it_started_at(store: Store):
     assert (await store.load("r1")).room.started_version is None
     await store.update_room("r1", status="playing", version=5, started_at=2.0)
     assert (await store.load("r1")).room.started_version == 5
+
+
+async def test_mutes_and_kicks_are_stored_replaced_and_lifted(store: Store):
+    await store.create_room(a_room("r1"))
+    await store.put_mute(MuteRecord("anna", None, "spam", 1.0))
+    await store.put_mute(MuteRecord("anna", 99.5, "spam again", 2.0))  # replaces it
+    await store.put_mute(MuteRecord("biel", None, "rude", 3.0))
+    assert await store.list_mutes() == [MuteRecord("anna", 99.5, "spam again", 2.0),
+                                        MuteRecord("biel", None, "rude", 3.0)]
+    assert await store.delete_mute("anna") and not await store.delete_mute("anna")
+    assert await store.list_mutes() == [MuteRecord("biel", None, "rude", 3.0)]
+
+    kick = KickRecord("r1", "carme", "acct-1", 1, None, "cheating", 4.0)
+    await store.put_kick(kick)
+    await store.put_kick(KickRecord("r1", "dolors", None, 0, 50.0, "rude", 5.0))
+    assert await store.list_kicks() == [kick, KickRecord("r1", "dolors", None, 0, 50.0,
+                                                         "rude", 5.0)]
+    assert await store.delete_kick("r1", "dolors") and not await store.delete_kick("r1", "x")
+    assert await store.list_kicks() == [kick]
+    await store.delete_room("r1")  # a room's kicks go with it
+    assert await store.list_kicks() == []

@@ -12,7 +12,9 @@ durable. They are frozen attrs classes:
 * :class:`AccountRecord` — a player's account: its name, and its key only as a hash;
 * :class:`AccountGame` — one game of an account, as :meth:`Store.account_games` lists them;
 * :class:`Placing`, :class:`RatingRecord`, :class:`RatedGame` — a rated game's final order, an
-  account's rating, one rated game of an account (schema 5, :mod:`server.ratings`).
+  account's rating, one rated game of an account (schema 5, :mod:`server.ratings`);
+* :class:`BanRecord`, :class:`MuteRecord`, :class:`KickRecord` — what the host decided about a
+  player (schemas 6 and 7, :mod:`server.moderation`).
 
 :class:`Store` is the abstract interface, every method a coroutine. A write is durable when its
 coroutine returns. Records go in and come out equal: ``load`` gives back exactly what was put.
@@ -401,6 +403,33 @@ class BanRecord:
     created_at: float
 
 
+@attrs.frozen
+class MuteRecord:
+    """A mute the host set (server.moderation): the chat lines of the name that compares as
+    ``value`` (:func:`server.names.name_key`) are not said; ``until`` a Unix time, or
+    None for good."""
+
+    value: str
+    until: float | None
+    reason: str
+    created_at: float
+
+
+@attrs.frozen
+class KickRecord:
+    """A player the host removed from a room (server.moderation): the name that compares as
+    ``value``, and the ``account`` of the seat (None: a guest's), kept out of ``room`` until
+    ``until`` (a Unix time; None: for good). ``seat`` is the seat they held."""
+
+    room: str
+    value: str
+    account: str | None
+    seat: int
+    until: float | None
+    reason: str
+    created_at: float
+
+
 class Store(abc.ABC):
     """The persistence interface the server uses; one backend per database kind.
 
@@ -623,6 +652,33 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def rematch_of(self, room: str) -> str | None:
         """The rematch stored for ``room``, if any."""
+
+    # -- mutes and kicks (schema 10) ----------------------------------------------------------
+
+    @abc.abstractmethod
+    async def put_mute(self, mute: MuteRecord) -> None:
+        """Mute a name (a mute of the same ``value`` is replaced)."""
+
+    @abc.abstractmethod
+    async def delete_mute(self, value: str) -> bool:
+        """Lift a mute; whether there was one."""
+
+    @abc.abstractmethod
+    async def list_mutes(self) -> list[MuteRecord]:
+        """Every mute stored, those that ran out included (they mute nobody)."""
+
+    @abc.abstractmethod
+    async def put_kick(self, kick: KickRecord) -> None:
+        """Keep a player out of a room (a kick of the same ``room`` and ``value`` is
+        replaced). The kick goes when its room is deleted."""
+
+    @abc.abstractmethod
+    async def delete_kick(self, room: str, value: str) -> bool:
+        """Let a kicked player back into a room; whether they were kept out."""
+
+    @abc.abstractmethod
+    async def list_kicks(self) -> list[KickRecord]:
+        """Every kick stored, those that ran out included (they keep nobody out)."""
 
     async def __aenter__(self) -> Self:
         await self.open()

@@ -38,7 +38,9 @@ SQL cannot express (each backend runs it row by row). The versions:
    the accounts registered within the last hour by address and network
    (``registrations``), and the version of the way stored name keys are made
    (``name_keys``: when it is not :data:`server.names.KEY_VERSION`, the store makes every
-   account's ``name_key`` and every ban by name anew at open).
+   account's ``name_key`` and every ban by name anew at open);
+10. mutes (``mutes``: a name as compared) and kicks (``kicks``: a player kept out of one room,
+    gone with the room) the host set.
 """
 
 from __future__ import annotations
@@ -245,6 +247,26 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "CREATE INDEX registrations_by_time ON registrations (at)",
         "CREATE TABLE name_keys (version TEXT NOT NULL)",
     ),
+    # 10: mutes and kicks the host set (server.moderation), stored like bans so that they
+    # outlive a restart and reach every node.
+    (
+        """CREATE TABLE mutes (
+            value TEXT PRIMARY KEY,
+            until REAL,
+            reason TEXT NOT NULL,
+            created_at REAL NOT NULL
+        ) WITHOUT ROWID""",
+        """CREATE TABLE kicks (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            value TEXT NOT NULL,
+            account TEXT,
+            seat INTEGER NOT NULL,
+            until REAL,
+            reason TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (room, value)
+        ) WITHOUT ROWID""",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -399,14 +421,34 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "CREATE INDEX registrations_by_time ON registrations (at)",
         "CREATE TABLE name_keys (version TEXT NOT NULL)",
     ),
+    # 10: mutes and kicks the host set (server.moderation), stored like bans so that they
+    # outlive a restart and reach every node.
+    (
+        """CREATE TABLE mutes (
+            value TEXT PRIMARY KEY,
+            until DOUBLE PRECISION,
+            reason TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL
+        )""",
+        """CREATE TABLE kicks (
+            room TEXT NOT NULL REFERENCES rooms (room) ON DELETE CASCADE,
+            value TEXT NOT NULL,
+            account TEXT,
+            seat INTEGER NOT NULL,
+            until DOUBLE PRECISION,
+            reason TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (room, value)
+        )""",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
 #: of ours belongs to another program.
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
-                   "server_meta", "rematches",
-                   "registrations", "name_keys")
+                   "server_meta", "rematches", "registrations", "name_keys", "mutes",
+                   "kicks")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -63,6 +63,8 @@ from server.store.base import (
     BanRecord,
     ChatRecord,
     GameRecord,
+    KickRecord,
+    MuteRecord,
     Placing,
     RatedGame,
     RatingRecord,
@@ -1213,5 +1215,60 @@ class PostgresStore(Store):
             linked = await conn.fetchval("SELECT rematch FROM rematches WHERE room = $1",
                                          room)
             return None if linked is None else str(linked)
+
+        return await self._read(work)
+
+    # -- mutes and kicks -------------------------------------------------------------------
+
+    async def put_mute(self, mute: MuteRecord) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO mutes (value, until, reason, created_at) "
+                "VALUES ($1, $2, $3, $4) ON CONFLICT (value) DO UPDATE SET "
+                "until = excluded.until, reason = excluded.reason, "
+                "created_at = excluded.created_at",
+                mute.value, mute.until, mute.reason, mute.created_at)
+
+        await self._write(f"mute:{mute.value}", work)
+
+    async def delete_mute(self, value: str) -> bool:
+        async def work(conn: asyncpg.Connection) -> bool:
+            done = await conn.execute("DELETE FROM mutes WHERE value = $1", value)
+            return bool(done.split()[-1] != "0")
+
+        return await self._write(f"mute:{value}", work)
+
+    async def list_mutes(self) -> list[MuteRecord]:
+        async def work(conn: asyncpg.Connection) -> list[MuteRecord]:
+            rows = await conn.fetch("SELECT value, until, reason, created_at FROM mutes "
+                                    "ORDER BY created_at")
+            return [MuteRecord(*row) for row in rows]
+
+        return await self._read(work)
+
+    async def put_kick(self, kick: KickRecord) -> None:
+        async def work(conn: asyncpg.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO kicks (room, value, account, seat, until, reason, created_at) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (room, value) DO UPDATE SET "
+                "account = excluded.account, seat = excluded.seat, until = excluded.until, "
+                "reason = excluded.reason, created_at = excluded.created_at",
+                *attrs.astuple(kick))
+
+        await self._write(f"kick:{kick.room}:{kick.value}", work)
+
+    async def delete_kick(self, room: str, value: str) -> bool:
+        async def work(conn: asyncpg.Connection) -> bool:
+            done = await conn.execute("DELETE FROM kicks WHERE room = $1 AND value = $2",
+                                      room, value)
+            return bool(done.split()[-1] != "0")
+
+        return await self._write(f"kick:{room}:{value}", work)
+
+    async def list_kicks(self) -> list[KickRecord]:
+        async def work(conn: asyncpg.Connection) -> list[KickRecord]:
+            rows = await conn.fetch("SELECT room, value, account, seat, until, reason, "
+                                    "created_at FROM kicks ORDER BY created_at")
+            return [KickRecord(*row) for row in rows]
 
         return await self._read(work)

@@ -61,6 +61,8 @@ from server.store.base import (
     BanRecord,
     ChatRecord,
     GameRecord,
+    KickRecord,
+    MuteRecord,
     Placing,
     RatedGame,
     RatingRecord,
@@ -1120,5 +1122,57 @@ class SQLiteStore(Store):
             row = conn.execute("SELECT rematch FROM rematches WHERE room = ?",
                                (room,)).fetchone()
             return None if row is None else str(row[0])
+
+        return await self._read(work)
+
+    # -- mutes and kicks -------------------------------------------------------------------
+
+    async def put_mute(self, mute: MuteRecord) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO mutes (value, until, reason, created_at) "
+                         "VALUES (?, ?, ?, ?) ON CONFLICT (value) DO UPDATE SET "
+                         "until = excluded.until, reason = excluded.reason, "
+                         "created_at = excluded.created_at",
+                         (mute.value, mute.until, mute.reason, mute.created_at))
+
+        await self._write(work)
+
+    async def delete_mute(self, value: str) -> bool:
+        def work(conn: sqlite3.Connection) -> bool:
+            return conn.execute("DELETE FROM mutes WHERE value = ?", (value,)).rowcount > 0
+
+        return await self._write(work)
+
+    async def list_mutes(self) -> list[MuteRecord]:
+        def work(conn: sqlite3.Connection) -> list[MuteRecord]:
+            rows = conn.execute("SELECT value, until, reason, created_at FROM mutes "
+                                "ORDER BY created_at").fetchall()
+            return [MuteRecord(*row) for row in rows]
+
+        return await self._read(work)
+
+    async def put_kick(self, kick: KickRecord) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO kicks (room, value, account, seat, until, reason, "
+                         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (room, value) "
+                         "DO UPDATE SET account = excluded.account, seat = excluded.seat, "
+                         "until = excluded.until, reason = excluded.reason, "
+                         "created_at = excluded.created_at",
+                         attrs.astuple(kick))
+
+        await self._write(work)
+
+    async def delete_kick(self, room: str, value: str) -> bool:
+        def work(conn: sqlite3.Connection) -> bool:
+            return conn.execute("DELETE FROM kicks WHERE room = ? AND value = ?",
+                                (room, value)).rowcount > 0
+
+        return await self._write(work)
+
+    async def list_kicks(self) -> list[KickRecord]:
+        def work(conn: sqlite3.Connection) -> list[KickRecord]:
+            rows = conn.execute("SELECT room, value, account, seat, until, reason, created_at "
+                                "FROM kicks ORDER BY created_at").fetchall()
+            return [KickRecord(*row) for row in rows]
 
         return await self._read(work)

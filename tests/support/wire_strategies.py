@@ -119,6 +119,9 @@ server_messages = st.one_of(
                                  st.floats(0, 2e9)), max_size=3)),
     st.builds(m.MatchedPush, room_ids, seats, texts(1, 128), st.none() | texts(1, 60)),
     st.builds(m.MatchWaitingPush, st.integers(0, 4), st.integers(2, 4)),
+    st.builds(m.RemovedPush, st.none() | room_ids, st.sampled_from(["closed", "kicked",
+                                                                     "banned"]),
+              texts(1, 200), st.none() | st.floats(0, 2e9)),
 )
 
 messages = requests | server_messages

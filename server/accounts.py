@@ -156,7 +156,12 @@ class Accounts:
 
     def deliver_here(self, account: str, push: Any) -> None:
         data = encode(push)
+        # A connection sitting in the room a your_turn names sees the turn in that room's
+        # own view: the push is for the account's other places (docs/protocol.md).
+        here = push.room if isinstance(push, m.YourTurnPush) else None
         for conn in list(self.connections.get(account, ())):
+            if here is not None and conn.room is not None and conn.room.id == here:
+                continue
             conn.send_bytes(data)
 
     def room_changed(self, runner: RoomRunner) -> None:

@@ -259,6 +259,28 @@ async def test_a_correspondence_turn_reaches_a_player_sitting_in_the_lobby(conne
         assert (push.room, push.name) == (room, "Dissabte")
 
 
+async def test_your_turn_skips_the_connection_sitting_in_that_very_room(connect):
+    """The seat's own connection sees the turn in the room's view: only the account's other
+    connections (here one in the lobby) hear ``your_turn`` (docs/protocol.md)."""
+    biel_key = new_key()
+    anna = await connect("Anna", new_key())
+    biel = await connect("Biel", biel_key)
+    room = await started(anna, biel, turn_seconds=2 * 24 * 3600)
+    lobby = await connect("Biel", biel_key)
+    heard = 0
+    while heard < 3:  # three of Biel's turns, each reached while he sits in the room
+        version = await (anna, biel)[anna.state.view["turn"]].act(EndTurn())
+        for client in (anna, biel):
+            await caught_up(client, version)
+        if anna.state.view["turn"] == 1:
+            push = await next_of(lobby, m.YourTurnPush)
+            assert push.room == room
+            heard += 1
+    # the push went to every connection at once: Biel's, had it been sent, is in by now
+    await caught_up(biel, await biel.act(EndTurn()))
+    assert [p for p in biel.drain() if isinstance(p, m.YourTurnPush)] == []
+
+
 async def test_turn_timers_go_up_to_seven_days(connect):
     anna = await connect("Anna")
     week = await anna.request(m.CreateRoom, name="Setmana", seats=2, turn_seconds=7 * 86400)

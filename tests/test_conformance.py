@@ -19,9 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import re
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -68,6 +70,30 @@ SERVER_KEYS: dict[str, tuple[set[str], set[str]]] = {
     "chat": ({"type", "room", "seat", "name", "text"}, set()),
 }
 REPLIES = {"welcome", "rooms", "joined", "ok", "error"}
+
+#: The codes any request may be refused with, whatever it asks (docs: "Refusals and order").
+ANY_REQUEST = {"bad_message", "unknown_type", "invalid_field", "hello_first", "rate_limited",
+               "internal_error", "moved"}
+
+
+def documented_refusals() -> dict[str, set[str]]:
+    """Each request's own refusal codes, read from the page's table "Refusals and order,
+    request by request" (its first two columns)."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text("utf-8")
+    start = page.index("## Refusals and order, request by request")
+    out: dict[str, set[str]] = {}
+    for line in page[start:].splitlines()[1:]:
+        if line.startswith("## "):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) == 3:
+            [request] = re.findall(r"`([a-z_]+)`", cells[0])
+            codes = re.sub(r"\([^)]*\)", "", cells[1])  # (what is said in brackets: when)
+            out[request] = set(re.findall(r"`([a-z_]+)`", codes))
+    return out
+
+
+REFUSALS = documented_refusals()
 SUMMARY_KEYS = {"room", "name", "seats", "taken", "variant", "status", "turn_seconds"}
 
 #: Event kinds and their fields (docs: "Events").
@@ -276,6 +302,7 @@ class Peer:
         self.pending: list[dict[str, Any]] = []  # received, not yet taken by a test
         self.ids = itertools.count(1)
         self.sent: list[int] = []  # ids of requests expecting a reply with that `re`
+        self.kinds: dict[int, str] = {}  # the type of each request sent, by its id
         self.replies: Counter[int | None] = Counter()
         self.versions: dict[str, int] = {}  # the last state version seen, per room
         self.joining: set[str] = set()  # rooms whose `joined` came, their first push not yet
@@ -288,6 +315,7 @@ class Peer:
         """Send a request with a fresh id; its one reply."""
         msg_id = next(self.ids)
         self.sent.append(msg_id)
+        self.kinds[msg_id] = type_
         await self.send({"type": type_, "id": msg_id, **fields})
         return await self.take(lambda m: m.get("re") == msg_id and m["type"] in REPLIES)
 
@@ -392,6 +420,9 @@ class Peer:
             self.replies[msg["re"]] += 1
         if kind == "error":
             assert msg["code"] in ERROR_CODES and msg["code"] != "internal_error", msg
+            asked = self.kinds.get(msg["re"])
+            if asked in REFUSALS:  # a refusal the page lists for that request
+                assert msg["code"] in REFUSALS[asked] | ANY_REQUEST, (asked, msg)
             assert is_str(msg["message"]) and msg["message"]
             assert msg["rule"] is None or (is_str(msg["rule"]) and msg["code"] == "illegal_action")
             if msg["code"] == "illegal_action":

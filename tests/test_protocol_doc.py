@@ -186,3 +186,32 @@ def test_the_chat_bound_stated_is_the_store_s():
     from server.store.base import CHAT_KEPT
 
     assert f"**last {CHAT_KEPT} chat lines**" in section(DOC, "Replies and pushes")
+
+
+def refusal_codes(cell: str) -> list[str]:
+    """The codes of a refusals cell: its `names` outside the parentheses that say when."""
+    return names(re.sub(r"\([^)]*\)", "", cell))
+
+
+def refusal_rows() -> dict[str, list[str]]:
+    rows = first_table(section(DOC, "Refusals and order, request by request"))
+    return {names(row[0])[0]: row for row in rows}
+
+
+def test_every_request_has_one_row_of_refusals_and_order():
+    rows = first_table(section(DOC, "Refusals and order, request by request"))
+    assert sorted(names(row[0])[0] for row in rows) == sorted(m.REQUEST_TYPES)
+
+
+def test_every_refusal_listed_is_an_error_code():
+    for request, row in refusal_rows().items():
+        assert set(refusal_codes(row[1])) <= set(ERROR_CODES), request
+        assert names(row[2]), f"{request}: what it sends when it succeeds"
+
+
+def test_what_a_request_sends_first_is_its_reply_or_a_push_named_so():
+    """The third column starts with the request's reply (a server message type), or says that
+    a push comes first (`resync`)."""
+    for request, row in refusal_rows().items():
+        first = names(row[2])[0]
+        assert first in m.SERVER_TYPES, (request, first)

@@ -238,3 +238,72 @@ def test_the_wheel_segments_in_order():
     assert [NAME_TO_ID[name] for name in listed] == list(board.wheel_segments("normal")[:7])
     assert board.wheel_segments("normal")[7] == "all"
     assert board.wheel_segments("advanced")[7] == "none"
+
+
+# The order of the rules, and the names the network never carries -------------------------------
+
+#: For each rule of the page's second table, an action the rules engine refuses with it: over
+#: the network each is out of its field's form, so the server refuses it as invalid_field.
+FORM_ONLY = {
+    "unknown_action": {"kind": "fly"},
+    "unknown_region": {"kind": "move", "region": "mad"},
+    "bad_size": {"kind": "recruit", "sizes": [11]},
+    "bad_recruit": {"kind": "recruit", "sizes": [5, 5, 5]},
+    "bad_choice": {"kind": "train", "choice": "top"},
+    "unknown_tile": {"kind": "special", "effect": "perform", "tile": "lp99"},
+    "tower_empty": {"kind": "build", "levels": []},
+    "tower_empty_level": {"kind": "build", "levels": [[5], []]},
+    "tower_bad_size": {"kind": "build", "levels": [[11]]},
+}
+
+
+def form_only_table() -> set[str]:
+    body = section("Why an action is refused")
+    second = body[body.index("never\nreceives them"):]
+    return set(re.findall(r"`([a-z_]+)`", second))
+
+
+def test_the_rules_a_client_never_receives_are_refused_for_their_form_over_the_network():
+    import msgpack
+
+    from shared.codec import decode_request
+    from shared.errors import CastellError
+
+    assert form_only_table() == set(FORM_ONLY)
+    for rule, action in FORM_ONLY.items():
+        frame = msgpack.packb({"type": "action", "id": 1, **action})
+        with pytest.raises(CastellError) as info:
+            decode_request(frame)
+        assert info.value.code == "invalid_field", rule
+
+
+def test_an_action_that_breaks_several_rules_is_refused_for_the_first_in_the_page_s_order():
+    """A tower nine castellers wide of sizes the team does not have: too wide comes before the
+    team (§7); a tower mixing sizes two apart and too wide: its shape comes first; a special
+    action without tokens and with a move to a region not adjacent: tokens before the move."""
+    from shared.actions import Build
+    from shared.errors import RuleError
+    from tests.support.games import game, on_turn, with_player
+
+    start = on_turn(game(3, seed=1), 0)
+    state = with_player(start, 0, team=(1, 2), region="bcn")
+    order = [c for row in rows_of_rules() for c in row]
+    cases = [
+        (Build(((9,) * 9,)), ("tower_too_wide", "not_in_team")),
+        (Build(((9, 7, 7, 7, 7, 7, 7, 7, 7),)), ("tower_mixed_sizes", "tower_too_wide")),
+        (Special("move", region="alt"), ("no_tokens", "not_adjacent")),
+    ]
+    no_tokens = with_player(state, 0, tokens=0)
+    for action, (first, later) in cases:
+        with pytest.raises(RuleError) as info:
+            apply(no_tokens if isinstance(action, Special) else state, 0, action)
+        assert info.value.code == first
+        assert order.index(first) < order.index(later)
+
+
+def rows_of_rules() -> list[list[str]]:
+    """The rule names of the page's first table of refusals, row by row, in its order."""
+    body = section("Why an action is refused")
+    first = body[:body.index("never\nreceives them")]
+    return [re.findall(r"`([a-z_]+)`", line.split("|")[1])
+            for line in first.splitlines() if line.startswith("| `")]

@@ -146,6 +146,9 @@ class ServerConfig:
     match_window: int = 100
     match_widen: float = 10.0
     match_window_max: int = 1000
+    #: Seconds a quick match's seats are held for its players: a room whose matched seats
+    #: are not all taken by then is called off (server.reservations).
+    match_reserve: float = 10.0
 
     @property
     def frame_limits(self) -> codec.FrameLimits:

@@ -315,7 +315,7 @@ class Requests:
         # Rooms being created count as well: the check and the room's existence are apart
         # by a store write, which many connections from one address could slip between.
         address = conn.address
-        if sum(r.room.host_address == address for r in self.lobby.rooms.values()) \
+        if self.lobby.rooms_by_address()[address] \
                 + self.creating.get(address, 0) >= self.config.rooms_per_address:
             raise CastellError("your address has too many rooms open", code="rate_limited")
         if (conn.name or "").casefold() in RESERVED_NAMES:  # refused before a room is made

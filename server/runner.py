@@ -144,6 +144,9 @@ class RoomRunner:
         self._history: History | None = None if store is not None else History()
         #: The rematch made of this (finished) room, once a player asked for one.
         self.rematch: RoomRunner | None = None
+        #: The addresses this room counts against for ``--rooms-per-address`` besides its
+        #: creator's (``room.host_address``): a quick match's players' (server.matchmaking).
+        self.addresses: frozenset[str] = frozenset()
 
     @property
     def id(self) -> str:

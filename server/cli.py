@@ -177,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         rated.add_argument(flag, type=kind, default=default, metavar=metavar,
                            help=f"{text} (default {default})")
+    rated.add_argument("--rated-one-network", action="store_true",
+                       help="let accounts connected from one network (a /24, a /64) meet "
+                            "in rated play: for a server on a LAN")
     return p
 
 
@@ -232,6 +235,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         rated_turn_seconds=args.rated_turn_seconds, match_interval=args.match_interval,
         match_window=args.match_window, match_widen=args.match_widen,
         match_window_max=args.match_window_max, match_reserve=args.match_reserve,
+        rated_one_network=args.rated_one_network,
     )
 
 

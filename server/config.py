@@ -149,6 +149,9 @@ class ServerConfig:
     #: Seconds a quick match's seats are held for its players: a room whose matched seats
     #: are not all taken by then is called off (server.reservations).
     match_reserve: float = 10.0
+    #: Let accounts connected from one network (a /24, a /64) meet in rated play: for a
+    #: server on a LAN, where everyone shares one (server.ratings, "the floor").
+    rated_one_network: bool = False
 
     @property
     def frame_limits(self) -> codec.FrameLimits:

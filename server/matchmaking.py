@@ -5,7 +5,8 @@ the server keeps a :class:`Wish` for them in the queue. Each round (every ``matc
 seconds) the matcher groups waiting wishes (:func:`find_matches`, pure: it takes ``now``):
 
 * a group is of one seat count every member accepts, all rated or all unrated, and (rated)
-  of ratings close enough: two players may be as far apart as the smaller of their
+  of players from different networks (:func:`server.ratings.may_meet`) and of ratings
+  close enough: two players may be as far apart as the smaller of their
   *windows*, ``match_window`` points at first, ``match_widen`` more for every second waited,
   at most ``match_window_max`` (:func:`window`);
 * the oldest wish is served first, with the largest count it accepts that can be filled,
@@ -45,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from server.limits import rooms_left
+from server.ratings import may_meet
 from server.relay import listen
 from server.reservations import Reservations
 from shared import messages as m
@@ -98,6 +100,8 @@ class Windows:
     start: float = 100.0
     widen: float = 10.0
     most: float = 1000.0
+    #: Whether accounts of one network may meet in rated play (``--rated-one-network``).
+    one_network: bool = False
 
 
 def window(wish: Wish, now: float, w: Windows) -> float:
@@ -113,6 +117,8 @@ def compatible(a: Wish, b: Wish, now: float, w: Windows) -> bool:
         return False
     if not a.rated:
         return True
+    if not w.one_network and not may_meet(a.address, b.address):
+        return False  # the floor of rated play (server.ratings)
     return abs(a.rating - b.rating) <= min(window(a, now, w), window(b, now, w))
 
 
@@ -327,7 +333,7 @@ class Matchmaker:
         self.ratings = ratings
         self.clock = clock
         self.windows = Windows(config.match_window, config.match_widen,
-                               config.match_window_max)
+                               config.match_window_max, config.rated_one_network)
         self.queue: LocalQueue | RedisQueue = LocalQueue()
         self.cluster: ClusterNode | None = None
         #: This node's waiting connections, by ticket; and each connection's ticket.

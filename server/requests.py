@@ -22,7 +22,7 @@ from server.export import record_file, room_record_file
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.matchmaking import Matchmaker
-from server.ratings import Ratings
+from server.ratings import Ratings, check_may_sit
 from server.room import RESERVED_NAMES, BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
@@ -385,6 +385,9 @@ class Requests:
                 log.info("%s took back seat %s of room %s by its account", conn.id, index,
                          runner.id)
             else:
+                if runner.room.rated and not self.config.rated_one_network:
+                    check_may_sit(conn.address, [s.member.address for s in runner.room.seats
+                                                 if s is not None and s.member is not None])
                 await runner.join(conn, conn.name or "?", msg.id, account=conn.account)
             conn.enter(runner, seated=True)
 

@@ -230,6 +230,8 @@ class Controller:
             rated = self.rating_lines()
             if rated and any(p.rating_before is not None for p in view.players):
                 self.screen.show(["Ratings: " + " · ".join(rated)])
+            if view.unrated:
+                self.screen.show([f"Ratings unchanged: {safe(view.unrated)}"])
             if note is not None:
                 self.screen.info(note)
 
@@ -587,10 +589,11 @@ class Controller:
         for p in view.players:
             if p.rating is None:
                 continue
+            mark = "?" if p.provisional else ""
             if p.rating_before is not None:
-                out.append(f"{safe(p.name)} {lb.change_text(p.rating_before, p.rating)}")
+                out.append(f"{safe(p.name)} {lb.change_text(p.rating_before, p.rating)}{mark}")
             else:
-                out.append(f"{safe(p.name)} {p.rating}")
+                out.append(f"{safe(p.name)} {lb.rating_text(p.rating, p.provisional)}")
         return out
 
     async def _bell(self, args: list[str]) -> None:

@@ -271,7 +271,10 @@ def leaderboard_lines(entries: tuple[LeaderEntry, ...]) -> list[str]:
 def profile_lines(p: ProfileReply) -> list[str]:
     """The ``profile`` reply as text."""
     rank = f" · #{p.rank}" if p.rank is not None else " · not ranked yet"
-    lines = [f"{safe(p.name)}: rating {p.rating}{rank} · {p.games} rated games, {p.wins} won"]
+    rating = rating_text(p.rating, p.provisional)
+    lines = [f"{safe(p.name)}: rating {rating}{rank} · {p.games} rated games, {p.wins} won"]
+    if p.provisional:
+        lines.append("  (? provisional: too few rated games, or opponents, to be sure yet)")
     if p.by_seats:
         lines.append("  " + " · ".join(f"{s.seats} players: {s.wins} of {s.games} won"
                                        for s in p.by_seats))
@@ -280,6 +283,11 @@ def profile_lines(p: ProfileReply) -> list[str]:
         lines.append(f"  {g.seats} players · {place} · {change_text(g.before, g.after)}"
                      f" · id {g.room}")
     return lines
+
+
+def rating_text(rating: int, provisional: bool | None = False) -> str:
+    """A rating as shown: ``1516``, or ``1516?`` while it is provisional."""
+    return f"{rating}?" if provisional else str(rating)
 
 
 def change_text(before: int, after: int) -> str:

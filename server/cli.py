@@ -178,9 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
         ("--match-widen", float, d.match_widen, "POINTS",
          "how much wider that window grows every second of waiting"),
         ("--match-window-max", int, d.match_window_max, "POINTS", "the widest it grows"),
+        ("--match-reserve", float, d.match_reserve, "SECONDS",
+         "how long a quick match holds its seats: a room whose players have not all taken "
+         "them by then is called off"),
     ):
         rated.add_argument(flag, type=kind, default=default, metavar=metavar,
                            help=f"{text} (default {default})")
+    rated.add_argument("--rated-one-network", action="store_true",
+                       help="let accounts connected from one network (a /24, a /64) meet "
+                            "in rated play: for a server on a LAN")
     return p
 
 
@@ -238,7 +244,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         leaderboard_min_games=args.leaderboard_min_games,
         rated_turn_seconds=args.rated_turn_seconds, match_interval=args.match_interval,
         match_window=args.match_window, match_widen=args.match_widen,
-        match_window_max=args.match_window_max,
+        match_window_max=args.match_window_max, match_reserve=args.match_reserve,
+        rated_one_network=args.rated_one_network,
     )
 
 

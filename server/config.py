@@ -154,6 +154,12 @@ class ServerConfig:
     match_window: int = 100
     match_widen: float = 10.0
     match_window_max: int = 1000
+    #: Seconds a quick match's seats are held for its players: a room whose matched seats
+    #: are not all taken by then is called off (server.reservations).
+    match_reserve: float = 10.0
+    #: Let accounts connected from one network (a /24, a /64) meet in rated play: for a
+    #: server on a LAN, where everyone shares one (server.ratings, "the floor").
+    rated_one_network: bool = False
 
     @property
     def frame_limits(self) -> codec.FrameLimits:

@@ -75,3 +75,10 @@ def network_of(address: str) -> str:
         ip = ip.ipv4_mapped
     prefix = 24 if ip.version == 4 else 64
     return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))
+
+
+def rooms_left(addresses: set[str], held: dict[str, int], cap: int) -> dict[str, int]:
+    """How many more rooms each of ``addresses`` may have (``--rooms-per-address``), given
+    the rooms that count against it now (``held``): what the quick-match matcher may still
+    make for its players."""
+    return {a: max(0, cap - held.get(a, 0)) for a in addresses}

@@ -14,6 +14,7 @@ import bisect
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -120,6 +121,15 @@ class Lobby:
     @property
     def has_room_for_more(self) -> bool:
         return len(self.rooms) < self.max_rooms
+
+    def rooms_by_address(self) -> Counter[str]:
+        """How many of this server's rooms count against each address (``--rooms-per-address``):
+        those created from it, and the quick matches of its players."""
+        out: Counter[str] = Counter()
+        for runner in self.rooms.values():
+            host = runner.room.host_address
+            out.update(runner.addresses | ({host} if host is not None else set()))
+        return out
 
     def check_capacity(self) -> None:
         """Refuse a new room once this server holds as many as it may (``--max-rooms``)."""

@@ -5,7 +5,8 @@ the server keeps a :class:`Wish` for them in the queue. Each round (every ``matc
 seconds) the matcher groups waiting wishes (:func:`find_matches`, pure: it takes ``now``):
 
 * a group is of one seat count every member accepts, all rated or all unrated, and (rated)
-  of ratings close enough: two players may be as far apart as the smaller of their
+  of players from different networks (:func:`server.ratings.may_meet`) and of ratings
+  close enough: two players may be as far apart as the smaller of their
   *windows*, ``match_window`` points at first, ``match_widen`` more for every second waited,
   at most ``match_window_max`` (:func:`window`);
 * the oldest wish is served first, with the largest count it accepts that can be filled,
@@ -15,8 +16,13 @@ seconds) the matcher groups waiting wishes (:func:`find_matches`, pure: it takes
 
 A group gets a room of its own, created, seated and started by the matcher's node; each
 member hears ``matched`` (room, seat, seat token, and ``url`` when it asked on another node
-of the cluster) and takes its seat with ``join_room`` and the token. Members still waiting
-hear ``match_waiting`` (how many of the closest game are found) when that changes.
+of the cluster) and takes its seat with ``join_room`` and the token. The room counts against
+its players' room caps as one they created would (``--rooms-per-connection``,
+``--rooms-per-address``): a wish is refused when its asker is at either, and waits while its
+address has no room left; and its seats are held for ``--match-reserve`` seconds only
+(:mod:`server.reservations`): a room whose players do not all come is called off. Members
+still waiting hear ``match_waiting`` (how many of the closest game are found) when that
+changes.
 ``cancel_match`` and a dropped connection leave the queue.
 
 On a lone server the queue is in memory (:class:`LocalQueue`). In a cluster it is one for all
@@ -39,7 +45,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from server.limits import rooms_left
+from server.ratings import may_meet
 from server.relay import listen
+from server.reservations import Reservations
 from shared import messages as m
 from shared.codec import encode
 from shared.errors import CastellError
@@ -59,7 +68,8 @@ log = logging.getLogger("castell.match")
 class Wish:
     """One player waiting: ``ticket`` (unique), the node and connection it waits on, its
     name and account, its displayed rating, the seat counts it accepts, rated or not, since
-    when (the matcher's clock) and after how many seconds bots may fill (None: never)."""
+    when (the matcher's clock), after how many seconds bots may fill (None: never), and the
+    address it asked from."""
 
     ticket: str
     node: str
@@ -71,6 +81,8 @@ class Wish:
     rated: bool
     since: float
     bots_after: float | None = None
+    #: The address it asked from: the room it gets counts against that address's rooms.
+    address: str = ""
 
 
 @attrs.frozen
@@ -88,6 +100,8 @@ class Windows:
     start: float = 100.0
     widen: float = 10.0
     most: float = 1000.0
+    #: Whether accounts of one network may meet in rated play (``--rated-one-network``).
+    one_network: bool = False
 
 
 def window(wish: Wish, now: float, w: Windows) -> float:
@@ -103,6 +117,8 @@ def compatible(a: Wish, b: Wish, now: float, w: Windows) -> bool:
         return False
     if not a.rated:
         return True
+    if not w.one_network and not may_meet(a.address, b.address):
+        return False  # the floor of rated play (server.ratings)
     return abs(a.rating - b.rating) <= min(window(a, now, w), window(b, now, w))
 
 
@@ -117,15 +133,25 @@ def _group(first: Wish, others: list[Wish], seats: int, now: float, w: Windows,
     return chosen
 
 
-def find_matches(wishes: list[Wish], now: float, w: Windows) -> list[Match]:
-    """The groups the queue makes at ``now`` (see the module docstring)."""
+def find_matches(wishes: list[Wish], now: float, w: Windows,
+                 rooms_left: dict[str, int] | None = None) -> list[Match]:
+    """The groups the queue makes at ``now`` (see the module docstring). ``rooms_left``:
+    how many more rooms each address may have (``--rooms-per-address``; an address not in
+    it, any number): a wish whose address has none left waits, and every group made takes
+    one from each of its addresses."""
+    left = dict(rooms_left) if rooms_left is not None else None
+
+    def may(x: Wish) -> bool:
+        return left is None or left.get(x.address, 1) > 0
+
     waiting = sorted(wishes, key=lambda x: (x.since, x.ticket))
     used: set[str] = set()
     out: list[Match] = []
     for first in waiting:
-        if first.ticket in used:
+        if first.ticket in used or not may(first):
             continue
-        others = [x for x in waiting if x.ticket not in used and compatible(first, x, now, w)]
+        others = [x for x in waiting if x.ticket not in used and may(x)
+                  and compatible(first, x, now, w)]
         for seats in sorted(set(first.seats), reverse=True):
             chosen = _group(first, others, seats, now, w)
             if len(chosen) == seats:
@@ -138,6 +164,10 @@ def find_matches(wishes: list[Wish], now: float, w: Windows) -> list[Match]:
             chosen = _group(first, others, seats, now, w)
         out.append(Match(tuple(chosen), seats))
         used.update(x.ticket for x in chosen)
+        if left is not None:
+            for address in {x.address for x in chosen}:
+                if address in left:
+                    left[address] -= 1
     return out
 
 
@@ -303,7 +333,7 @@ class Matchmaker:
         self.ratings = ratings
         self.clock = clock
         self.windows = Windows(config.match_window, config.match_widen,
-                               config.match_window_max)
+                               config.match_window_max, config.rated_one_network)
         self.queue: LocalQueue | RedisQueue = LocalQueue()
         self.cluster: ClusterNode | None = None
         #: This node's waiting connections, by ticket; and each connection's ticket.
@@ -311,6 +341,8 @@ class Matchmaker:
         self.tickets: dict[Connection, str] = {}
         #: The last ``match_waiting`` each ticket here was sent.
         self.told: dict[str, tuple[int, int]] = {}
+        #: The matched seats of the rooms this node made, held ``match_reserve`` seconds.
+        self.reservations = Reservations(lobby, config.match_reserve)
         #: Groups matched and players seated by this node (for the bench, and the log).
         self.matched = 0
         self.players = 0
@@ -335,6 +367,7 @@ class Matchmaker:
         self._tasks.append(asyncio.get_running_loop().create_task(self._hearing(pubsub)))
 
     async def close(self) -> None:
+        await self.reservations.close()
         for task in [self._loop, *self._tasks]:
             if task is not None:
                 task.cancel()
@@ -354,6 +387,7 @@ class Matchmaker:
         if msg.rated and msg.bots_after is not None:
             raise CastellError("bots never sit in a rated game: bots_after is for unrated "
                                "quick matches", code="rated_room")
+        self.check_caps(conn)
         rating = 1500
         if msg.rated:
             assert conn.account is not None
@@ -362,12 +396,21 @@ class Matchmaker:
         ticket = "q" + secrets.token_hex(8)
         wish = Wish(ticket, self.node_id, conn.id, conn.name or "?", conn.account, rating,
                     tuple(sorted(set(msg.seats))), msg.rated, self.clock(),
-                    None if msg.bots_after is None else float(msg.bots_after))
+                    None if msg.bots_after is None else float(msg.bots_after),
+                    conn.address)
         await self.queue.add(wish)
         self.here[ticket] = conn
         self.tickets[conn] = ticket
         log.info("%s waits for a quick match (%s, seats %s)", conn.id,
                  "rated" if msg.rated else "unrated", "/".join(map(str, wish.seats)))
+
+    def check_caps(self, conn: Connection) -> None:
+        """A quick match's room counts against its players' room caps, as a room they
+        created would: refused (``rate_limited``) when ``conn`` is at either."""
+        if conn.rooms_created >= self.config.rooms_per_connection:
+            raise CastellError("you have created too many rooms", code="rate_limited")
+        if self.lobby.rooms_by_address()[conn.address] >= self.config.rooms_per_address:
+            raise CastellError("your address has too many rooms open", code="rate_limited")
 
     async def cancel(self, conn: Connection) -> bool:
         """Take ``conn`` out of the queue; whether it was in it."""
@@ -406,7 +449,9 @@ class Matchmaker:
         started = 0
         if wishes and await self.queue.may_match():
             taken: list[Match] = []
-            for match in find_matches(wishes, now, self.windows):
+            left = rooms_left({w.address for w in wishes}, self.lobby.rooms_by_address(),
+                              self.config.rooms_per_address)
+            for match in find_matches(wishes, now, self.windows, left):
                 if await self.queue.take([w.ticket for w in match.wishes]):
                     taken.append(match)
             # The rooms are set up side by side: their store writes share commits.
@@ -443,8 +488,10 @@ class Matchmaker:
                                              rated=rated)
         tokens = [secrets.token_urlsafe(24) for _ in match.wishes]
         names = unique_names([w.name for w in match.wishes])
+        runner.addresses = frozenset(w.address for w in match.wishes)
         await runner.seat_matched([(n, t, w.account) for w, n, t
                                    in zip(match.wishes, names, tokens, strict=True)])
+        self.reservations.hold(runner, len(match.wishes))
         self.matched += 1
         self.players += len(match.wishes)
         log.info("room %s: a quick match of %s", runner.id,
@@ -466,6 +513,7 @@ class Matchmaker:
         if conn is None:
             return
         self.tickets.pop(conn, None)
+        conn.rooms_created += 1  # the room counts against its players' caps
         conn.send_bytes(encode(push))
 
     async def _hearing(self, pubsub: Any) -> None:

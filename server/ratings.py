@@ -12,16 +12,32 @@ What players see is one integer (:func:`display`): the conservative estimate
 
 :class:`Ratings` answers ``leaderboard`` and ``profile`` from the store; ratings need one (a
 server without a store refuses rated rooms).
+
+**The floor of rated play** (docs/protocol.md, "Ratings and quick match"), pure functions
+here, applied by the room (:func:`played`), the matcher and the seat requests
+(:func:`may_meet`), and the replies (:func:`provisional`):
+
+* a game where nobody played — every turn of every player only ended (:func:`played`) — is
+  not rated: its result says why (:data:`NOBODY_PLAYED`);
+* two accounts from one network (the /24 of an IPv4 address, the /64 of an IPv6 one) do not
+  meet in rated play (:func:`may_meet`): not matched, not seated in one rated room;
+* a rating is *provisional* until its account has played :data:`ESTABLISHED` ``.games``
+  rated games against at least ``.opponents`` distinct opponents (:func:`provisional`):
+  shown as such, and left off the leaderboard.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from openskill.models import PlackettLuce
 
+from server.limits import network_of
 from server.store.base import Placing, RatedGame, RatingRecord
 from shared import messages as m
+from shared.actions import EndTurn
 from shared.errors import CastellError
 
 if TYPE_CHECKING:
@@ -39,6 +55,48 @@ BASE = 1500
 SCALE = 20
 
 
+@attrs.frozen
+class Floor:
+    """What makes a rating established: ``games`` rated games against ``opponents``
+    distinct accounts at least."""
+
+    games: int
+    opponents: int
+
+
+#: A rating is provisional until then (docs/protocol.md, "Ratings and quick match").
+ESTABLISHED = Floor(games=5, opponents=3)
+
+#: Why a rated game where nobody played was not rated (its stored result's ``unrated``).
+NOBODY_PLAYED = "not rated: nobody played, every turn was only ended"
+
+
+def provisional(games: int, opponents: int, floor: Floor = ESTABLISHED) -> bool:
+    """Whether a rating of ``games`` rated games against ``opponents`` distinct accounts is
+    still provisional."""
+    return games < floor.games or opponents < floor.opponents
+
+
+def played(actions: Iterable[object]) -> bool:
+    """Whether a game of these actions was played: some player did more than end turns (a
+    turn the timer ended is an ended turn too)."""
+    return any(not isinstance(action, EndTurn) for action in actions)
+
+
+def may_meet(a: str | None, b: str | None) -> bool:
+    """Whether players connected from addresses ``a`` and ``b`` may meet in rated play: not
+    from one network (server.limits.network_of); an unknown address meets anyone."""
+    return not a or not b or network_of(a) != network_of(b)
+
+
+def check_may_sit(address: str | None, seated: Iterable[str | None]) -> None:
+    """Refuse (``rated_room``) a seat of a rated room to a player connected from the network
+    of one already seated there (``seated``: their addresses)."""
+    if not all(may_meet(address, other) for other in seated):
+        raise CastellError("a rated game is between players of different networks: an "
+                           "account from yours already sits in this room", code="rated_room")
+
+
 def display(mu: float, sigma: float) -> int:
     """The rating players see: ``round(1500 + 20 · (mu − 3·sigma))``."""
     return round(BASE + SCALE * (mu - 3 * sigma))
@@ -53,6 +111,14 @@ def rate(current: dict[str, tuple[float, float]], placings: tuple[Placing, ...],
     rated = MODEL.rate(teams, ranks=[float(p.place) for p in placings])
     return {p.account: (team[0].mu, team[0].sigma)
             for p, team in zip(placings, rated, strict=True)}
+
+
+async def provisional_of(store: Store, accounts: tuple[str, ...]) -> dict[str, bool]:
+    """Whether each of ``accounts``' rating is still provisional (:func:`provisional`)."""
+    known = await store.ratings(accounts)
+    opponents = await store.opponents(accounts)
+    return {a: provisional(known[a].games if a in known else 0, opponents.get(a, 0))
+            for a in accounts}
 
 
 async def shown_ratings(store: Store, accounts: tuple[str, ...]) -> dict[str, int]:
@@ -114,6 +180,12 @@ class Ratings:
         #: Rated games an account needs to appear on the leaderboard.
         self.min_games = min_games
 
+    @property
+    def games(self) -> int:
+        """Rated games an account needs to be ranked: ``min_games``, and never fewer than
+        an established rating needs (:data:`ESTABLISHED`)."""
+        return max(self.min_games, ESTABLISHED.games)
+
     def need_store(self) -> Store:
         if self.store is None:
             raise CastellError("this server keeps no ratings: it runs without a store",
@@ -125,15 +197,16 @@ class Ratings:
         return await shown_ratings(self.need_store(), accounts)
 
     async def leaderboard(self, limit: int, around: str | None) -> list[m.LeaderEntry]:
-        """The ranked entries: the best ``limit``, or (``around``: an account) the ``limit``
-        around that account's place (the best ones when it is not ranked)."""
+        """The ranked entries, established ratings only: the best ``limit``, or
+        (``around``: an account) the ``limit`` around that account's place (the best ones
+        when it is not ranked)."""
         store = self.need_store()
         offset = 0
         if around is not None:
-            rank = await store.rank_of(around, self.min_games)
+            rank = await store.rank_of(around, self.games, ESTABLISHED.opponents)
             if rank is not None:
                 offset = max(0, rank - limit // 2)
-        rows = await store.leaderboard(self.min_games, limit, offset)
+        rows = await store.leaderboard(self.games, limit, offset, ESTABLISHED.opponents)
         return [_entry(offset + i + 1, r) for i, r in enumerate(rows)]
 
     async def profile(self, re: int, account: str, name: str, last: int) -> m.ProfileReply:
@@ -142,7 +215,8 @@ class Ratings:
         mu, sigma = (known.mu, known.sigma) if known else (MU, SIGMA)
         by_seats = await store.wins_by_seats(account)
         games = await store.rated_games(account, last)
-        rank = await store.rank_of(account, self.min_games)
+        rank = await store.rank_of(account, self.games, ESTABLISHED.opponents)
+        opponents = (await store.opponents((account,))).get(account, 0)
         return m.ProfileReply(
             re=re, name=name, rating=display(mu, sigma),
             games=known.games if known else 0, wins=known.wins if known else 0,
@@ -153,4 +227,5 @@ class Ratings:
                                      before=display(g.mu_before, g.sigma_before),
                                      after=display(g.mu_after, g.sigma_after),
                                      at=g.at) for g in games),
+            provisional=provisional(known.games if known else 0, opponents),
         )

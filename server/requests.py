@@ -23,7 +23,7 @@ from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.matchmaking import Matchmaker
 from server.names import clean_name
-from server.ratings import Ratings
+from server.ratings import Ratings, check_may_sit
 from server.registrations import Registrations
 from server.rematch import Rematches
 from server.room import RESERVED_NAMES, BadToken
@@ -347,7 +347,7 @@ class Requests:
         # Rooms being created count as well: the check and the room's existence are apart
         # by a store write, which many connections from one address could slip between.
         address = conn.address
-        if sum(r.room.host_address == address for r in self.lobby.rooms.values()) \
+        if self.lobby.rooms_by_address()[address] \
                 + self.creating.get(address, 0) >= self.config.rooms_per_address:
             raise CastellError("your address has too many rooms open", code="rate_limited")
         if (conn.name or "").casefold() in RESERVED_NAMES:  # refused before a room is made
@@ -423,6 +423,9 @@ class Requests:
                 log.info("%s took back seat %s of room %s by its account", conn.id, index,
                          runner.id)
             else:
+                if runner.room.rated and not self.config.rated_one_network:
+                    check_may_sit(conn.address, [s.member.address for s in runner.room.seats
+                                                 if s is not None and s.member is not None])
                 await runner.join(conn, conn.name or "?", msg.id, account=conn.account)
             conn.enter(runner, seated=True)
 

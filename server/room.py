@@ -33,7 +33,7 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
-from server import bots
+from server import bots, ratings
 from server.names import name_key
 from server.store.base import (
     ActionRecord,
@@ -432,6 +432,10 @@ class Room(Generic[M]):
         self.rated = rated
         self.ratings: dict[int, int] = {}
         self.ratings_before: dict[int, int] = {}
+        #: Whether each seat's rating is still provisional; and, for a rated game whose
+        #: end was not rated, why (server.ratings: nobody played).
+        self.provisional: dict[int, bool] = {}
+        self.unrated: str | None = None
 
     @classmethod
     def from_record(cls, record: GameRecord, *, now: float, **options: Any) -> Room[M]:
@@ -459,6 +463,8 @@ class Room(Generic[M]):
             room._turn_key = (state.round, state.turn)
             if state.over:
                 room.finished_at = r.finished_at or now
+                if record.result is not None and record.result.get("unrated"):
+                    room.unrated = str(record.result["unrated"])
         room.version = room.stored_version = r.version
         room.changed_at = now
         room.accounts_read = False
@@ -480,6 +486,7 @@ class Room(Generic[M]):
                                          time_scale=self.time_scale, fenced=self.fenced)
         room.host_address = self.host_address
         room.ratings, room.ratings_before = self.ratings, self.ratings_before
+        room.provisional, room.unrated = self.provisional, self.unrated
         room.creator_seat = self.creator_seat
         for seat in self.seats:
             if seat is not None and seat.member is not None:
@@ -528,11 +535,13 @@ class Room(Generic[M]):
             players=tuple(
                 SeatInfo(seat=s.index, name=s.name, bot=s.bot is not None, connected=s.connected,
                          rating=self.ratings.get(s.index),
-                         rating_before=self.ratings_before.get(s.index))
+                         rating_before=self.ratings_before.get(s.index),
+                         provisional=self.provisional.get(s.index))
                 for s in self.seats
                 if s is not None
             ),
             spectators=tuple(self.spectators.values()),
+            unrated=self.unrated,
         )
 
     def summary(self) -> m.RoomSummary:
@@ -732,7 +741,7 @@ class Room(Generic[M]):
 
     def take_seat(self, member: M, name: str, re: int, *, now: float,
                   token: str | None = None, account: str | None = None,
-                  rating: int | None = None) -> Change:
+                  rating: int | None = None, provisional: bool | None = None) -> Change:
         """Seat a person in the lowest free seat (the one a rematch offers them, if any); on
         commit they get ``joined`` (with their seat's secret token) and the current view. A
         seat taken by a signed-in ``account`` belongs to it."""
@@ -754,6 +763,8 @@ class Room(Generic[M]):
             self._claimed(index, account)
             if rating is not None:
                 self.ratings[index] = rating
+            if provisional is not None:
+                self.provisional[index] = provisional
             if self.creator_seat is None:
                 self.creator_seat = index
             code = self.code if self.creator == member else None
@@ -808,7 +819,7 @@ class Room(Generic[M]):
             self._accounted.add(index)
 
     def seat_matched(self, index: int, name: str, token: str, account: str | None,
-                     rating: int | None = None) -> Change:
+                     rating: int | None = None, provisional: bool | None = None) -> Change:
         """A quick match seats a person in seat ``index`` before they are here (they take it
         with ``token``, as a player coming back does); it belongs to ``account``."""
         if self.seats[index] is not None:
@@ -825,6 +836,8 @@ class Room(Generic[M]):
             self._claimed(index, account)
             if rating is not None:
                 self.ratings[index] = rating
+            if provisional is not None:
+                self.provisional[index] = provisional
             if self.creator_seat is None:
                 self.creator_seat = index
             return _Outcome([ev.PlayerJoined(index, name)])
@@ -1093,6 +1106,11 @@ class Room(Generic[M]):
         if self.state is None:
             raise RoomError("the game has not started yet", code="game_not_started")
         new, events = engine.apply(self.state, seat, action)
+        # The floor of rated play (server.ratings): a game nobody played is not rated.
+        unrated = None
+        if new.over and self.rated and not ratings.played(
+                [*(a for _, a in self.log), action]):
+            unrated = ratings.NOBODY_PLAYED
 
         def writes(version: int) -> list[Write]:
             # Acknowledged means durable (docs/protocol.md): stored first, then changed.
@@ -1100,13 +1118,18 @@ class Room(Generic[M]):
                 self.id, len(self.log), seat, pack_action(action), now, version, timed_out,
             ), self._fence())]
             if new.over:  # the action just stored this version: the result expects it
-                out.append(Finish(self.id, game_result(new), now,
-                                  version if self.fenced else None, rated=self.rated))
+                result = game_result(new)
+                if unrated is not None:
+                    result["unrated"] = unrated
+                out.append(Finish(self.id, result, now, version if self.fenced else None,
+                                  rated=self.rated and unrated is None))
             return out
 
         def apply() -> _Outcome[M]:
             self.log.append((seat, action))
             self.state = new
+            if unrated is not None:
+                self.unrated = unrated
             before: list[Any] = []
             if ack is not None:
                 member, re = ack

@@ -29,6 +29,7 @@ import msgpack
 from server.history import Entry, History, derive
 from server.ratings import (
     finish_rated,
+    provisional_of,
     rated_changes,
     rating_changes,
     shown_ratings,
@@ -142,6 +143,9 @@ class RoomRunner:
         #: The room's history as derived from the store (None: not yet, or to derive
         #: again), kept up to date as changes commit; without a store, from memory alone.
         self._history: History | None = None if store is not None else History()
+        #: The addresses this room counts against for ``--rooms-per-address`` besides its
+        #: creator's (``room.host_address``): a quick match's players' (server.matchmaking).
+        self.addresses: frozenset[str] = frozenset()
 
     @property
     def id(self) -> str:
@@ -161,7 +165,9 @@ class RoomRunner:
             await self._settle()
             rating = await self._rating_of(account)
             await self._request(self.room.take_seat(conn, name, re, now=self.clock(),
-                                                    account=account, rating=rating))
+                                                    account=account, rating=rating,
+                                                    provisional=await self._provisional(
+                                                        account)))
             seat = self.room.seat_of(conn)
             assert seat is not None
             return seat
@@ -193,8 +199,8 @@ class RoomRunner:
             self._check_held()
             for index, (name, token, account) in enumerate(players):
                 rating = await self._rating_of(account)
-                await self._request(self.room.seat_matched(index, name, token, account,
-                                                           rating))
+                await self._request(self.room.seat_matched(
+                    index, name, token, account, rating, await self._provisional(account)))
             for index in range(len(players), self.room.size):
                 await self._request(self.room.seat_bot(index, "normal"))
             await self._request(self.room.start_matched(now=self.clock()))
@@ -204,6 +210,19 @@ class RoomRunner:
         if not self.room.rated or account is None or self.store is None:
             return None
         return (await shown_ratings(self.store, (account,)))[account]
+
+    async def _provisional(self, account: str | None) -> bool | None:
+        """Whether ``account``'s rating is provisional, in a rated room (None elsewhere)."""
+        if not self.room.rated or account is None or self.store is None:
+            return None
+        return (await provisional_of(self.store, (account,)))[account]
+
+    async def _read_provisional(self, accounts: dict[int, str]) -> None:
+        """Which of the seats' (seat → account) ratings are provisional now."""
+        assert self.store is not None
+        known = await provisional_of(self.store, tuple(set(accounts.values())))
+        for index, account in accounts.items():
+            self.room.provisional[index] = known[account]
 
     async def _read_ratings(self) -> None:
         """A rated room read from the store learns its seats' ratings (and a finished one,
@@ -215,6 +234,7 @@ class RoomRunner:
         shown = await shown_ratings(self.store, tuple(accounts.values()))
         for index, account in accounts.items():
             room.ratings[index] = shown[account]
+        await self._read_provisional(accounts)
         if room.status == "finished":
             room.rated_end(await rated_changes(self.store, room.id, accounts))
 
@@ -380,6 +400,7 @@ class RoomRunner:
                     done = await perform(self.store, write)
                     if isinstance(write, Finish) and done:
                         self.room.rated_end(rating_changes(done))
+                        await self._read_provisional({g.seat: g.account for g in done})
                 if self.metrics is not None:
                     self.metrics.commit_seconds.observe(time.perf_counter() - started)
         except Exception as exc:

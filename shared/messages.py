@@ -639,8 +639,8 @@ def _rated_results(value: Iterable[RatedResult]) -> tuple[RatedResult, ...]:
 @attrs.frozen
 class ProfileReply:
     """Reply to :class:`ProfileRequest`: the account's rating, rated games and wins, its
-    place on the leaderboard (None: not ranked yet), its games and wins by seat count and
-    its last rated games, latest first."""
+    place on the leaderboard (None: not ranked yet), its games and wins by seat count, its
+    last rated games, latest first, and whether its rating is still provisional."""
 
     TYPE: ClassVar[str] = "profile"
     re: MessageId
@@ -651,6 +651,8 @@ class ProfileReply:
     rank: Count | None = None
     by_seats: tuple[SeatsRecord, ...] = attrs.field(default=(), converter=_seat_records)
     last: tuple[RatedResult, ...] = attrs.field(default=(), converter=_rated_results)
+    #: Whether the rating is still provisional (too few rated games or opponents).
+    provisional: bool = False
 
 
 #: Why the host removed a connection from its room or its server (a :class:`RemovedPush`).

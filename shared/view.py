@@ -78,6 +78,8 @@ class SeatInfo:
     #: A rated room's player: the rating now, and (once the game is rated) the one before.
     rating: int | None = None
     rating_before: int | None = None
+    #: Whether that rating is still provisional (None outside rated rooms).
+    provisional: bool | None = None
 
 
 def _seat_infos(value: Iterable[SeatInfo]) -> tuple[SeatInfo, ...]:
@@ -106,6 +108,8 @@ class RoomInfo:
     players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=_seat_infos)
     #: The names of the connections watching, in the order they came.
     spectators: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    #: A rated room whose end was not rated: why (server.ratings).
+    unrated: str | None = None
 
 
 # The view, as typed classes -------------------------------------------------------------------
@@ -162,6 +166,8 @@ class PlayerView:
     #: game's end has been rated, the rating before it.
     rating: int | None = attrs.field(default=None, metadata={OMIT_NONE: True})
     rating_before: int | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: In a rated room (an addition): whether the rating is still provisional.
+    provisional: bool | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -209,6 +215,8 @@ class View:
     winners: tuple[Seat, ...] | None  # None until the end
     #: Who is watching, by name (an addition: absent from a version 1 server's view).
     spectators: tuple[PlayerName, ...] = ()
+    #: A finished rated game that was not rated: why (an addition, absent otherwise).
+    unrated: str | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 # Building -------------------------------------------------------------------------------------
@@ -242,6 +250,7 @@ def _player(player: Player, info: SeatInfo | None) -> PlayerView:
         taken=_taken(player),
         rating=info.rating if info else None,
         rating_before=info.rating_before if info else None,
+        provisional=info.provisional if info else None,
     )
 
 
@@ -251,6 +260,7 @@ def _waiting_player(info: SeatInfo) -> PlayerView:
         seat=info.seat, name=info.name, bot=info.bot, connected=info.connected, region=None,
         team=(), tower=(), skills=Skills(), tokens=SPECIAL_TOKENS, best=0,
         taken=TakenView((), (), (), 0), rating=info.rating, rating_before=info.rating_before,
+        provisional=info.provisional,
     )
 
 
@@ -264,7 +274,7 @@ def _view(room: RoomInfo, **game: Any) -> View:
     return View(
         room=room.room, name=room.name, variant=room.variant, seats=room.seats,
         turn_seconds=room.turn_seconds, status=room.status, deadline=room.deadline,
-        spectators=room.spectators, **game,
+        spectators=room.spectators, unrated=room.unrated, **game,
     )
 
 
@@ -398,6 +408,7 @@ def build_view(room: RoomInfo, state: GameState | None,
         ],
         "winners": None if state.winners is None else list(state.winners),
         "spectators": list(room.spectators),
+        **({"unrated": room.unrated} if room.unrated is not None else {}),
     }
 
 
@@ -408,6 +419,8 @@ def _player_map(player: Player, info: SeatInfo | None) -> dict[str, Any]:
         out["rating"] = info.rating
         if info.rating_before is not None:
             out["rating_before"] = info.rating_before
+    if info is not None and info.provisional is not None:
+        out["provisional"] = info.provisional
     return out
 
 

@@ -24,7 +24,7 @@ def test_two_players_quick_match_from_the_shell_and_look_each_other_up(tmp_path:
             biel = Terminal([url, "--name", "Biel"], tmp_path / "biel")
             biel.wait_for(r"you are Biel")
             biel.type("whois Anna\r")
-            biel.wait_for(r"Anna: rating 1500 · not ranked yet · 0 rated games")
+            biel.wait_for(r"Anna: rating 1500\? · not ranked yet · 0 rated games")
             biel.type("top\r")
             biel.wait_for(r"nobody is ranked yet")
             biel.type("quick 2,3\r")

@@ -137,7 +137,8 @@ async def test_the_rating_window_widens_as_players_wait(lone, tmp_path):
     await store.finish("seed1", {"winners": [0]}, 1.0, placings=(
         Placing(0, accounts["Anna"], 1), Placing(1, accounts["Carla"], 2)))
     gap = (await server.requests.ratings.of((accounts["Anna"],)))[accounts["Anna"]] - 1500
-    windows = mm(server).windows = Windows(start=30, widen=10, most=1000)
+    windows = mm(server).windows = Windows(start=30, widen=10, most=1000,
+                                           one_network=True)  # all from 127.0.0.1
     assert gap > windows.start
     await anna.request(m.QuickMatch, seats=[2], rated=True)
     await biel.request(m.QuickMatch, seats=[2], rated=True)

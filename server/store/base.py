@@ -605,13 +605,20 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def leaderboard(self, min_games: int, limit: int, offset: int = 0,
-                          ) -> list[RatingRecord]:
-        """The accounts with at least ``min_games`` rated games, best first (by
-        ``mu - 3 sigma``, then name), ``limit`` of them from the ``offset``-th."""
+                          min_opponents: int = 0) -> list[RatingRecord]:
+        """The accounts with at least ``min_games`` rated games against at least
+        ``min_opponents`` distinct accounts, best first (by ``mu - 3 sigma``, then name),
+        ``limit`` of them from the ``offset``-th."""
 
     @abc.abstractmethod
-    async def rank_of(self, account: str, min_games: int) -> int | None:
+    async def rank_of(self, account: str, min_games: int,
+                      min_opponents: int = 0) -> int | None:
         """The 0-based place of ``account`` in :meth:`leaderboard` (None: not ranked)."""
+
+    @abc.abstractmethod
+    async def opponents(self, accounts: tuple[str, ...]) -> dict[str, int]:
+        """How many distinct accounts each of ``accounts`` has met in rated games (those
+        that met none are left out)."""
 
     @abc.abstractmethod
     async def rated_games(self, account: str, limit: int) -> list[RatedGame]:

@@ -123,6 +123,10 @@ _CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
 _RATING_SELECT = ("ratings.account, accounts.name, mu, sigma, games, wins FROM ratings "
                   "JOIN accounts USING (account)")
 _RATING_ORDER = "mu - 3 * sigma DESC, accounts.name_key"
+#: How many distinct accounts a rating's account has met in rated games.
+_OPPONENTS = ("(SELECT count(DISTINCT o.account) FROM rated_games g JOIN rated_games o "
+              "ON o.room = g.room AND o.account <> g.account "
+              "WHERE g.account = ratings.account)")
 _ACCOUNT_COLUMNS = ", ".join(f.name for f in attrs.fields(AccountRecord))
 #: What account writes line up behind (they are about no room): one registration at a time.
 _ACCOUNTS = "\x00accounts"
@@ -1112,28 +1116,41 @@ class PostgresStore(Store):
         return await self._read(work) if accounts else {}
 
     async def leaderboard(self, min_games: int, limit: int, offset: int = 0,
-                          ) -> list[RatingRecord]:
+                          min_opponents: int = 0) -> list[RatingRecord]:
         async def work(conn: asyncpg.Connection) -> list[RatingRecord]:
             rows = await conn.fetch(
-                f"SELECT {_RATING_SELECT} WHERE ratings.games >= $1 ORDER BY {_RATING_ORDER} "
-                "LIMIT $2 OFFSET $3", min_games, max(0, limit), max(0, offset))
+                f"SELECT {_RATING_SELECT} WHERE ratings.games >= $1 AND {_OPPONENTS} >= $4 "
+                f"ORDER BY {_RATING_ORDER} LIMIT $2 OFFSET $3", min_games, max(0, limit),
+                max(0, offset), min_opponents)
             return [RatingRecord(*row) for row in rows]
 
         return await self._read(work)
 
-    async def rank_of(self, account: str, min_games: int) -> int | None:
+    async def rank_of(self, account: str, min_games: int,
+                      min_opponents: int = 0) -> int | None:
         async def work(conn: asyncpg.Connection) -> int | None:
             row = await conn.fetchrow(
-                "SELECT mu - 3 * sigma, accounts.name_key, games FROM ratings JOIN accounts "
-                "USING (account) WHERE account = $1", account)
-            if row is None or row[2] < min_games:
+                f"SELECT mu - 3 * sigma, accounts.name_key, games, {_OPPONENTS} FROM ratings "
+                "JOIN accounts USING (account) WHERE account = $1", account)
+            if row is None or row[2] < min_games or row[3] < min_opponents:
                 return None
             return int(await conn.fetchval(
                 "SELECT count(*) FROM ratings JOIN accounts USING (account) WHERE games >= $1 "
+                f"AND {_OPPONENTS} >= $4 "
                 "AND (mu - 3 * sigma > $2 OR (mu - 3 * sigma = $2 AND accounts.name_key < $3))",
-                min_games, row[0], row[1]))
+                min_games, row[0], row[1], min_opponents))
 
         return await self._read(work)
+
+    async def opponents(self, accounts: tuple[str, ...]) -> dict[str, int]:
+        async def work(conn: asyncpg.Connection) -> dict[str, int]:
+            rows = await conn.fetch(
+                "SELECT g.account, count(DISTINCT o.account) FROM rated_games g JOIN "
+                "rated_games o ON o.room = g.room AND o.account <> g.account "
+                "WHERE g.account = ANY($1::text[]) GROUP BY g.account", list(accounts))
+            return {row[0]: int(row[1]) for row in rows}
+
+        return await self._read(work) if accounts else {}
 
     async def rated_games(self, account: str, limit: int) -> list[RatedGame]:
         async def work(conn: asyncpg.Connection) -> list[RatedGame]:

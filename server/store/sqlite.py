@@ -100,6 +100,10 @@ _ACCOUNT_COLUMNS = ", ".join(f.name for f in attrs.fields(AccountRecord))
 _RATING_SELECT = ("ratings.account, accounts.name, mu, sigma, games, wins FROM ratings "
                   "JOIN accounts USING (account)")
 _RATING_ORDER = "mu - 3 * sigma DESC, accounts.name_key"
+#: How many distinct accounts a rating's account has met in rated games.
+_OPPONENTS = ("(SELECT count(DISTINCT o.account) FROM rated_games g JOIN rated_games o "
+              "ON o.room = g.room AND o.account <> g.account "
+              "WHERE g.account = ratings.account)")
 
 T = TypeVar("T")
 
@@ -1032,24 +1036,37 @@ class SQLiteStore(Store):
         return await self._read(work) if accounts else {}
 
     async def leaderboard(self, min_games: int, limit: int, offset: int = 0,
-                          ) -> list[RatingRecord]:
+                          min_opponents: int = 0) -> list[RatingRecord]:
         return await self._read(lambda conn: [RatingRecord(*row) for row in conn.execute(
-            f"SELECT {_RATING_SELECT} WHERE ratings.games >= ? ORDER BY {_RATING_ORDER} "
-            "LIMIT ? OFFSET ?", (min_games, max(0, limit), max(0, offset)))])
+            f"SELECT {_RATING_SELECT} WHERE ratings.games >= ? AND {_OPPONENTS} >= ? "
+            f"ORDER BY {_RATING_ORDER} LIMIT ? OFFSET ?",
+            (min_games, min_opponents, max(0, limit), max(0, offset)))])
 
-    async def rank_of(self, account: str, min_games: int) -> int | None:
+    async def rank_of(self, account: str, min_games: int,
+                      min_opponents: int = 0) -> int | None:
         def work(conn: sqlite3.Connection) -> int | None:
             row = conn.execute(
-                "SELECT mu - 3 * sigma, accounts.name_key, games FROM ratings JOIN accounts "
-                "USING (account) WHERE account = ?", (account,)).fetchone()
-            if row is None or row[2] < min_games:
+                f"SELECT mu - 3 * sigma, accounts.name_key, games, {_OPPONENTS} FROM ratings "
+                "JOIN accounts USING (account) WHERE account = ?", (account,)).fetchone()
+            if row is None or row[2] < min_games or row[3] < min_opponents:
                 return None
             return int(conn.execute(
                 "SELECT count(*) FROM ratings JOIN accounts USING (account) WHERE games >= ? "
+                f"AND {_OPPONENTS} >= ? "
                 "AND (mu - 3 * sigma > ? OR (mu - 3 * sigma = ? AND accounts.name_key < ?))",
-                (min_games, row[0], row[0], row[1])).fetchone()[0])
+                (min_games, min_opponents, row[0], row[0], row[1])).fetchone()[0])
 
         return await self._read(work)
+
+    async def opponents(self, accounts: tuple[str, ...]) -> dict[str, int]:
+        def work(conn: sqlite3.Connection) -> dict[str, int]:
+            marks = ", ".join("?" * len(accounts))
+            return {a: int(n) for a, n in conn.execute(
+                "SELECT g.account, count(DISTINCT o.account) FROM rated_games g JOIN "
+                "rated_games o ON o.room = g.room AND o.account <> g.account "
+                f"WHERE g.account IN ({marks}) GROUP BY g.account", accounts)}
+
+        return await self._read(work) if accounts else {}
 
     async def rated_games(self, account: str, limit: int) -> list[RatedGame]:
         return await self._read(lambda conn: [RatedGame(*row) for row in conn.execute(

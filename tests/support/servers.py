@@ -28,12 +28,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: The settings of an in-process test server: a free port, bots without delay that think in
 #: a thread (the worker processes have their own tests: tests/test_thinking.py), no pings,
-#: rate limits no test reaches (every test connects from one address), quick closes.
+#: rate limits no test reaches (every test connects from one address), and for the same
+#: reason accounts of one network meet in rated play; quick closes.
 TEST_CONFIG = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, bot_workers=0,
                            ping_interval=None,
                            rate=1000.0, burst=1000.0, address_rate=1e6, address_burst=1e6,
                            room_chat_rate=1e6, close_timeout=1.0,
-                           accounts_per_address=1_000_000, accounts_per_network=1_000_000)
+                           accounts_per_address=1_000_000, accounts_per_network=1_000_000,
+                           rated_one_network=True)
 
 
 def with_config(**changes: Any) -> Callable[[ServerConfig], ServerConfig]:
@@ -79,6 +81,7 @@ class ServerProcess:
             [sys.executable, "-m", "server", "--port", str(port), "--rate", "1000",
              "--address-rate", "1000000", "--address-burst", "1000000", "--bot-workers", "0",
              "--accounts-per-address", "1000000", "--accounts-per-network", "1000000",
+             "--rated-one-network",
              *args],
             cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )

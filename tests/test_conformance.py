@@ -61,7 +61,7 @@ ERROR_CODES = {
 
 #: Server messages: the keys each always has, and those it may add (docs: "Replies and pushes").
 SERVER_KEYS: dict[str, tuple[set[str], set[str]]] = {
-    "welcome": ({"type", "re", "player", "server", "protocol"}, {"account", "name"}),
+    "welcome": ({"type", "re", "player", "server", "protocol"}, {"account", "name", "server_id"}),
     "rooms": ({"type", "re", "rooms"}, set()),  # `nodes` only from a cluster node
     "joined": ({"type", "re", "room", "seat", "token", "code"}, set()),
     "ok": ({"type", "re"}, {"version"}),
@@ -715,7 +715,8 @@ async def test_hello_must_come_first(lab):
     assert (await peer.refused("chat", "invalid_field"))["field"] == "text"
     await peer.refused("shout", "unknown_type")
     welcome = await peer.call("hello", name="Anna")
-    assert set(welcome) == {"type", "re", "player", "server", "protocol", "account", "name"}
+    assert set(welcome) == {"type", "re", "player", "server", "protocol", "account", "name",
+                            "server_id"}
     assert welcome["account"] is False and welcome["name"] == "Anna"  # a guest
     assert (await peer.call("list_rooms"))["type"] == "rooms"
 

@@ -132,10 +132,10 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
-# Take a room's lease (KEYS: owner; ARGV: node id, ttl): 1 taken, 0 another node holds it,
+# Take a room's lease (KEYS: owner, leases; ARGV: node id, ttl, room id): 1 taken, 0 another
+# node holds it (its entry in leases is set to when that lease ends, should it say otherwise),
 # -1 not yet: Redis started less than a lease (and a second) ago, so it may have lost leases
 # that a node still believes it holds, and will until its own clock says they ran out.
-# (KEYS: owner, leases; ARGV: node id, ttl, room id.)
 _ADOPT = _NOW + """
 local info = redis.call('INFO', 'server')
 local up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
@@ -144,6 +144,8 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
   return 1
 end
+local left = redis.call('PTTL', KEYS[1])
+if left > 0 then redis.call('ZADD', KEYS[2], now + left, ARGV[3]) end
 return 0
 """
 

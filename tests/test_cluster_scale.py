@@ -94,10 +94,17 @@ async def test_a_scan_reads_the_leases_that_ran_out_not_every_stored_game(db, pr
             assert node.scan_read == len(lost)  # not 10,005
             await node._scan()
             assert node.scan_read == len(lost)  # nothing changed: nothing read
+            # An entry saying a lease ran out that still holds is read once, and set right.
+            await redis.zadd(f"{prefix}leases", {"held7": 1})
+            await node._scan()
+            assert node.scan_read == len(lost) + 1 and "held7" not in node.lobby.rooms
+            assert await redis.zscore(f"{prefix}leases", "held7") > ends - 600_000
+            await node._scan()
+            assert node.scan_read == len(lost) + 1
             # A Redis that lost the leases (no mark) makes one scan read the database once.
             await redis.delete(f"{prefix}leases:seeded")
             await node._scan()
-            assert node.scan_read == len(lost) + HELD + len(lost)
+            assert node.scan_read == len(lost) + 1 + HELD + len(lost)
             assert await redis.exists(f"{prefix}leases:seeded")
             assert await redis.zscore(f"{prefix}leases", "held1") == ends  # left as it was
             before = node.scan_read

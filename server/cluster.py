@@ -12,8 +12,16 @@ this node's. A node that cannot renew a lease in time (Redis unreachable, the pr
 stops serving that room — it closes the room's connections with code 4002 — while the lease
 still has at least a quarter of its ttl to run, so before any other node can take it.
 
-**Taking over.** When a node dies its leases run out. Every node scans the database for
-unfinished rooms that nobody holds, takes the lease of one atomically, loads the room and
+**Taking over.** When a node dies its leases run out. Every lease is also an entry of the
+sorted set ``leases`` (room id → when its lease ends, in milliseconds of Redis's own clock),
+moved on at every taking and renewal, to 0 when a node gives a room up, and removed when the
+room is finished or gone; so a node's scan reads only the leases that ran out
+(``ZRANGEBYSCORE`` up to now, at most a few per scan, :data:`ADOPT_PER_SCAN`) — what changed,
+however many games are held, and never the database's every unfinished room. Only when
+Redis has no ``leases:seeded`` mark (a new cluster, or a Redis that lost its data) does one
+scan read the database's unfinished rooms, once, and put each in ``leases`` at 0 (without
+moving an entry already there); the mark stays until Redis loses it again.
+A node takes the lease of one orphan atomically, loads the room and
 replays its game (:meth:`server.room.Room.from_record`), moves the stored version one step
 (:meth:`~server.room.Room.take_over`) and serves it from then on; a player asking for the room
 adopts it on the spot too. The players come back with their seat tokens to any node.
@@ -34,10 +42,14 @@ Redis up for longer than a lease and a second (the ``_ADOPT`` script checks its 
 
 **The room list.** Each held room has a summary hash ``room:<id>:info`` (its room-list line,
 plus where it is served), rewritten after each change of the room and expiring with the lease;
-a private room's code maps to its id (``code:<CODE>``). ``list_rooms`` on any node reads every
-node's summaries, as one JSON string, at most every :data:`LIST_FRESH` seconds, sorted once
-into a :class:`Listing`; each call answers one page of it (a slice after the room it names,
-``after``), whatever the number of rooms; ``join_room``
+a private room's code maps to its id (``code:<CODE>``). The public rooms are kept in list
+order in the sorted set ``list`` (score :func:`list_score`; equal scores in id order), moved
+by the same script that rewrites a summary, and left when the room is given up. A page is
+read by one script (:data:`_PAGE`): the rank of the room ``after``, then the summaries of
+the next ``limit`` + 1 entries only (an entry whose summary ran out, its node gone, is
+removed as it is met), so a page costs the same at ten rooms or a million. A node keeps each
+page it read for :data:`LIST_FRESH` seconds, shared by every caller asking it meanwhile;
+``join_room``
 for a room served elsewhere answers ``moved`` with the url of the node that serves it
 (:class:`shared.errors.RoomMoved`).
 
@@ -62,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from server.lobby import list_key, new_room_id, not_found
+from server.lobby import LIST_ORDER, new_room_id, not_found
 from server.moderation import refuse_closed
 from server.relay import listen
 from server.room import Room
@@ -83,20 +95,20 @@ log = logging.getLogger("castell.cluster")
 
 DEFAULT_PREFIX = "castell:"
 @attrs.frozen
-class Listing:
-    """The cluster's public rooms as read at ``read_at`` (monotonic): every summary in list
-    order (:func:`server.lobby.list_key`), where each room id stands in it, and the node urls."""
+class Page:
+    """A page of the cluster's public rooms as read at ``read_at`` (monotonic), whether more
+    follow, and how many list entries reading it touched."""
 
     read_at: float
     rooms: tuple[m.RoomSummary, ...]
-    nodes: tuple[str, ...]
-    index: dict[str, int]
+    more: bool
+    touched: int
 
-    def page(self, after: str | None, limit: int) -> tuple[tuple[m.RoomSummary, ...], bool]:
-        """At most ``limit`` rooms after the room ``after`` (from the first when None or
-        not listed), and whether more follow: a slice, whatever the list's length."""
-        start = 0 if after is None else self.index.get(after, -1) + 1
-        return self.rooms[start:start + limit], start + limit < len(self.rooms)
+
+def list_score(status: str, created_at: float) -> float:
+    """A public room's score in the ``list`` sorted set: ascending in list order
+    (:func:`server.lobby.list_key`: by status, then newest first; ties go by room id)."""
+    return LIST_ORDER.get(status, 3) * 1e11 - created_at
 
 
 DEFAULT_LEASE_MS = 10_000
@@ -107,30 +119,63 @@ MIN_LEASE_MS = 300
 ADOPT_PER_SCAN = 20
 #: Keys asked for in one MGET.
 _CHUNK = 500
-#: Seconds a node's copy of the cluster's room list serves every ``list_rooms`` on the node
-#: before it is read again (one read at a time, shared by all who ask meanwhile).
+#: Seconds a page of the cluster's room list, as a node read it, serves every ``list_rooms``
+#: on the node asking for it before it is read again (one read at a time, shared).
 LIST_FRESH = 0.3
+#: Pages a node keeps (the first ones asked, mostly); past that it forgets them all.
+_PAGES_KEPT = 256
+#: Expired leases one scan reads, at most.
+_SCAN_READ = 4 * 20
 
-# Take a room's lease (KEYS: owner; ARGV: node id, ttl): 1 taken, 0 another node holds it,
+# The time on Redis's clock in milliseconds (in a script, before writing).
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+# Take a room's lease (KEYS: owner, leases; ARGV: node id, ttl, room id): 1 taken, 0 another
+# node holds it (its entry in leases is set to when that lease ends, should it say otherwise),
 # -1 not yet: Redis started less than a lease (and a second) ago, so it may have lost leases
 # that a node still believes it holds, and will until its own clock says they ran out.
-_ADOPT = """
+_ADOPT = _NOW + """
 local info = redis.call('INFO', 'server')
 local up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
 if up * 1000 < tonumber(ARGV[2]) + 1000 then return -1 end
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
+  return 1
+end
+local left = redis.call('PTTL', KEYS[1])
+if left > 0 then redis.call('ZADD', KEYS[2], now + left, ARGV[3]) end
 return 0
 """
 
-# Extend each lease (KEYS: owner, info, code keys of each room; ARGV: node id, ttl) that is
-# still this node's: one round trip for all of a node's rooms. Returns 1 or 0 per room.
-_RENEW = """
+# Take a new room id's lease (KEYS: owner, leases; ARGV: node id, ttl, room id): 1 taken.
+_RESERVE = _NOW + """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
+  return 1
+end
+return 0
+"""
+
+# The rooms whose leases ran out (KEYS: leases; ARGV: how many at most), first ended first.
+_EXPIRED = _NOW + """
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+"""
+
+# Extend each lease (KEYS: leases, then owner, info, code keys of each room; ARGV: node id,
+# ttl, then each room's id) that is still this node's: one round trip for all of a node's
+# rooms. Returns 1 or 0 per room.
+_RENEW = _NOW + """
 local out = {}
-for i = 1, #KEYS, 3 do
+local ends = now + tonumber(ARGV[2])
+for i = 2, #KEYS, 3 do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('PEXPIRE', KEYS[i], ARGV[2])
     redis.call('PEXPIRE', KEYS[i + 1], ARGV[2])
     redis.call('PEXPIRE', KEYS[i + 2], ARGV[2])
+    redis.call('ZADD', KEYS[1], ends, ARGV[2 + (i + 1) / 3])
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
@@ -139,45 +184,77 @@ end
 return out
 """
 
-# Rewrite a room's summary if its lease is still this node's (KEYS: owner, info, room set,
-# code; ARGV: node id, ttl, room id, has code, then the summary's field/value pairs).
+# Rewrite a room's summary if its lease is still this node's (KEYS: owner, info, list,
+# code; ARGV: node id, ttl, room id, has code, its list score or '' when it is not listed,
+# then the summary's field/value pairs).
 _PUBLISH = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], unpack(ARGV, 5))
+redis.call('HSET', KEYS[2], unpack(ARGV, 6))
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-redis.call('SADD', KEYS[3], ARGV[3])
+if ARGV[5] == '' then
+  redis.call('ZREM', KEYS[3], ARGV[3])
+else
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[3])
+end
 if ARGV[4] == '1' then redis.call('SET', KEYS[4], ARGV[3], 'PX', ARGV[2]) end
 return 1
 """
 
-# Give a room up if its lease is still this node's (KEYS: owner, info, room set, code;
-# ARGV: node id, room id).
-_RELEASE = """
+# Give a room up if its lease is still this node's (KEYS: owner, info, list, code, leases;
+# ARGV: node id, room id, and in how many ms another node may take it over, or '' when it
+# is finished or gone and nobody should).
+_RELEASE = _NOW + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('SREM', KEYS[3], ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
 if redis.call('GET', KEYS[4]) == ARGV[2] then redis.call('DEL', KEYS[4]) end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[5], ARGV[2])
+else
+  redis.call('ZADD', KEYS[5], now + tonumber(ARGV[3]), ARGV[2])
+end
 return 1
 """
 
-# Every public room's summary (KEYS: room set; ARGV: prefix), forgetting ids whose summary
-# expired: one JSON array of field maps, so that a thousand rooms cost the node one string to
-# read (an array of arrays of fields costs its parser a hundred times more).
-_LIST = """
-local out = {}
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local info = redis.call('HGETALL', ARGV[1] .. 'room:' .. id .. ':info')
-  if #info == 0 then
-    redis.call('SREM', KEYS[1], id)
-  else
-    local fields = {}
-    for i = 1, #info, 2 do fields[info[i]] = info[i + 1] end
-    if fields['private'] == '0' then out[#out + 1] = fields end
-  end
+# One page of the public rooms (KEYS: list; ARGV: prefix, the room it starts after or '',
+# how many): the summaries of the ``limit`` rooms after ``after`` in list order (from the
+# first when ``after`` is not listed), whether more follow, and how many entries were
+# touched; an entry whose summary ran out is removed as it is met. JSON: {rooms, more,
+# touched}.
+_PAGE = """
+local limit = tonumber(ARGV[3])
+local start = 0
+if ARGV[2] ~= '' then
+  local rank = redis.call('ZRANK', KEYS[1], ARGV[2])
+  if rank then start = rank + 1 end
 end
-if #out == 0 then return '[]' end
-return cjson.encode(out)
+local out = {}
+local touched = 0
+local more = false
+while true do
+  local want = limit + 1 - #out
+  local ids = redis.call('ZRANGE', KEYS[1], start, start + want - 1)
+  local gone = 0
+  for _, id in ipairs(ids) do
+    touched = touched + 1
+    local info = redis.call('HGETALL', ARGV[1] .. 'room:' .. id .. ':info')
+    if #info == 0 then
+      redis.call('ZREM', KEYS[1], id)
+      gone = gone + 1
+    elseif #out == limit then
+      more = true
+      break
+    else
+      local fields = {}
+      for i = 1, #info, 2 do fields[info[i]] = info[i + 1] end
+      out[#out + 1] = fields
+    end
+  end
+  if more or #ids < want or #out == limit and gone == 0 then break end
+  start = start + #ids - gone
+end
+return cjson.encode({rooms = out, more = more, touched = touched})
 """
 
 # Every live node's url (KEYS: node set; ARGV: prefix), forgetting nodes that expired.
@@ -241,7 +318,12 @@ class Keys:
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
-        self.rooms = f"{prefix}rooms"
+        #: The public rooms in list order (a sorted set; see "The room list" above).
+        self.list = f"{prefix}list"
+        #: Every room's lease and when it ends (a sorted set; see "Taking over" above).
+        self.leases = f"{prefix}leases"
+        #: Set once the database's unfinished rooms were put in ``leases``.
+        self.seeded = f"{prefix}leases:seeded"
         self.nodes = f"{prefix}nodes"
         #: The channel of pushes for accounts (see "Accounts" above).
         self.accounts = f"{prefix}accounts"
@@ -307,9 +389,14 @@ class ClusterNode:
         self.redis: redis.asyncio.Redis | None = None
         #: The leases' own connection: renewals never wait behind client traffic.
         self._lease_redis: redis.asyncio.Redis | None = None
-        #: The cluster's public rooms as last read: (when, every summary, node urls).
-        self._listing: Listing | None = None
-        self._listing_task: asyncio.Task[Listing] | None = None
+        #: Pages of the cluster's public rooms as last read, by (after, limit); the node urls.
+        self._pages: dict[tuple[str | None, int], Page] = {}
+        self._reading: dict[tuple[str | None, int], asyncio.Task[Page]] = {}
+        self._nodes: tuple[float, tuple[str, ...]] | None = None
+        self._nodes_task: asyncio.Task[tuple[str, ...]] | None = None
+        #: List entries that page reads touched, and leases or rows scans read (all told).
+        self.list_touched = 0
+        self.scan_read = 0
         #: Until when (monotonic) rooms are not taken over: Redis lost its data lately.
         self._held_off_until = 0.0
         self._scripts: dict[str, Any] = {}
@@ -361,8 +448,9 @@ class ClusterNode:
         self._lease_redis = aioredis.Redis.from_url(self.config.redis_url, max_connections=2,
                                                     **options)
         for name, source in (("renew", _RENEW), ("publish", _PUBLISH), ("release", _RELEASE),
-                             ("list", _LIST), ("nodes", _NODES), ("locate", _LOCATE),
-                             ("adopt", _ADOPT)):
+                             ("page", _PAGE), ("nodes", _NODES), ("locate", _LOCATE),
+                             ("adopt", _ADOPT), ("reserve", _RESERVE),
+                             ("expired", _EXPIRED)):
             self._scripts[name] = client.register_script(source)
         await self._announce()
         await self._scan()
@@ -386,7 +474,8 @@ class ClusterNode:
         try:
             for room_id in list(self.owned):
                 runner = self.lobby.rooms.get(room_id)
-                await self._release(room_id, runner.room.code if runner is not None else None)
+                await self._release(room_id, runner.room.code if runner is not None else None,
+                                    retry_ms=0)
             await self.redis.delete(self.keys.node(self.node_id))
             await self.redis.srem(self.keys.nodes, self.node_id)
         except Exception as exc:
@@ -450,7 +539,7 @@ class ClusterNode:
                                              offers=offers)
         except BaseException:
             self.owned.pop(room_id, None)
-            self._spawn(self._release(room_id, None))
+            self._spawn(self._release(room_id, None, retry_ms=None))
             raise
         await self._publish(runner)
         return runner
@@ -462,7 +551,9 @@ class ClusterNode:
             if room_id in self.lobby.rooms:
                 continue
             sent = time.monotonic()
-            if await redis.set(self.keys.owner(room_id), self.node_id, nx=True, px=self.ttl):
+            if await self._scripts["reserve"](keys=[self.keys.owner(room_id), self.keys.leases],
+                                              args=[self.node_id, self.ttl, room_id],
+                                              client=redis):
                 self.owned[room_id] = Lease(sent + self.ttl / 1000)
                 return room_id
         raise CastellError("no free room id was found; try again", code="internal_error")
@@ -500,26 +591,31 @@ class ClusterNode:
         listed = (room.taken, room.status)
         fields = summary_fields(room, self.url)
         flat = [part for pair in fields.items() for part in pair]
+        score = "" if room.private else repr(list_score(room.status, room.created_at))
         await self._scripts["publish"](
-            keys=[self.keys.owner(room.id), self.keys.info(room.id), self.keys.rooms,
+            keys=[self.keys.owner(room.id), self.keys.info(room.id), self.keys.list,
                   self.keys.code(room.code)],
-            args=[self.node_id, self.ttl, room.id, "1" if room.code else "0", *flat],
+            args=[self.node_id, self.ttl, room.id, "1" if room.code else "0", score, *flat],
         )
         if room.id in self.owned:
             self._listed[room.id] = listed
 
-    async def _release(self, room_id: str, code: str | None) -> None:
+    async def _release(self, room_id: str, code: str | None, *, retry_ms: int | None) -> None:
+        """Give a room's lease up: another node may take it over in ``retry_ms``, or never
+        (None: it is finished or gone)."""
         await self._scripts["release"](
-            keys=[self.keys.owner(room_id), self.keys.info(room_id), self.keys.rooms,
-                  self.keys.code(code)],
-            args=[self.node_id, room_id],
+            keys=[self.keys.owner(room_id), self.keys.info(room_id), self.keys.list,
+                  self.keys.code(code), self.keys.leases],
+            args=[self.node_id, room_id, "" if retry_ms is None else str(retry_ms)],
         )
 
     def _removed(self, runner: RoomRunner) -> None:
         """The lobby let a room go (finished long ago, or abandoned): so does the cluster."""
         self._listed.pop(runner.id, None)
         if self.owned.pop(runner.id, None) is not None and self.redis is not None:
-            self._spawn(self._release(runner.id, runner.room.code))
+            finished = runner.room.status == RoomStatus.FINISHED
+            self._spawn(self._release(runner.id, runner.room.code,
+                                      retry_ms=None if finished else 0))
 
     # -- keeping the leases -------------------------------------------------------------------
 
@@ -550,7 +646,8 @@ class ClusterNode:
                 if held:
                     keys = [key for room_id in held for key in self._lease_keys(room_id)]
                     results = await self._scripts["renew"](
-                        keys=keys, args=[self.node_id, self.ttl], client=self._lease_redis)
+                        keys=[self.keys.leases, *keys], args=[self.node_id, self.ttl, *held],
+                        client=self._lease_redis)
                 else:
                     results = []
         except Exception as exc:
@@ -608,21 +705,34 @@ class ClusterNode:
                 log.warning("scanning for rooms nobody serves failed: %s", exc)
 
     async def _scan(self) -> None:
-        """Take over some unfinished rooms that no node holds."""
+        """Take over some unfinished rooms whose leases ran out: only those are read (see
+        "Taking over" above), after the database's are put in ``leases`` once."""
         redis = self._need_redis()
-        candidates = [room_id for room_id in await self.store.unfinished_rooms()
-                      if room_id not in self.lobby.rooms and room_id not in self.owned]
-        orphans: list[str] = []
-        for start in range(0, len(candidates), _CHUNK):
-            chunk = candidates[start:start + _CHUNK]
-            owners = await redis.mget([self.keys.owner(room_id) for room_id in chunk])
-            orphans += [room_id for room_id, owner in zip(chunk, owners, strict=True)
-                        if owner is None]
+        if not await redis.exists(self.keys.seeded):
+            await self._seed()
+        expired = await self._scripts["expired"](keys=[self.keys.leases],
+                                                 args=[_SCAN_READ])
+        self.scan_read += len(expired)
+        orphans = [room_id for room_id in expired
+                   if room_id not in self.lobby.rooms and room_id not in self.owned]
         random.shuffle(orphans)  # nodes scanning together take different rooms first
         for room_id in orphans[:ADOPT_PER_SCAN]:
             if not self.lobby.has_room_for_more:
                 break
             await self.adopt(room_id)
+
+    async def _seed(self) -> None:
+        """Put every unfinished room of the database in ``leases`` (ended: at 0) unless it
+        is there, then mark it done: once per life of Redis's data."""
+        redis = self._need_redis()
+        rooms = await self.store.unfinished_rooms()
+        self.scan_read += len(rooms)
+        for start in range(0, len(rooms), _CHUNK):
+            chunk = rooms[start:start + _CHUNK]
+            await redis.zadd(self.keys.leases, dict.fromkeys(chunk, 0), nx=True)
+        await redis.set(self.keys.seeded, "1")
+        log.info("the cluster's leases now list the %d unfinished rooms of the database",
+                 len(rooms))
 
     async def adopt(self, room_id: str) -> RoomRunner | None:
         """Serve a room that no node holds: None when another node took it first, or it is
@@ -641,8 +751,8 @@ class ClusterNode:
             return None
         self._need_redis()
         sent = time.monotonic()
-        taken = await self._scripts["adopt"](keys=[self.keys.owner(room_id)],
-                                             args=[self.node_id, self.ttl])
+        taken = await self._scripts["adopt"](keys=[self.keys.owner(room_id), self.keys.leases],
+                                             args=[self.node_id, self.ttl, room_id])
         if taken == -1:
             if time.monotonic() >= self._held_off_until:
                 log.warning("Redis started less than a lease ago: no room is taken over "
@@ -652,6 +762,7 @@ class ClusterNode:
         if not taken:
             return None  # another node was first
         self.owned[room_id] = Lease(sent + self.ttl / 1000)
+        retry: int | None = None  # a room finished or gone is taken over by nobody
         try:
             record = await self.store.load(room_id)
             if record is None or record.room.status == RoomStatus.FINISHED:
@@ -663,10 +774,10 @@ class ClusterNode:
         except Exception as exc:
             # version_conflict: the old holder wrote after we loaded; try again later.
             log.warning("room %s could not be taken over: %s", room_id, exc)
-            runner = None
+            runner, retry = None, self.ttl
         if runner is None or room_id not in self.owned:
             self.owned.pop(room_id, None)
-            await self._release(room_id, None)
+            await self._release(room_id, None, retry_ms=retry if runner is None else 0)
             return None
         self.lobby.admit(runner, "taken over")
         if self.lobby.metrics is not None:
@@ -723,33 +834,58 @@ class ClusterNode:
     async def list_page(self, after: str | None, limit: int,
                         ) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...], bool]:
         """A page of the cluster's public rooms (at most ``limit``, those after the room
-        ``after``: :meth:`Listing.page`), the addresses of every node serving now, and
-        whether more rooms follow: as read from Redis at most :data:`LIST_FRESH` seconds
-        ago, one read shared by every caller on this node."""
+        ``after``), the addresses of every node serving now, and whether more rooms follow:
+        as read from Redis at most :data:`LIST_FRESH` seconds ago, one read of a page at a
+        time shared by every caller on this node; each read costs one page (:data:`_PAGE`),
+        whatever the number of rooms."""
         self._need_redis()
-        listing = self._listing
-        if listing is None or time.monotonic() - listing.read_at > LIST_FRESH:
-            reading = self._listing_task
+        key = (after, limit)
+        page = self._pages.get(key)
+        if page is None or time.monotonic() - page.read_at > LIST_FRESH:
+            reading = self._reading.get(key)
             if reading is None:
-                reading = asyncio.get_running_loop().create_task(self._read_list())
-                self._listing_task = reading
-                reading.add_done_callback(self._list_read)
-            listing = await asyncio.shield(reading)
-        rooms, more = listing.page(after, limit)
-        return rooms, listing.nodes, more
+                reading = asyncio.get_running_loop().create_task(self._read_page(after, limit))
+                self._reading[key] = reading
+                reading.add_done_callback(lambda task: self._page_read(key, task))
+            page = await asyncio.shield(reading)
+        return page.rooms, await self._node_urls(), page.more
 
-    def _list_read(self, task: asyncio.Task[Any]) -> None:
-        self._listing_task = None
+    def _page_read(self, key: tuple[str | None, int], task: asyncio.Task[Page]) -> None:
+        self._reading.pop(key, None)
         if not task.cancelled() and task.exception() is None:
-            self._listing = task.result()
+            if len(self._pages) >= _PAGES_KEPT:
+                self._pages.clear()
+            self._pages[key] = task.result()
 
-    async def _read_list(self) -> Listing:
+    async def _read_page(self, after: str | None, limit: int) -> Page:
         read_at = time.monotonic()
-        listed = await self._scripts["list"](keys=[self.keys.rooms], args=[self.keys.prefix])
-        nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
-        lines: list[dict[str, str]] = json.loads(listed)
-        lines.sort(key=lambda f: list_key(f["status"], float(f["created"]), f["room"]))
-        return Listing(read_at, tuple(summary_from_fields(f) for f in lines),
-                       tuple(sorted(nodes))[:NODES_MAX],
-                       {f["room"]: i for i, f in enumerate(lines)})
+        raw = await self._scripts["page"](keys=[self.keys.list],
+                                          args=[self.keys.prefix, after or "", limit])
+        got = json.loads(raw)
+        self.list_touched += int(got["touched"])
+        rooms = got["rooms"] if isinstance(got["rooms"], list) else []  # {}: cjson's empty
+        return Page(read_at, tuple(summary_from_fields(f) for f in rooms), bool(got["more"]),
+                    int(got["touched"]))
 
+    async def _node_urls(self) -> tuple[str, ...]:
+        """Every live node's url, read at most every :data:`LIST_FRESH` seconds."""
+        nodes = self._nodes
+        if nodes is not None and time.monotonic() - nodes[0] <= LIST_FRESH:
+            return nodes[1]
+        reading = self._nodes_task
+        if reading is None:
+            reading = asyncio.get_running_loop().create_task(self._read_nodes())
+            self._nodes_task = reading
+
+            def done(task: asyncio.Task[tuple[str, ...]]) -> None:
+                self._nodes_task = None
+                if not task.cancelled() and task.exception() is None:
+                    self._nodes = (read_at, task.result())
+
+            read_at = time.monotonic()
+            reading.add_done_callback(done)
+        return await asyncio.shield(reading)
+
+    async def _read_nodes(self) -> tuple[str, ...]:
+        nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
+        return tuple(sorted(nodes))[:NODES_MAX]

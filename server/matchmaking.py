@@ -29,7 +29,13 @@ On a lone server the queue is in memory (:class:`LocalQueue`). In a cluster it i
 nodes, in Redis (:class:`RedisQueue`): a hash of wishes; one node at a time matches, under a
 lease (:data:`_LEASE`), and takes a group out of the hash atomically (:data:`_TAKE`: all of
 its wishes, or none when one was cancelled meanwhile). A ``matched`` push for a player of
-another node goes through Redis too, to the node that holds the player's connection.
+another node goes through Redis too, to the node that holds the player's connection: it is
+put in that node's *inbox* (a hash ``match:inbox:<node>`` of ticket → push, kept
+:data:`INBOX_KEPT_MS`) before a nudge is published on the channel. The node takes its inbox
+on the nudge, each time its subscription is confirmed again after a cut (the nudge may have
+been published meanwhile, and a channel keeps nothing), and at each of its matcher's rounds;
+it deletes an entry once delivered (a push delivered twice finds its ticket gone the second
+time and is dropped), so no match waits on a message that was lost.
 """
 
 from __future__ import annotations
@@ -253,6 +259,10 @@ for _, t in ipairs(ARGV) do redis.call('HDEL', KEYS[1], t) end
 return 1
 """
 
+#: How long (ms) a node's inbox of ``matched`` pushes is kept after the last one put in it:
+#: longer than a node cut from Redis keeps its players' wishes (its node key's lease).
+INBOX_KEPT_MS = 120_000
+
 #: The matcher's lease (KEYS[1]): taken when free, renewed when this node's (ARGV[1]), for
 #: ARGV[2] milliseconds. Returns 1 while this node holds it.
 _LEASE = """
@@ -314,9 +324,33 @@ class RedisQueue:
         return bool(await self._lease(keys=[self.lease],
                                       args=[self.node.node_id, self.node.ttl]))
 
+    def inbox(self, node: str) -> str:
+        return f"{self.node.keys.prefix}match:inbox:{node}"
+
     async def publish(self, node: str, ticket: str, push: Any) -> None:
-        await self.redis.publish(self.channel, json.dumps(
-            {"node": node, "ticket": ticket, "push": m.to_wire(push)}))
+        """Put ``push`` in ``node``'s inbox for ``ticket``, then nudge that node."""
+        inbox = self.inbox(node)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(inbox, ticket, json.dumps(m.to_wire(push)))
+            pipe.pexpire(inbox, max(INBOX_KEPT_MS, 3 * self.node.ttl))
+            pipe.publish(self.channel, json.dumps({"node": node, "ticket": ticket}))
+            await pipe.execute()
+
+    async def pending(self) -> dict[str, Any]:
+        """This node's inbox: each ticket's push, as sent (decoded from JSON)."""
+        raw = await self.redis.hgetall(self.inbox(self.node.node_id))
+        out = {}
+        for ticket, push in raw.items():
+            try:
+                out[str(ticket)] = json.loads(push)
+            except Exception as exc:
+                log.warning("a matched push in Redis could not be read: %s", exc)
+                out[str(ticket)] = None
+        return out
+
+    async def delivered(self, tickets: list[str]) -> None:
+        if tickets:
+            await self.redis.hdel(self.inbox(self.node.node_id), *tickets)
 
 
 # -- the matcher ------------------------------------------------------------------------------
@@ -348,6 +382,9 @@ class Matchmaker:
         self.players = 0
         self._loop: asyncio.Task[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: Taking this node's inbox: the task, and whether to take it once more after.
+        self._collecting: asyncio.Task[None] | None = None
+        self._collect_again = False
 
     @property
     def node_id(self) -> str:
@@ -368,7 +405,7 @@ class Matchmaker:
 
     async def close(self) -> None:
         await self.reservations.close()
-        for task in [self._loop, *self._tasks]:
+        for task in [self._loop, *self._tasks, self._collecting]:
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(BaseException):
@@ -398,9 +435,15 @@ class Matchmaker:
                     tuple(sorted(set(msg.seats))), msg.rated, self.clock(),
                     None if msg.bots_after is None else float(msg.bots_after),
                     conn.address)
-        await self.queue.add(wish)
+        # Known here before it is in the queue: its match may come back at once.
         self.here[ticket] = conn
         self.tickets[conn] = ticket
+        try:
+            await self.queue.add(wish)
+        except BaseException:
+            self.here.pop(ticket, None)
+            self.tickets.pop(conn, None)
+            raise
         log.info("%s waits for a quick match (%s, seats %s)", conn.id,
                  "rated" if msg.rated else "unrated", "/".join(map(str, wish.seats)))
 
@@ -444,6 +487,8 @@ class Matchmaker:
     async def round(self) -> int:
         """One round: match what can be matched (when this node may), then tell the players
         still waiting here how far their game is. Returns how many groups it started."""
+        if isinstance(self.queue, RedisQueue):
+            self.collect()  # should a push in this node's inbox have been missed
         wishes = await self.queue.wishes()
         now = self.clock()
         started = 0
@@ -522,8 +567,37 @@ class Matchmaker:
 
         def take(data: dict[str, Any]) -> None:
             if data["node"] == self.node_id:
-                push = m.from_wire(data["push"], sender="server")
-                assert isinstance(push, m.MatchedPush)
-                self._tell(str(data["ticket"]), push)
+                self.collect()
 
-        await listen(pubsub, self.queue.channel, "matches", take, pause=1.0)
+        await listen(pubsub, self.queue.channel, "matches", take, pause=1.0,
+                     subscribed=self.collect)
+
+    def collect(self) -> None:
+        """Take this node's inbox soon (once more after a taking under way)."""
+        if self._collecting is not None and not self._collecting.done():
+            self._collect_again = True
+            return
+        self._collecting = asyncio.get_running_loop().create_task(self._collect())
+
+    async def _collect(self) -> None:
+        """Deliver the ``matched`` pushes in this node's inbox, then delete them (a failure
+        leaves them for the next taking)."""
+        assert isinstance(self.queue, RedisQueue)
+        again = True
+        while again:
+            self._collect_again = False
+            try:
+                pending = await self.queue.pending()
+                for ticket, data in pending.items():
+                    try:
+                        push = None if data is None else m.from_wire(data, sender="server")
+                    except Exception as exc:
+                        log.warning("a matched push in Redis could not be read: %s", exc)
+                        continue
+                    if isinstance(push, m.MatchedPush):
+                        self._tell(ticket, push)
+                await self.queue.delivered(list(pending))
+            except Exception as exc:
+                log.warning("the matched pushes for this node could not be taken (%s); "
+                            "they are taken again at the next round", exc)
+            again = self._collect_again

@@ -253,3 +253,34 @@ async def test_two_cluster_nodes_match_players_who_queued_on_different_nodes(db,
                     await asyncio.sleep(0.1)
         finally:
             await client.aclose()
+
+
+async def test_a_match_published_while_a_node_is_cut_from_redis_still_reaches_its_player(
+        db, prefix):
+    """Biel's node is cut from Redis (a proxy between them refuses every connection) while
+    the other node matches him: the ``matched`` push published meanwhile is not lost with
+    the channel's message; Biel hears it once his node is back."""
+    from server.cluster import ClusterConfig
+    from server.store.postgres import PostgresStore
+    from tests.support.proxy import cutting_proxy
+
+    parts = REDIS_URL.removeprefix("redis://").split("/")[0].split(":")
+    async with cutting_proxy(parts[0], int(parts[1]) if len(parts) > 1 else 6379) as proxy:
+        def node(url: str) -> ClusterConfig:
+            return ClusterConfig(url, prefix=prefix, lease_ms=6000)
+
+        async with serving(PostgresStore(db, shared=True, pool_size=2),
+                           cluster=node(REDIS_URL), match_interval=86_400.0) as (a, a_url), \
+                serving(PostgresStore(db, shared=True, pool_size=2),
+                        cluster=node(f"redis://127.0.0.1:{proxy.port}/0"),
+                        match_interval=86_400.0) as (_, b_url):
+            biel, anna = await player(b_url, "Biel"), await player(a_url, "Anna")
+            await biel.request(m.QuickMatch, seats=[2])
+            await anna.request(m.QuickMatch, seats=[2])
+            proxy.blackout()  # Biel's node hears nothing from Redis now
+            assert await mm(a).round() == 1  # Biel's push is published first, then Anna's
+            anna_got = await pushed(anna, m.MatchedPush)
+            proxy.end_blackout()
+            biel_got = await pushed(biel, m.MatchedPush, timeout=20)
+            assert biel_got.room == anna_got.room and biel_got.url == a_url
+            assert {biel_got.seat, anna_got.seat} == {0, 1}

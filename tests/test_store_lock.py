@@ -1,6 +1,9 @@
 """A lone server on PostgreSQL holds its schema's lock for as long as it writes: when the
 lock's session is killed (``pg_terminate_backend``), it says so and takes the lock back before
-any further write, so a second lone server on the same schema is still refused.
+any further write, so a second lone server on the same schema is still refused. Each write's
+own transaction checks that the lock's session still holds the lock: a write made before the
+store heard of the kill (the end of the session hidden by a proxy, as a network can lose it)
+takes the lock back first, or is refused when another server took it.
 
 Real PostgreSQL, a fresh schema per test (tests/support/services.py); real server processes.
 """
@@ -8,6 +11,7 @@ Real PostgreSQL, a fresh schema per test (tests/support/services.py); real serve
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -17,6 +21,7 @@ from server.store import RoomRecord, SeatRecord
 from server.store.errors import StoreError
 from server.store.postgres import PostgresStore
 from shared import messages as m
+from tests.support.proxy import cutting_proxy
 from tests.support.servers import ServerProcess
 from tests.support.services import POSTGRES_URL, fresh_schema
 
@@ -40,10 +45,12 @@ async def lock_holders(schema: str) -> list[int]:
 
 
 async def kill_lock_session(schema: str) -> int:
+    """Kill the session holding the schema's lock; returns once it is gone (PostgreSQL waits
+    for the end with a timeout given), and its lock with it."""
     [pid] = await lock_holders(schema)
     conn = await asyncpg.connect(POSTGRES_URL, timeout=10)
     try:
-        assert await conn.fetchval("SELECT pg_terminate_backend($1)", pid)
+        assert await conn.fetchval("SELECT pg_terminate_backend($1, 10000)", pid)
     finally:
         await conn.close()
     return pid
@@ -99,3 +106,61 @@ async def test_a_lone_server_whose_lock_session_is_killed_keeps_the_schema_to_it
             log = first.stderr()
         assert "the session holding this server's lock on the schema was lost" in log
         assert "the lock on the schema is held again" in log
+
+
+def through(url: str, port: int) -> str:
+    """``url`` with its PostgreSQL reached at 127.0.0.1:``port`` (a proxy)."""
+    parts = urlsplit(url)
+    user = parts.netloc.rpartition("@")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}@127.0.0.1:{port}" if user
+                                     else f"127.0.0.1:{port}"))
+
+
+@pytest.mark.parametrize("group_commit", [True, False], ids=["group-commit", "one-by-one"])
+async def test_a_write_after_an_unnoticed_kill_is_refused_once_another_server_holds_the_lock(
+        group_commit):
+    async with fresh_schema() as url:
+        parts = urlsplit(url)
+        async with cutting_proxy(parts.hostname or "127.0.0.1", parts.port or 5432) as proxy:
+            proxy.hide_closes()
+            store = PostgresStore(through(url, proxy.port), pool_size=2,
+                                  group_commit=group_commit)
+            await store.open()
+            rival = PostgresStore(url, pool_size=2)
+            try:
+                await store.create_room(RoomRecord("r1", "Lock", 2, "normal", None, False,
+                                                   None, 1))
+                killed = await kill_lock_session(store.schema)
+                assert await lock_holders(store.schema) == []
+                await rival.open()  # the schema is the rival's now; the store never heard
+                assert killed not in await lock_holders(store.schema)
+                with pytest.raises(StoreError) as refused:
+                    await store.put_seat(SeatRecord("r1", 0, "Anna"))
+                assert refused.value.code == "database_in_use"
+                record = await rival.load("r1")
+                assert record is not None and not record.seats  # nothing was written
+            finally:
+                await rival.close()
+                await store.close()
+
+
+async def test_a_write_after_an_unnoticed_kill_takes_the_lock_back_first():
+    async with fresh_schema() as url:
+        parts = urlsplit(url)
+        async with cutting_proxy(parts.hostname or "127.0.0.1", parts.port or 5432) as proxy:
+            proxy.hide_closes()
+            store = PostgresStore(through(url, proxy.port), pool_size=2)
+            await store.open()
+            try:
+                await store.create_room(RoomRecord("r1", "Lock", 2, "normal", None, False,
+                                                   None, 1))
+                killed = await kill_lock_session(store.schema)
+                await store.put_seat(SeatRecord("r1", 0, "Anna"))
+                holders = await lock_holders(store.schema)
+                assert holders and killed not in holders
+                second = PostgresStore(url, pool_size=2)
+                with pytest.raises(StoreError) as refused:
+                    await second.open()
+                assert refused.value.code == "database_in_use"
+            finally:
+                await store.close()

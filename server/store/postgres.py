@@ -23,7 +23,14 @@ How it keeps the promises of the interface:
   that session end under it (killed with ``pg_terminate_backend``, PostgreSQL restarted, the
   network cut), the store logs it, takes the lock back at once, and makes no write until it
   holds it again: a write meanwhile waits for it, or is refused when another server took the
-  lock first (``database_in_use``). A store
+  lock first (``database_in_use``). The store may hear of the end late (a network can lose
+  it), so each write's own transaction checks, before anything else, that the lock's session
+  still holds the lock (:data:`_STILL_HELD`, in ``pg_locks``); when it does not, the
+  transaction is rolled back, the lock taken back (or the write refused) and the write run
+  again. That check takes a second advisory lock, the *writes* lock, shared, until its
+  transaction ends, and a server that takes the schema's lock waits for the writes lock
+  alone once before it opens: so a write that passed its check commits before another
+  server's first write, and one that did not is refused. A store
   opened ``shared`` takes the lock in shared mode instead: the nodes of a cluster share the
   schema with each other, and with no lone server. What keeps two nodes from writing one
   room is then the room's lease (``server.cluster``) and, should a stale holder try anyway,
@@ -128,6 +135,28 @@ _OPPONENTS = ("(SELECT count(DISTINCT o.account) FROM rated_games g JOIN rated_g
               "ON o.room = g.room AND o.account <> g.account "
               "WHERE g.account = ratings.account)")
 _ACCOUNT_COLUMNS = ", ".join(f.name for f in attrs.fields(AccountRecord))
+#: Whether the lock's session (its pid, $2) still holds the schema's lock ($3, hashed as the
+#: lock is taken), checked first in every write's transaction: after taking the writes lock
+#: ($1) shared for the transaction — refused (false) while a server opening waits for it.
+_STILL_HELD = """
+    SELECT CASE WHEN pg_try_advisory_xact_lock_shared(hashtext($1)) THEN EXISTS (
+        SELECT 1 FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND pid = $2 AND objsubid = 1
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND classid::bigint = ((hashtext($3)::bigint >> 32) & 4294967295)
+          AND objid::bigint = (hashtext($3)::bigint & 4294967295))
+    ELSE false END
+"""
+
+
+class _LockLost(Exception):
+    """A write's transaction found the schema's lock no longer held by the session ``pid``."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(pid)
+        self.pid = pid
+
+
 #: What account writes line up behind (they are about no room): one registration at a time.
 _ACCOUNTS = "\x00accounts"
 
@@ -220,6 +249,10 @@ class PostgresStore(Store):
         self.batches_retried = 0
         self._relock = asyncio.Lock()
         self._retaking: asyncio.Task[None] | None = None
+        #: The pid of the session holding the schema's lock, as PostgreSQL names it.
+        self._holder_pid = 0
+        #: Writes' transactions that found the lock gone (their writes were run again).
+        self.lock_checks_failed = 0
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.path!r}, schema={self.schema!r})"
@@ -265,6 +298,7 @@ class PostgresStore(Store):
                 raise self._translate(exc, opening=True) from exc
             raise
         self._pool, self._holder = pool, holder
+        self._holder_pid = holder.get_server_pid()
         holder.add_termination_listener(self._lock_lost)
 
     # -- the lock's session -----------------------------------------------------------------
@@ -319,13 +353,49 @@ class PostgresStore(Store):
                 raise StoreError(
                     f"the store {self.path} is not open", code="store_closed", path=self.path
                 )
-            self._holder = new
+            self._holder, self._holder_pid = new, new.get_server_pid()
             new.add_termination_listener(self._lock_lost)
             log.warning("%s (schema %s): the lock on the schema is held again", self.path,
                         self.schema)
 
+    @property
+    def _lock_key(self) -> str:
+        return f"castell-server:{self.schema}"
+
+    @property
+    def _writes_key(self) -> str:
+        return f"castell-writes:{self.schema}"
+
+    async def _lock_held(self, conn: asyncpg.Connection) -> None:
+        """First in a write's transaction: the lock must still be this store's session's
+        (see the module docstring), else :class:`_LockLost`."""
+        pid = self._holder_pid
+        if not await conn.fetchval(_STILL_HELD, self._writes_key, pid, self._lock_key):
+            raise _LockLost(pid)
+
+    async def _lock_gone(self, lost: _LockLost, attempt: int) -> None:
+        """A write's check found the lock gone: forget its session and take it back (or be
+        refused, ``database_in_use``, when another server has it); the write runs again,
+        once."""
+        self.lock_checks_failed += 1
+        if attempt > 0:
+            raise StoreError(f"{self.path} (schema {self.schema}): the lock on the schema "
+                             "was taken again but a write still finds it gone; no write is "
+                             "made", code="store_failed", path=self.path)
+        async with self._relock:
+            holder = self._holder
+            if holder is not None and not holder.is_closed() and self._holder_pid == lost.pid:
+                log.error("%s (schema %s): the session holding this server's lock on the "
+                          "schema no longer holds it; no write is made until the lock is "
+                          "taken again", self.path, self.schema)
+                self._holder = None
+                holder.terminate()
+        await self._check_lock()
+
     async def _hold_lock(self, asyncpg: Any) -> asyncpg.Connection:
-        """A connection holding the schema's advisory lock (shared or not), or a refusal."""
+        """A connection holding the schema's advisory lock (shared or not), or a refusal.
+        Taken alone, it waits until no write of a server that held it before is under way
+        (the writes lock, taken and let go at once)."""
         try:
             holder = await asyncpg.connect(
                 self.dsn, timeout=self.connect_timeout,
@@ -336,9 +406,14 @@ class PostgresStore(Store):
         mode = "_shared" if self.shared else ""
         try:
             held = await holder.fetchval(
-                f"SELECT pg_try_advisory_lock{mode}(hashtext($1))",
-                f"castell-server:{self.schema}",
+                f"SELECT pg_try_advisory_lock{mode}(hashtext($1))", self._lock_key,
             )
+            if held and not self.shared:
+                async with holder.transaction():
+                    wait_ms = max(1, round(self.connect_timeout * 1000))
+                    await holder.execute(f"SET LOCAL lock_timeout = {wait_ms}")
+                    await holder.execute("SELECT pg_advisory_xact_lock(hashtext($1))",
+                                         self._writes_key)
         except BaseException as exc:
             await holder.close()
             if isinstance(exc, Exception):
@@ -571,13 +646,18 @@ class PostgresStore(Store):
                 if self._committer is None or self._committer.done():
                     self._committer = loop.create_task(self._commit_queued())
                 return await future
-            try:
-                async with pool.acquire() as conn, conn.transaction():
-                    return await work(conn)
-            except StoreError:
-                raise
-            except Exception as exc:
-                raise self._translate(exc) from exc
+            for attempt in range(2):
+                try:
+                    async with pool.acquire() as conn, conn.transaction():
+                        await self._lock_held(conn)
+                        return await work(conn)
+                except _LockLost as lost:
+                    await self._lock_gone(lost, attempt)  # rolled back: taken back, or not
+                except StoreError:
+                    raise
+                except Exception as exc:
+                    raise self._translate(exc) from exc
+            raise AssertionError("a second lost lock raises")
 
     async def _commit_queued(self) -> None:
         """Commit the queued writes a batch at a time: all those queued when the previous
@@ -590,11 +670,16 @@ class PostgresStore(Store):
             batch, self._queue = self._queue, []
             outcomes: list[tuple[bool, Any]] = []
             try:
-                pool = self._need_pool()
-                async with pool.acquire() as conn:
-                    if not await self._batch_at_once(conn, batch, outcomes):
-                        self.batches_retried += 1
-                        await self._batch_by_savepoints(conn, batch, outcomes)
+                for attempt in range(2):
+                    pool = self._need_pool()
+                    try:
+                        async with pool.acquire() as conn:
+                            if not await self._batch_at_once(conn, batch, outcomes):
+                                self.batches_retried += 1
+                                await self._batch_by_savepoints(conn, batch, outcomes)
+                        break
+                    except _LockLost as lost:
+                        await self._lock_gone(lost, attempt)  # rolled back: taken back, or not
             except Exception as exc:  # the batch as a whole failed: each of its writes too
                 failure = exc if isinstance(exc, StoreError) else self._translate(exc)
                 if failure is not exc:
@@ -636,8 +721,11 @@ class PostgresStore(Store):
         values: list[tuple[bool, Any]] = []
         try:
             async with conn.transaction():
+                await self._lock_held(conn)
                 for work, _ in batch:
                     values.append((True, await work(conn)))
+        except _LockLost:
+            raise
         except Exception:
             if conn.is_closed():
                 raise
@@ -653,6 +741,7 @@ class PostgresStore(Store):
         """Every write of ``batch`` in one transaction, each in a savepoint: a write that
         fails is rolled back alone (its error added to ``outcomes``) and the rest commit."""
         async with conn.transaction():
+            await self._lock_held(conn)
             for work, _ in batch:
                 try:
                     async with conn.transaction():  # a savepoint

@@ -5,7 +5,10 @@ simple query, as asyncpg ends a transaction) has the database's answer swallowed
 cut, so the database has committed while its client never hears so — the lost answer that a
 server must survive. With ``blackout`` every other connection is cut with it and new ones are
 refused until :meth:`CuttingProxy.end_blackout`: the database is out of reach, so not even a
-read can tell the server what was stored. Every other byte passes both ways untouched.
+read can tell the server what was stored. ``hide_closes()`` makes a connection that the
+database ends look alive to its client (the end never reaches it, as when a network loses
+it): a client learns of it only by what it sends next. Every other byte passes both ways
+untouched.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+
+#: PostgreSQL's Terminate message: a client closing its connection says so.
+_TERMINATE = b"X\x00\x00\x00\x04"
 
 
 class CuttingProxy:
@@ -25,6 +31,7 @@ class CuttingProxy:
         self._armed = False
         self._blackout = False
         self._dark = False
+        self._hide_closes = False
         self._writers: set[asyncio.StreamWriter] = set()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -32,6 +39,10 @@ class CuttingProxy:
     def cut_after_commit(self, *, blackout: bool = False) -> None:
         self._armed = True
         self._blackout = blackout
+
+    def hide_closes(self) -> None:
+        """From now on, a connection the database ends stays open, silent, to its client."""
+        self._hide_closes = True
 
     def blackout(self) -> None:
         """Cut every connection now and refuse new ones, until :meth:`end_blackout`."""
@@ -73,6 +84,7 @@ class CuttingProxy:
             return
         self._writers.update((writer, up_writer))
         cut = asyncio.Event()
+        last = b""  # what the client sent last: PostgreSQL's Terminate when it closes
 
         async def downstream() -> None:  # database → client
             while data := await up_reader.read(65536):
@@ -85,7 +97,9 @@ class CuttingProxy:
                 await writer.drain()
 
         async def upstream() -> None:  # client → database
+            nonlocal last
             while data := await reader.read(65536):
+                last = data
                 if self._armed and b"COMMIT" in data:
                     self._armed = False
                     cut.set()
@@ -95,6 +109,12 @@ class CuttingProxy:
         try:
             pumps = [asyncio.create_task(downstream()), asyncio.create_task(upstream())]
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            if (self._hide_closes and pumps[0].done() and not cut.is_set()
+                    and not last.endswith(_TERMINATE)):
+                pumps[1].cancel()  # the client hears of the end only when it next speaks
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pumps[1]
+                await reader.read(65536)
             for pump in pumps:
                 pump.cancel()
         finally:

@@ -34,7 +34,7 @@ async def measure(players: int, seats: int, rated: bool, folder: Path) -> dict[s
     config = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, bot_workers=0,
                           ping_interval=None, rate=1e6, burst=1e6, address_rate=1e6,
                           address_burst=1e6, match_interval=86_400.0, max_rooms=100_000,
-                          rooms_per_address=100_000)
+                          rooms_per_address=100_000, rated_one_network=True)
     server = CastellServer(config, open_store(folder / "match.sqlite3"))
     await server.start()
     clients: list[GameClient] = []

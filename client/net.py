@@ -137,13 +137,12 @@ class GameClient:
         return await self.request(m.Hello, name=name, key=key)
 
     async def identify(self) -> str | None:
-        """The server's identity (``identify``), or None from a server that does not know
-        the request."""
+        """The server's identity (``identify``), or None from a server that does not say it
+        (one that does not know the request answers ``unknown_type``; whatever else refuses
+        it, the client goes on, knowing the server by its address)."""
         try:
             reply = await self.request(m.Identify)
-        except ServerError as exc:
-            if exc.code != "unknown_type":
-                raise
+        except ServerError:
             return None
         return str(reply.server_id)
 

@@ -14,6 +14,7 @@ import pytest
 
 from client.net import GameClient, ServerError
 from server.store import ActionRecord, RoomRecord, SeatRecord, SQLiteStore, hash_token, open_store
+from server.store.base import pack_offers
 from shared import engine
 from shared import messages as m
 from shared.actions import EndTurn
@@ -41,7 +42,10 @@ def _actions(count: int) -> list[tuple[int, bytes]]:
 
 
 def _rows(record) -> tuple:
-    return attrs.astuple(record, recurse=False)
+    """A record's column values as the store writes them (a room's offers packed)."""
+    return tuple(pack_offers(value) if field.name == "offers" else value
+                 for field, value in zip(attrs.fields(type(record)),
+                                         attrs.astuple(record, recurse=False), strict=True))
 
 
 def _insert(conn: sqlite3.Connection, table: str, records: list) -> None:

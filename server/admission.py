@@ -3,7 +3,9 @@
 :class:`Admission` refuses over plain HTTP what it would only close afterwards (not a Castell
 client, the server full, too many connections from one address), answers ``/health``, and
 counts every admitted connection against its address from its handshake until its socket
-closes, however it closes. The limits are :class:`~server.config.ServerConfig` fields,
+closes, however it closes. An answer over plain HTTP (``/health``, ``/ready``,
+``/metrics``: probes that come every few seconds) writes nothing to the log above DEBUG.
+The limits are :class:`~server.config.ServerConfig` fields,
 explained in ``docs/security.md``.
 """
 
@@ -13,6 +15,7 @@ import logging
 import socket
 from collections import Counter
 from http import HTTPStatus
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
@@ -54,6 +57,21 @@ def bound_send_buffer(connection: ServerConnection, size: int | None) -> None:
         log.debug("could not set SO_SNDBUF", exc_info=True)
 
 
+class _Quiet(logging.LoggerAdapter[logging.Logger]):
+    """A connection's logger that logs its INFO lines at DEBUG: what websockets says of an
+    HTTP probe (its answer sent, its connection closed) is not an event for the log."""
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        super().log(logging.DEBUG if level == logging.INFO else level, msg, *args, **kwargs)
+
+
+def quiet(connection: ServerConnection) -> ServerConnection:
+    """Keep what websockets logs of ``connection`` (a probe over plain HTTP) at DEBUG."""
+    logger = _Quiet(connection.protocol.logger, {})  # type: ignore[arg-type]
+    connection.protocol.logger = connection.logger = logger
+    return connection
+
+
 class Admission:
     """The connection caps of one server (see the module docstring)."""
 
@@ -72,12 +90,13 @@ class Admission:
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """websockets' hook: refuse, or admit and count, one connection."""
         if request.path == "/health":
-            return connection.respond(HTTPStatus.OK, "ok\n")
+            return quiet(connection).respond(HTTPStatus.OK, "ok\n")
         if request.path == "/ready":
-            return connection.respond(HTTPStatus.OK, "ready\n") if self.ready else \
+            return quiet(connection).respond(HTTPStatus.OK, "ready\n") if self.ready else \
                 connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "not ready\n")
         if request.path == "/metrics" and self.metrics is not None:
-            response = connection.respond(HTTPStatus.OK, self.metrics.scrape().decode())
+            response = quiet(connection).respond(HTTPStatus.OK, self.metrics.scrape().decode())
+            del response.headers["Content-Type"]  # (respond's text/plain: one type only)
             response.headers["Content-Type"] = CONTENT_TYPE_LATEST
             return response
         if SUBPROTOCOL not in offered_subprotocols(request.headers):

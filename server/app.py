@@ -296,7 +296,7 @@ class CastellServer:
         conn.opened = conn.last_seen = now
         conn.metrics = self.metrics
         if isinstance(ws, CastellWebSocket):  # pings and pongs cost like messages
-            ws.on_control = lambda: self.requests.charge(conn)
+            ws.on_control = lambda: self.requests.charge(conn, control=True)
         self.connections.add(conn)
         log.info("%s connected from %s", conn.id, address)
         try:

@@ -11,9 +11,11 @@ a fraction of the limit (:data:`LOSSY_FRACTION`), so that no amount of chat in a
 of it within the rate limits, can get a member on a slow link closed; state pushes and
 replies are never left out, and close a connection that cannot keep up with them.
 
-Control frames count too: :class:`CastellWebSocket` tells its :class:`Connection` of every
-ping and pong the peer sends, and those are charged to the connection's message bucket
-(:meth:`server.requests.Requests.charge`), so a ping flood is refused and closed like any.
+Control frames count too: :class:`CastellWebSocket` charges every ping and pong the peer
+sends to the connection's message bucket (:meth:`server.requests.Requests.charge`) as it is
+read, before websockets answers it: a ping over the rate gets no pong, and a connection
+that goes on (too many strikes) is cut at once — its socket aborted, without a closing
+handshake, during which every ping it sent would still be read and answered.
 
 Closing never waits on the peer for longer than the close timeout: a peer that reads
 nothing would never finish a closing handshake, so its socket is then dropped.
@@ -28,11 +30,10 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.frames import Frame, Opcode
-from websockets.protocol import Event
 
 from server.limits import TokenBucket
 
@@ -51,16 +52,35 @@ LOSSY_FRACTION = 0.5
 
 
 class CastellWebSocket(ServerConnection):
-    """websockets' server connection, which also tells ``on_control`` of each control frame
-    (ping, pong) the peer sends: websockets answers pings by itself, below any handler."""
+    """websockets' server connection, which asks ``on_control`` of each control frame (ping,
+    pong) the peer sends, as it is parsed: websockets answers a ping by itself, below any
+    handler, and it is answered only when ``on_control`` says yes. Once :meth:`cut_off`,
+    nothing more the peer sends is read."""
 
-    on_control: Callable[[], object] | None = None
+    on_control: Callable[[], bool] | None = None
+    #: Whether the socket was cut off (aborted) for a flood.
+    cut = False
 
-    def process_event(self, event: Event) -> None:
-        if (self.on_control is not None and isinstance(event, Frame)
-                and event.opcode in (Opcode.PING, Opcode.PONG)):
-            self.on_control()
-        super().process_event(event)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        answer = self.protocol.recv_frame
+
+        def recv_frame(frame: Frame) -> None:
+            if frame.opcode in (Opcode.PING, Opcode.PONG) and self.on_control is not None \
+                    and (self.cut or not self.on_control()):
+                return  # over the rate: no pong, and no event
+            answer(frame)
+
+        self.protocol.recv_frame = recv_frame  # type: ignore[method-assign]
+
+    def data_received(self, data: bytes) -> None:
+        if not self.cut:
+            super().data_received(data)
+
+    def cut_off(self) -> None:
+        """Drop the socket now: no closing handshake, nothing more read or answered."""
+        self.cut = True
+        self.transport.abort()
 
 
 class ConnState(enum.Enum):
@@ -212,6 +232,19 @@ class Connection:
         self.close_reason = reason
         log.info("%r: closing (%d %s)", self, code, reason)
         self._closer = asyncio.get_running_loop().create_task(self._close(code, reason))
+
+    def cut(self, reason: str) -> None:
+        """Drop the socket at once, without a closing handshake: for a peer flooding control
+        frames, which a handshake would go on reading and answering until its timeout."""
+        if self.closing:
+            return
+        self.state = ConnState.CLOSING
+        self.close_reason = reason
+        log.warning("%r: cut off (%s)", self, reason)
+        if isinstance(self.ws, CastellWebSocket):
+            self.ws.cut_off()
+        else:
+            self.ws.transport.abort()
 
     async def wait_closed(self) -> None:
         """Wait for a close this side started (so nothing closes it first with another code)."""

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.moderation import closed_reason, refuse_closed
+from server.retries import Retries
 from server.room import Room
 from server.runner import RoomRunner
 from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
@@ -78,6 +79,8 @@ class Lobby:
         #: Where the rooms' bots think (none given: a thread of this process).
         self.thinkers = thinkers if thinkers is not None else Thinkers(0)
         self.bot_think = bot_think
+        #: The rooms waiting out a store failure: any write stored wakes them all.
+        self.retries = Retries()
         self._tasks: set[asyncio.Task[Any]] = set()
         self.rooms: dict[str, RoomRunner] = {}
         self.codes: dict[str, RoomRunner] = {}
@@ -174,7 +177,8 @@ class Lobby:
     def _runner(self, room: Room[Connection]) -> RoomRunner:
         runner = RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
                             on_empty=self._on_empty, on_lost=self._lost, held=self._held,
-                            thinkers=self.thinkers, bot_think=self.bot_think)
+                            thinkers=self.thinkers, bot_think=self.bot_think,
+                            retries=self.retries)
         runner.metrics = self.metrics
         return runner
 

@@ -234,16 +234,20 @@ class Requests:
             code, message = refusal
             raise CastellError(message, code=code)
 
-    def charge(self, conn: Connection) -> bool:
+    def charge(self, conn: Connection, *, control: bool = False) -> bool:
         """Take one message from the connection's bucket; False when it is empty, which
-        is a strike: too many strikes close the connection (1008). A control frame (a ping,
-        a pong) is charged so too, without a reply: it costs the server as much."""
+        is a strike: too many strikes close the connection (1008). A ``control`` frame (a
+        ping, a pong) is charged so too, before it is answered (False: no pong); too many
+        strikes of those cut the connection off at once (no closing handshake)."""
         if conn.bucket.take(time.monotonic()):
             return True
         conn.strikes += 1
         if conn.strikes > self.config.max_strikes and not conn.closing:
-            log.warning("%r: closed for sending too many messages", conn)
-            conn.close(1008, "too many messages")
+            if control:
+                conn.cut("too many messages")
+            else:
+                log.warning("%r: closed for sending too many messages", conn)
+                conn.close(1008, "too many messages")
         return False
 
     def _spend(self, conn: Connection) -> None:

@@ -10,7 +10,9 @@ acknowledged means durable.
 
 When the store fails, the change is dropped (the room stays as it was, nothing is faked): a
 request is answered ``internal_error`` and the cause goes to the log; a turn timer or a bot
-tries again after a growing backoff, so the room moves on by itself once the store is back.
+tries again after a growing backoff, so the room moves on by itself once the store is back;
+and as soon as any write is stored again (this room's or another's, :mod:`server.retries`),
+a retry waiting on its backoff goes at once.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from server.ratings import (
     rating_changes,
     shown_ratings,
 )
+from server.retries import Retries
 from server.room import (
     AppendAction,
     AppendChat,
@@ -110,7 +113,8 @@ class RoomRunner:
                  on_empty: Callable[[RoomRunner], None] | None = None,
                  on_lost: Callable[[RoomRunner, str], None] | None = None,
                  held: Callable[[RoomRunner], bool] | None = None,
-                 thinkers: Thinkers | None = None, bot_think: float = 1.5) -> None:
+                 thinkers: Thinkers | None = None, bot_think: float = 1.5,
+                 retries: Retries | None = None) -> None:
         self.room = room
         self.store = store
         self.clock = clock
@@ -134,6 +138,12 @@ class RoomRunner:
         self.thinkers = thinkers if thinkers is not None else Thinkers(0)
         self.bot_think = bot_think
         self._plans: dict[int, bots.Decision] = {}
+        #: The rooms of this store waiting on a retry (shared by the lobby's rooms); the
+        #: turn key whose timer is a retry of what the store refused, and the bots' task's
+        #: wait before it retries its move (both cut short once the store is back).
+        self.retries = retries if retries is not None else Retries()
+        self._timer_retry: TurnKey | None = None
+        self._bot_retry: asyncio.Event | None = None
         self._closed = False
         #: The server's metrics (None: not counted), set by the lobby.
         self.metrics: Metrics | None = None
@@ -309,6 +319,8 @@ class RoomRunner:
                               exc, exc_info=exc)
                     raise StoreUnavailable("the chat line could not be saved just now: try "
                                            "again in a moment") from exc
+            if self.store is not None:
+                self.retries.stored()
             line = write.record
             if self._history is not None:
                 self._history.add_chat(line.version, line.seat, line.name, line.text)
@@ -366,6 +378,7 @@ class RoomRunner:
     def close(self) -> None:
         """Stop the timer and the bots (the room is let go of)."""
         self._closed = True
+        self.retries.forget(self)
         self._cancel_timer()
         if self._bots is not None and self._bots is not asyncio.current_task():
             self._bots.cancel()
@@ -433,6 +446,8 @@ class RoomRunner:
         if self.room.failures:
             log.info("room %s: the store works again", self.room.id)
         self._commit(change)
+        if self.store is not None:
+            self.retries.stored()
         if self.on_change is not None:
             self.on_change(self)
         return True
@@ -509,6 +524,7 @@ class RoomRunner:
         if self._timer is not None and self._timer is not asyncio.current_task():
             self._timer.cancel()
         self._timer = None
+        self._timer_retry = None
 
     def _arm_timer(self, key: TurnKey, delay: float) -> None:
         self._cancel_timer()
@@ -520,14 +536,32 @@ class RoomRunner:
         async with self._lock:
             if self._timer is asyncio.current_task():
                 self._timer = None
+                self._timer_retry = None
             try:
                 await self._settle()
             except StoreUnavailable:
                 self._arm_timer(key, self.room.retry_delay)
+                self._wait_for_store(key)
                 return
             change = self.room.timer_fired(key, now=self.clock())
-            if change is not None:
-                await self._store(change)
+            if change is not None and not await self._store(change):
+                self._wait_for_store(key)  # the refusal re-armed the timer after a backoff
+
+    def _wait_for_store(self, key: TurnKey) -> None:
+        """The timer of turn ``key`` is armed again to retry what the store refused."""
+        if self._timer is not None and not self._closed:
+            self._timer_retry = key
+            self.retries.wait(self)
+
+    def store_back(self) -> None:
+        """The store took a write (:mod:`server.retries`): a turn timer or a bot's move
+        waiting on its backoff tries again now."""
+        if self._closed:
+            return
+        if self._timer_retry is not None:
+            self._arm_timer(self._timer_retry, 0.0)
+        if self._bot_retry is not None:
+            self._bot_retry.set()
 
     def _wake_bots(self, delay: float) -> None:
         if self._closed or (self._bots is not None and not self._bots.done()):
@@ -538,13 +572,14 @@ class RoomRunner:
         """Play bot turns until a person is to act or the game is over. A bot thinks with
         the room unlocked (a hard bot may take seconds, and the room's people may still
         chat or watch meanwhile); its choice is played only if the game has not moved on."""
+        retry = False
         while True:
-            await asyncio.sleep(delay)
+            await (self._back_off(delay) if retry else asyncio.sleep(delay))
             async with self._lock:
                 try:
                     await self._settle()
                 except StoreUnavailable:
-                    delay = self.room.retry_delay
+                    delay, retry = self.room.retry_delay, True
                     continue
                 turn = self.room.bot_turn()
                 if turn is None:
@@ -562,6 +597,21 @@ class RoomRunner:
                 else:
                     self._plans.pop(turn.seat, None)
             delay = self.room.bot_delay if stored else self.room.retry_delay
+            retry = not stored
+
+    async def _back_off(self, delay: float) -> None:
+        """The bots' wait before they retry a move the store refused: ``delay``, or until a
+        write is stored again (:meth:`store_back`), whichever comes first."""
+        woken = self._bot_retry = asyncio.Event()
+        self.retries.wait(self)
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await woken.wait()
+        finally:
+            self._bot_retry = None
+            if self._timer_retry is None:
+                self.retries.forget(self)
 
     async def _choose(self, turn: BotTurn, seed: int) -> bots.Decision:
         """The bot's choice: the next step of the turn it planned, or a decision made in a

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import time
 
 import pytest
@@ -21,6 +22,7 @@ from server.app import CastellServer
 from server.limits import Buckets, network_of
 from shared import codec
 from shared import messages as m
+from shared.messages import SUBPROTOCOL
 from tests.support.hostile import ask, raw, stalled
 from tests.support.servers import serving
 
@@ -158,11 +160,99 @@ async def test_a_ping_flood_is_rate_limited_and_closed_and_honest_clients_are_se
             *_, times = await asyncio.gather(*(flood(w) for w in flooders), round_trips())
             for w in flooders:
                 await w.wait_closed()
-        assert [w.close_code for w in flooders] == [1008] * 3
-        assert all("too many messages" in (w.close_reason or "") for w in flooders)
+        # cut off at once: the socket dropped, no closing handshake (1006 on this side)
+        assert [w.close_code for w in flooders] == [1006] * 3
+        assert [c.close_reason for c in srv.connections if c.name and "Pinger" in c.name] \
+            in ([], ["too many messages"] * 3)
         assert len(times) == 20 and max(times) < 2.0
         assert not honest.closed.is_set()
         assert _server_side(srv, "Honest").strikes == 0
+        await honest.close()
+
+
+PING = b"\x89\x80\x00\x00\x00\x00"  # a masked ping frame, no payload (mask 0: no change)
+
+
+def flood_pings(port: int, frames: int, seconds: float) -> tuple[float, bytes]:
+    """A real WebSocket handshake on 127.0.0.1:``port``, then ping frames written as fast
+    as TCP takes them (at most ``frames``, for at most ``seconds``) until the server cuts
+    the socket; returns how long it took to be cut (``seconds`` if it never was) and every
+    byte the server sent after its handshake's answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=seconds) as sock:
+        sock.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                     "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     f"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {SUBPROTOCOL}"
+                     "\r\n\r\n".encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(4096)
+        head, _, received = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 101")
+        sock.setblocking(False)
+        batch, sent = PING * 1000, 0
+        started = time.monotonic()
+        cut = seconds
+        while sent < frames and time.monotonic() - started < seconds:
+            try:
+                sent += sock.send(batch) // len(PING)
+                received += sock.recv(1 << 20)
+            except BlockingIOError:
+                time.sleep(0.0005)
+            except OSError:  # reset: the server dropped the socket
+                cut = time.monotonic() - started
+                break
+        sock.settimeout(1.0)
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(1 << 20):
+                received += chunk
+        return cut, received
+
+
+def server_frames(data: bytes) -> list[int]:
+    """The opcodes of the (unmasked) frames in what a server sent."""
+    opcodes, i = [], 0
+    while i + 2 <= len(data):
+        length = data[i + 1] & 0x7F
+        header = 2 + {126: 2, 127: 8}.get(length, 0)
+        if length >= 126:
+            length = int.from_bytes(data[i + 2:i + header], "big")
+        opcodes.append(data[i] & 0x0F)
+        i += header + length
+    return opcodes
+
+
+async def test_raw_ping_floods_are_cut_at_once_and_answered_only_within_the_rate():
+    """Four sockets write ping frames as fast as TCP takes them while an honest player
+    asks and is answered: each flooder is answered at most its burst of pongs, then cut
+    off at once — its socket aborted, no close frame, no closing handshake that would go
+    on reading its pings — and the honest round trip stays short meanwhile."""
+    async with serving(rate=20.0, burst=40.0, max_strikes=50, close_timeout=5.0) as (srv, url):
+        honest = await _client(url, "Honest")
+        idle = []
+        for _ in range(10):
+            t = time.monotonic()
+            await honest.request(m.ListRooms)
+            idle.append(time.monotonic() - t)
+        floods = [asyncio.create_task(asyncio.to_thread(flood_pings, srv.port, 300_000, 4.0))
+                  for _ in range(4)]
+        during = []
+        while not all(f.done() for f in floods):
+            t = time.monotonic()
+            await honest.request(m.ListRooms)
+            during.append(time.monotonic() - t)
+            await asyncio.sleep(0.005)
+        results = [await f for f in floods]
+        print(f"honest round trip idle {max(idle) * 1000:.1f} ms, during the flood "
+              f"{max(during) * 1000:.1f} ms (median {sorted(during)[len(during) // 2] * 1000:.1f});"
+              f" flooders cut after {max(cut for cut, _ in results) * 1000:.0f} ms, answered "
+              f"{max(len(server_frames(r)) for _, r in results)} frames")
+        for cut, received in results:
+            opcodes = server_frames(received)
+            assert cut < 2.0, cut  # cut within a bounded time (its handshake: 5 s)
+            assert 0x8 not in opcodes  # no close frame: aborted
+            assert set(opcodes) <= {0xA} and len(opcodes) <= 40  # at most its burst of pongs
+        assert during and max(during) < 0.5, (max(idle), max(during))
+        assert not honest.closed.is_set()
         await honest.close()
 
 

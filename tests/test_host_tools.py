@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 import shutil
 import tempfile
@@ -19,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from client.keys import new_key
 from client.net import GameClient, ServerError, join_anywhere
 from server.admin import ask
+from server.metrics import CONTENT_TYPE_LATEST
 from server.store import open_store
 from shared import messages as m
 from tests.support.servers import ServerProcess, run_server_cli, serving
@@ -98,6 +100,42 @@ async def test_metrics_are_scraped_and_move_as_a_game_is_played(tmp_path):
         assert after[("castell_bot_decision_seconds_count", (("level", "random"),))] > 0
         assert after[("castell_rooms", (("status", "finished"),))] == 1
         await anna.close()
+
+
+async def raw_head(url: str, path: str) -> list[tuple[str, str]]:
+    """The status line's code and every header line of a plain HTTP GET of ``path``, as
+    sent (names lowercased), in order."""
+    host, port = url.removeprefix("ws://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+                 .encode())
+    data = await reader.read()
+    writer.close()
+    status, *lines = data.decode().partition("\r\n\r\n")[0].split("\r\n")
+    headers = [(name.strip().lower(), value.strip())
+               for name, _, value in (line.partition(":") for line in lines)]
+    return [("status", status.split()[1]), *headers]
+
+
+async def test_health_and_metrics_answer_one_content_type_and_log_nothing(caplog):
+    """A load balancer's health check every few seconds, a scrape every fifteen: each
+    answer has one Content-Type, and none of them writes a line to the server's log (at
+    INFO or above)."""
+    caplog.set_level(logging.INFO)
+    async with serving() as (server, url):
+        caplog.clear()
+        for path, kind in (("/metrics", CONTENT_TYPE_LATEST), ("/health", "text/plain"),
+                           ("/ready", "text/plain"), ("/metrics", CONTENT_TYPE_LATEST)):
+            head = await raw_head(url, path)
+            assert head[0] == ("status", "200")
+            types = [value for name, value in head if name == "content-type"]
+            assert len(types) == 1 and types[0].startswith(kind), (path, types)
+        async with asyncio.timeout(5):  # the server is done with every probe's connection
+            while server._server.handler_tasks:
+                await asyncio.sleep(0.01)
+        lines = [f"{r.levelname} {r.name}: {r.getMessage()}" for r in caplog.records
+                 if r.levelno >= logging.INFO]
+        assert lines == []
 
 
 async def test_metrics_can_be_turned_off_or_served_elsewhere(tmp_path):

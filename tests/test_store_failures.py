@@ -26,7 +26,7 @@ from server.store.sqlite import SQLiteStore
 from shared import messages as m
 from shared.actions import EndTurn
 from shared.errors import ERROR_CODES
-from tests.support.servers import serving
+from tests.support.servers import server_url, serving
 
 
 @contextlib.contextmanager
@@ -48,10 +48,12 @@ async def refused_at_least(caplog: pytest.LogCaptureFixture, count: int) -> None
             await asyncio.sleep(0.05)
 
 
-def set_bot_delay(server: CastellServer, seconds: float) -> None:
-    """The pause before each bot action in the server's one room, from now on."""
-    (runner,) = server.lobby.rooms.values()
-    runner.room.bot_delay = seconds
+def set_bot_delay(server: CastellServer, seconds: float, room: str | None = None) -> None:
+    """The pause before each bot action in the server's one room (or in ``room``), from
+    now on."""
+    if room is None:
+        (room,) = server.lobby.rooms
+    server.lobby.rooms[room].room.bot_delay = seconds
 
 
 @contextlib.asynccontextmanager
@@ -142,3 +144,49 @@ async def test_a_turn_timer_the_store_refused_fires_again_once_the_store_is_back
             lambda p: any(e["kind"] == "timeout" and e["seat"] == seat for e in p.events),
             timeout=40)
         assert ended.version == version + 1
+
+
+
+def refusals(caplog: pytest.LogCaptureFixture, room: str) -> int:
+    """How many of ``room``'s writes the store has refused so far."""
+    return len([r for r in caplog.records
+                if "store refused" in r.getMessage() and room in r.getMessage()])
+
+
+async def test_a_bot_backing_off_plays_at_once_when_a_players_action_is_stored(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Another program holds the file while a bot is to move in Anna's room and while Bob
+    acts in his: the bot's move is refused again and again (its wait between tries grows to
+    seconds) and so is Bob's action. The lock let go, Bob acts again and is stored: that is
+    the store back, and Anna's bot moves at once, not once its backoff is over."""
+    caplog.set_level(logging.INFO)
+    async with game_against_a_bot(tmp_path) as (anna, seat, path, server):
+        (room,) = server.lobby.rooms
+        bob = await GameClient.connect(server_url(server))
+        try:
+            await bob.hello("Bob")
+            joined = await bob.request(m.CreateRoom, name="Other", seats=2)
+            await bob.request(m.AddBot, level="random")
+            await bob.request(m.StartGame)
+            await bob.wait_state(lambda p: p.view["turn"] == joined.seat, timeout=30)
+            while True:  # end Anna's turns until her bot's comes
+                version = await anna.act(EndTurn())
+                push = await anna.wait_state(lambda p, v=version: p.version >= v)
+                if push.view["turn"] != seat:
+                    break
+            with locked(path):  # the bot waits 0.5 s before it plays: the lock comes first
+                with pytest.raises(ServerError):
+                    await bob.act(EndTurn())
+                # four refusals of the bot's move: it now waits 4 s before its next try
+                async with asyncio.timeout(20):
+                    while refusals(caplog, room) < 4:
+                        await asyncio.sleep(0.02)
+                set_bot_delay(server, 0.0, room)
+                assert anna.state.version == version
+            # the store is back: Bob's action is stored, and Anna's bot moves within 1.5 s
+            await bob.act(EndTurn())
+            moved = await anna.wait_state(lambda p: p.version > version, timeout=1.5)
+            assert any(e.get("seat") == 1 - seat for e in moved.events)
+        finally:
+            await bob.close()
+

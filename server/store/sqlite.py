@@ -1022,19 +1022,22 @@ class SQLiteStore(Store):
             f"SELECT {columns}, account_seats.seat FROM account_seats JOIN rooms USING (room) "
             f"WHERE account_seats.account = ?{status} "
             "ORDER BY rooms.created_at DESC, rooms.room LIMIT ?", (account, limit)).fetchall()
-        out = []
-        for row in rows:
-            room = _room(row[:-1])
-            names: list[str | None] = [None] * room.seats
-            for seat, name in conn.execute("SELECT seat, name FROM seats WHERE room = ?",
-                                           (room.room,)):
-                if 0 <= seat < room.seats:
-                    names[seat] = name
-            result = conn.execute("SELECT result FROM results WHERE room = ?",
-                                  (room.room,)).fetchone()
-            out.append(AccountGame(room, int(row[-1]), tuple(names),
-                                   unpack_result(result[0]) if result else None))
-        return out
+        rooms = [(_room(row[:-1]), int(row[-1])) for row in rows]
+        # The page's seats and results in one query each, not two a game.
+        ids = [room.room for room, _ in rooms]
+        marks = ", ".join("?" * len(ids))
+        names: dict[str, list[str | None]] = {room.room: [None] * room.seats
+                                               for room, _ in rooms}
+        for room_id, seat, name in conn.execute(
+                f"SELECT room, seat, name FROM seats WHERE room IN ({marks})", ids):
+            if 0 <= seat < len(names[room_id]):
+                names[room_id][seat] = name
+        results = dict(conn.execute(
+            f"SELECT room, result FROM results WHERE room IN ({marks})", ids).fetchall())
+        return [AccountGame(room, seat, tuple(names[room.room]),
+                            unpack_result(results[room.room]) if room.room in results
+                            else None)
+                for room, seat in rooms]
 
     # -- ratings (schema 5) -----------------------------------------------------------------
 

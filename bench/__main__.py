@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "bots": ["--games", "10", "--seats", "2"],
     "matchmaking": ["--players", "60"],
     "lobby": ["--rooms", "100,1000", "--calls", "50"],
+    "mygames": ["--games", "20", "--turns", "6", "--calls", "20"],
 }
 
 

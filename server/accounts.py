@@ -16,7 +16,9 @@ key's hash (:func:`~server.store.base.hash_token`), as it does seat tokens.
 * the ``your_turn`` push: after every stored change of a room whose events start a person's
   turn, that seat's account is told (:meth:`Accounts.room_changed`);
 * the seats that belong to an account (:meth:`Accounts.seat_of`) and the ``games`` reply
-  (:meth:`Accounts.games`).
+  (:meth:`Accounts.games`): one query of the store a page, which stores where each game
+  stands with its room (:class:`~server.store.base.Progress`), so no game is replayed for
+  it (but once, a game stored before schema 11).
 
 With a store, accounts and seat claims are stored (schema 4). A server without a store keeps
 its accounts in memory for as long as it runs, like its rooms.
@@ -28,12 +30,20 @@ import asyncio
 import logging
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from server.names import name_key
-from server.store.base import AccountGame, AccountRecord, GameRecord, Refusal, hash_token
+from server.store.base import (
+    AccountGame,
+    AccountRecord,
+    GameRecord,
+    Progress,
+    Refusal,
+    hash_token,
+)
 from shared import events as ev
 from shared import messages as m
 from shared.codec import encode
@@ -49,9 +59,6 @@ if TYPE_CHECKING:
     from server.store.base import Store
 
 log = logging.getLogger("castell.accounts")
-
-#: Games replayed for ``my_games`` (rooms this node does not serve), kept by (room, version).
-REPLAYS_KEPT = 64
 
 #: Delivers a push to an account's connections on the other nodes of a cluster.
 Relay = Callable[[str, Any], Awaitable[None]]
@@ -87,7 +94,6 @@ class Accounts:
         # Without a store: the accounts themselves, by key hash and by name key.
         self._by_key: dict[bytes, AccountRecord] = {}
         self._by_name: dict[str, AccountRecord] = {}
-        self._replays: OrderedDict[tuple[str, int], GameState | None] = OrderedDict()
         self._tasks: set[asyncio.Task[Any]] = set()
         lobby.subscribe(on_change=self.room_changed)
 
@@ -247,12 +253,6 @@ class Accounts:
 
     async def _entry(self, game: AccountGame) -> m.GameEntry:
         r = game.room
-        state: GameState | None = None
-        runner = self.lobby.rooms.get(r.room)
-        if runner is not None:
-            state = runner.room.state
-        elif r.status == RoomStatus.PLAYING:
-            state = await self._replayed(r.room, r.version)
         from server.moderation import closed_reason  # (it needs this module's name_key)
 
         if closed_reason(game.result) is not None:  # the host closed it
@@ -260,29 +260,34 @@ class Accounts:
                                turn=None, your_turn=False, round=None,
                                players=tuple(n for n in game.names if n is not None),
                                turn_seconds=r.turn_seconds, finished_at=r.finished_at)
+        runner = self.lobby.rooms.get(r.room)
+        if runner is None:
+            if r.status != RoomStatus.WAITING and r.round is None:
+                game = await self._filled(game)
+            return stored_entry(game)
         entry = entry_of(r.room, r.name, r.status, game.seat, game.names, r.turn_seconds,
-                         state, r.finished_at)
+                         runner.room.state, r.finished_at)
         if game.result is not None and entry.winners is None:
-            scores = sorted(game.result.get("scores", []), key=lambda s: s.get("seat", 0))
-            entry = m.GameEntry(**{**_fields(entry),
-                                   "winners": tuple(game.result.get("winners", ())),
-                                   "scores": tuple(int(s.get("total", 0)) for s in scores)})
+            winners, scores = result_scores(game.result)
+            entry = m.GameEntry(**{**_fields(entry), "winners": winners, "scores": scores})
         return entry
 
-    async def _replayed(self, room_id: str, version: int) -> GameState | None:
-        """A game this node does not serve, read from the store and replayed (kept for the
-        next ask while its version stays)."""
-        key = (room_id, version)
-        if key in self._replays:
-            self._replays.move_to_end(key)
-            return self._replays[key]
+    async def _filled(self, game: AccountGame) -> AccountGame:
+        """A game stored before schema 11 (where it stands unknown): replayed once, and
+        where it stands written back to the store, so that it is never replayed again."""
         assert self.store is not None
-        record = await self.store.load(room_id)
+        r = game.room
+        record = await self.store.load(r.room)
         state = replay_state(record) if record is not None else None
-        self._replays[key] = state
-        while len(self._replays) > REPLAYS_KEPT:
-            self._replays.popitem(last=False)
-        return state
+        if record is None or state is None:
+            return game
+        progress = Progress.of(state)
+        try:
+            await self.store.fill_progress(r.room, record.room.version, progress)
+        except Exception as exc:
+            log.warning("room %s: where its game stands could not be stored: %s", r.room, exc)
+        return attrs.evolve(game, room=attrs.evolve(r, round=progress.round,
+                                                      turn=progress.turn))
 
 
 def replay_state(record: GameRecord) -> GameState | None:
@@ -297,9 +302,32 @@ def replay_state(record: GameRecord) -> GameState | None:
 
 
 def _fields(entry: m.GameEntry) -> dict[str, Any]:
-    import attrs
-
     return attrs.asdict(entry, recurse=False)
+
+
+def result_scores(result: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A stored result's winners (seats) and totals by seat."""
+    scores = sorted(result.get("scores", []), key=lambda s: s.get("seat", 0))
+    return (tuple(result.get("winners", ())), tuple(int(s.get("total", 0)) for s in scores))
+
+
+def stored_entry(game: AccountGame) -> m.GameEntry:
+    """One line of ``games`` for a game this node does not serve, from the store alone: the
+    room's row says where its game stands (:class:`~server.store.base.Progress`), its
+    result how it ended; no game is replayed."""
+    r = game.room
+    turn = r.turn if r.status == RoomStatus.PLAYING else None
+    winners = scores = None
+    if game.result is not None:
+        winners, scores = result_scores(game.result)
+    return m.GameEntry(
+        room=r.room, name=r.name, status=str(r.status), seat=game.seat, turn=turn,
+        your_turn=turn is not None and turn == game.seat,
+        round=None if r.status == RoomStatus.WAITING else r.round,
+        players=tuple(n for n in game.names if n is not None),
+        turn_seconds=r.turn_seconds, winners=winners, scores=scores,
+        finished_at=r.finished_at if r.status == RoomStatus.FINISHED else None,
+    )
 
 
 def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | None, ...],

@@ -39,6 +39,7 @@ from server.store.base import (
     ActionRecord,
     ChatRecord,
     GameRecord,
+    Progress,
     SeatRecord,
     hash_token,
     token_matches,
@@ -123,12 +124,16 @@ class UpdateRoom:
     expect_version: int | None
     status: str | None = None
     started_at: float | None = None
+    #: Where the game stands after the change (stored with the room, for ``my_games``).
+    progress: Progress | None = None
 
 
 @attrs.frozen
 class AppendAction:
     record: ActionRecord
     expect_version: int | None
+    #: Where the game stands after the action, stored by the same statement.
+    progress: Progress | None = None
 
 
 @attrs.frozen
@@ -1039,7 +1044,7 @@ class Room(Generic[M]):
 
         def writes(version: int) -> list[Write]:
             return [UpdateRoom(self.id, version, self._fence(), status=RoomStatus.PLAYING,
-                               started_at=now)]
+                               started_at=now, progress=Progress.of(state))]
 
         def apply() -> _Outcome[M]:
             self.state = state
@@ -1116,7 +1121,7 @@ class Room(Generic[M]):
             # Acknowledged means durable (docs/protocol.md): stored first, then changed.
             out: list[Write] = [AppendAction(ActionRecord(
                 self.id, len(self.log), seat, pack_action(action), now, version, timed_out,
-            ), self._fence())]
+            ), self._fence(), Progress.of(new))]
             if new.over:  # the action just stored this version: the result expects it
                 result = game_result(new)
                 if unrated is not None:

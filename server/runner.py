@@ -84,11 +84,11 @@ async def perform(store: Store, write: Write) -> Any:
     """Carry out one of a change's store writes (a rated game's end returns its rated
     games, :func:`server.ratings.finish_rated`)."""
     match write:
-        case AppendAction(record, expect):
-            await store.append_action(record, expect_version=expect)
-        case UpdateRoom(room, version, expect, status, started_at):
+        case AppendAction(record, expect, progress):
+            await store.append_action(record, expect_version=expect, progress=progress)
+        case UpdateRoom(room, version, expect, status, started_at, progress):
             await store.update_room(room, version=version, expect_version=expect,
-                                    status=status, started_at=started_at)
+                                    status=status, started_at=started_at, progress=progress)
         case PutSeat(record, version, expect):
             await store.put_seat(record, version=version, expect_version=expect)
         case RemoveSeat(room, seat, version, expect):

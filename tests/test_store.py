@@ -37,7 +37,7 @@ from server.store import (
     open_store,
     token_matches,
 )
-from server.store.base import KickRecord, MuteRecord
+from server.store.base import KickRecord, MuteRecord, Progress
 from server.store.migrations import LATEST
 from server.store.postgres import PostgresStore
 from tests.support.services import POSTGRES_URL, fresh_schema
@@ -103,6 +103,8 @@ def a_room(room: str = "r1", **changes) -> RoomRecord:
         created_at=1_700_000_000.25,
         started_at=1_700_000_060.5,
         finished_at=None,
+        round=3,
+        turn=1,
     )
     return attrs.evolve(record, **changes)
 
@@ -168,6 +170,36 @@ async def test_update_room_changes_only_the_fields_given(store: Store):
     with pytest.raises(StoreError) as refused:
         await store.update_room("r1", status="paused")
     assert refused.value.code == "invalid_record"
+
+
+async def test_where_a_game_stands_is_stored_by_the_writes_that_move_it(store: Store):
+    async def stands(room: str = "r1") -> tuple[int | None, int | None]:
+        got = (await store.load(room)).room
+        return got.round, got.turn
+
+    await store.create_room(a_room(status="waiting", version=0, round=None, turn=None))
+    await store.update_room("r1", status="playing", version=1, progress=Progress(1, 2))
+    assert await stands() == (1, 2)
+    await store.append_action(ActionRecord("r1", 0, 2, b"\x80", 1.0, 2), expect_version=1,
+                              progress=Progress(2, 0))
+    assert await stands() == (2, 0)
+    await store.append_action(ActionRecord("r1", 1, 0, b"\x80", 2.0, 3))  # none given
+    assert await stands() == (2, 0)
+    with pytest.raises(StoreError):  # a refused action moves nothing
+        await store.append_action(ActionRecord("r1", 2, 0, b"\x80", 3.0, 4), expect_version=2,
+                                  progress=Progress(9, 1))
+    assert await stands() == (2, 0)
+    await store.append_action(ActionRecord("r1", 2, 0, b"\x80", 3.0, 4), expect_version=3,
+                              progress=Progress(10, None))
+    assert await stands() == (10, None)
+    # A game stored before schema 11: filled once, at the version it was replayed at.
+    assert not await store.fill_progress("r1", 4, Progress(1, 1))  # it knows already
+    await store.create_room(a_room("r2", version=5, round=None, turn=None))
+    assert not await store.fill_progress("r2", 4, Progress(3, 0))  # it moved on since
+    assert await store.fill_progress("r2", 5, Progress(3, 0))
+    assert await stands("r2") == (3, 0)
+    assert not await store.fill_progress("r2", 5, Progress(4, 1))
+    assert await stands("r2") == (3, 0)
 
 
 async def test_put_seat_replaces_the_holder_and_remove_seat_frees_it(store: Store):

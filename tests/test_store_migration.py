@@ -96,8 +96,8 @@ def a_game(room: str, seed: int, *, moves: int | None = None) -> Game:
     return Game(record, tuple(action for _, action in played), state)
 
 
-#: Columns added after schema 1 (by migration 3): a schema-1 table has none of them.
-LATER_COLUMNS = {"started_version", "timed_out", "rated", "offers"}
+#: Columns added after schema 1 (by migrations 3, 5, 8 and 11): a schema-1 table has none.
+LATER_COLUMNS = {"started_version", "timed_out", "rated", "offers", "round", "turn"}
 
 
 def columns(cls: type) -> list[str]:
@@ -431,9 +431,11 @@ async def test_a_schema_2_database_is_upgraded_keeping_its_games_and_gains_histo
 
 def schema3_rows(record: GameRecord) -> list[tuple[str, list[str], list[tuple]]]:
     """The rows of one game as schema 3 holds them: every column of today's records but
-    those of later schemas (``rooms.rated``: 5; ``rooms.offers``: 8)."""
+    those of later schemas (``rooms.rated``: 5; ``rooms.offers``: 8; ``rooms.round`` and
+    ``rooms.turn``: 11)."""
     def every(cls: type) -> list[str]:
-        return [f.name for f in attrs.fields(cls) if f.name not in ("rated", "offers")]
+        return [f.name for f in attrs.fields(cls)
+                if f.name not in ("rated", "offers", "round", "turn")]
 
     def of(rec: object) -> tuple:
         return tuple(getattr(rec, name) for name in every(type(rec)))

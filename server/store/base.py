@@ -11,6 +11,8 @@ durable. They are frozen attrs classes:
 * :class:`GameRecord` — all of one room's records, as :meth:`Store.load` returns them;
 * :class:`AccountRecord` — a player's account: its name, and its key only as a hash;
 * :class:`AccountGame` — one game of an account, as :meth:`Store.account_games` lists them;
+* :class:`Progress` — where a started game stands (its round and turn), stored with the room
+  by the write that moves it (schema 11);
 * :class:`Placing`, :class:`RatingRecord`, :class:`RatedGame` — a rated game's final order, an
   account's rating, one rated game of an account (schema 5, :mod:`server.ratings`);
 * :class:`BanRecord`, :class:`MuteRecord`, :class:`KickRecord` — what the host decided about a
@@ -33,6 +35,7 @@ import attrs
 import msgpack
 
 from server.store.errors import StoreError, VersionConflict
+from shared.state import GameState
 from shared.view import RoomStatus
 
 #: A room's life (:class:`~shared.view.RoomStatus`): seats being filled, a game under way, a
@@ -89,6 +92,12 @@ class RoomRecord:
     #: The seats a rematch offers (schema 8, :mod:`server.rematch`): (seat, name as names
     #: compare) pairs in seat order, stored with the room (:func:`pack_offers`).
     offers: tuple[tuple[int, str], ...] = ()
+    #: Where the game stands (schema 11), stored with every write that moves it (see
+    #: :class:`Progress`): its round (None before the start; for a game stored before
+    #: schema 11, until :meth:`Store.fill_progress`) and the seat whose turn it is (None
+    #: before the start and after the end).
+    round: int | None = None
+    turn: int | None = None
 
 
 @attrs.frozen
@@ -159,6 +168,22 @@ class GameRecord:
 
 
 @attrs.frozen
+class Progress:
+    """Where a started game stands after a write (schema 11): its ``round`` and the seat
+    whose ``turn`` it is (None once the game is over). Stored on the room's row by the write
+    that moves the game (:meth:`Store.append_action`, :meth:`Store.update_room`), so that a
+    list of an account's games (``my_games``) reads it without replaying any game."""
+
+    round: int
+    turn: int | None
+
+    @classmethod
+    def of(cls, state: GameState) -> Progress:
+        """Where ``state`` stands."""
+        return cls(state.round, None if state.over else state.turn)
+
+
+@attrs.frozen
 class StoredRoom:
     """A room as a cheap listing of the store gives it, without its game: its record, and
     how many of its seats bots hold (:meth:`Store.unfinished_summaries`)."""
@@ -206,8 +231,9 @@ class Refusal(enum.Enum):
 
 @attrs.frozen
 class AccountGame:
-    """One game an account holds a seat of: the room, the account's ``seat``, the names of
-    every seat (by seat, None for a free one) and, once finished, the result."""
+    """One game an account holds a seat of: the room (its round and turn with it, see
+    :class:`Progress`), the account's ``seat``, the names of every seat (by seat, None for a
+    free one) and, once finished, the result."""
 
     room: RoomRecord
     seat: int
@@ -293,6 +319,14 @@ def pack_offers(offers: tuple[tuple[int, str], ...]) -> bytes | None:
         else None
 
 
+def room_values(room: RoomRecord) -> tuple[Any, ...]:
+    """A room's column values in :class:`RoomRecord`'s field order, as stored (its offers
+    packed, :func:`pack_offers`)."""
+    names = [field.name for field in attrs.fields(RoomRecord)]
+    return tuple(pack_offers(value) if name == "offers" else value
+                 for name, value in zip(names, attrs.astuple(room, recurse=False), strict=True))
+
+
 def unpack_offers(blob: bytes | None) -> tuple[tuple[int, str], ...]:
     """The inverse of :func:`pack_offers`."""
     if blob is None:
@@ -312,10 +346,12 @@ def room_changes(
     started_at: float | None,
     finished_at: float | None,
     path: str | None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The columns an :meth:`Store.update_room` call changes (those given), by name; a status
     that is not one of :data:`STATUSES` is refused (``invalid_record``). The status
-    ``playing`` with a version stores that version as the room's ``started_version``."""
+    ``playing`` with a version stores that version as the room's ``started_version``; a
+    ``progress`` stores its round and turn (a turn of None included)."""
     if status is not None and status not in STATUSES:
         raise StoreError(
             f"status must be one of {', '.join(STATUSES)}, not {status!r}",
@@ -330,7 +366,11 @@ def room_changes(
     }
     if status == RoomStatus.PLAYING.value and version is not None:
         given["started_version"] = version
-    return {name: value for name, value in given.items() if value is not None}
+    changes: dict[str, Any] = {name: value for name, value in given.items()
+                               if value is not None}
+    if progress is not None:
+        changes.update(round=progress.round, turn=progress.turn)
+    return changes
 
 
 def version_conflict(room: str, stored: int, expected: int, path: str | None) -> StoreError:
@@ -477,8 +517,10 @@ class Store(abc.ABC):
         started_at: float | None = None,
         finished_at: float | None = None,
         expect_version: int | None = None,
+        progress: Progress | None = None,
     ) -> None:
-        """Change the given fields of a room; a field left at None is left as it is.
+        """Change the given fields of a room; a field left at None is left as it is. A
+        ``progress`` is stored as the room's round and turn.
 
         With ``expect_version``, refused (``version_conflict``) unless the stored version is
         that one: see :meth:`append_action`.
@@ -486,12 +528,14 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def append_action(
-        self, action: ActionRecord, *, expect_version: int | None = None
+        self, action: ActionRecord, *, expect_version: int | None = None,
+        progress: Progress | None = None,
     ) -> None:
         """Store an action after the room's others, durably before returning.
 
-        Also sets the room's version to ``action.version`` (in the same transaction, so one
-        write per action). Refused: an unknown or finished room, a (room, seq) already stored
+        Also sets the room's version to ``action.version``, and with ``progress`` its round
+        and turn after the action (in the same statement, so one write per action).
+        Refused: an unknown or finished room, a (room, seq) already stored
         (``duplicate_action``), a seq lower than the room's last (``action_out_of_order``).
 
         ``expect_version`` fences out a stale writer: when given, the write is refused with
@@ -590,6 +634,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def seat_accounts(self, room: str) -> dict[int, str]:
         """The accounts the seats of ``room`` belong to, by seat."""
+
+    @abc.abstractmethod
+    async def fill_progress(self, room: str, version: int, progress: Progress) -> bool:
+        """Store ``progress`` for a room stored before schema 11 (its round unknown), made
+        by replaying it at ``version``: only while the room is still at that version with
+        no round stored (a newer write knows better). Whether it was stored."""
 
     @abc.abstractmethod
     async def account_games(self, account: str, *, finished: bool | None = None,

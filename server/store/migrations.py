@@ -40,7 +40,12 @@ SQL cannot express (each backend runs it row by row). The versions:
    (``name_keys``: when it is not :data:`server.names.KEY_VERSION`, the store makes every
    account's ``name_key`` and every ban by name anew at open);
 10. mutes (``mutes``: a name as compared) and kicks (``kicks``: a player kept out of one room,
-    gone with the room) the host set.
+    gone with the room) the host set;
+11. where each game stands (:class:`~server.store.base.Progress`): its round and whose turn
+    it is (``rooms.round``, ``rooms.turn``), stored by the write that moves the game, so that
+    ``my_games`` lists an account's games without replaying them. A game stored before has
+    them nil until it is first listed: it is replayed once then and they are written back
+    (:meth:`~server.store.base.Store.fill_progress`).
 """
 
 from __future__ import annotations
@@ -267,6 +272,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (room, value)
         ) WITHOUT ROWID""",
     ),
+    # 11: where each game stands (its round, whose turn it is), stored with the room by the
+    # write that moves it: my_games lists games without replaying them.
+    (
+        "ALTER TABLE rooms ADD COLUMN round INTEGER",
+        "ALTER TABLE rooms ADD COLUMN turn INTEGER",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -440,6 +451,12 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             created_at DOUBLE PRECISION NOT NULL,
             PRIMARY KEY (room, value)
         )""",
+    ),
+    # 11: where each game stands (its round, whose turn it is), stored with the room by the
+    # write that moves it: my_games lists games without replaying them.
+    (
+        "ALTER TABLE rooms ADD COLUMN round INTEGER",
+        "ALTER TABLE rooms ADD COLUMN turn INTEGER",
     ),
 )
 

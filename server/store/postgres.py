@@ -73,6 +73,7 @@ from server.store.base import (
     KickRecord,
     MuteRecord,
     Placing,
+    Progress,
     RatedGame,
     RatingRecord,
     Refusal,
@@ -82,9 +83,9 @@ from server.store.base import (
     Store,
     StoredRoom,
     assemble_games,
-    pack_offers,
     pack_result,
     room_changes,
+    room_values,
     schema_too_new,
     seq_refused,
     unpack_offers,
@@ -114,10 +115,11 @@ _ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
 _SEAT_COLUMNS = ", ".join(f.name for f in attrs.fields(SeatRecord))
 _ACTION_COLUMNS = ", ".join(f.name for f in attrs.fields(ActionRecord))
 #: An action's append: $1..$7 the record's fields in column order, $8 the finished status,
-#: $9 the version expected (NULL: any). Inserts one row, or none when it is refused.
+#: $9 the version expected (NULL: any); with ``stands``, $10 and $11 the round and turn after
+#: it. Inserts one row, or none when it is refused.
 _APPEND_ACTION = f"""
     WITH moved AS (
-        UPDATE rooms SET version = $6 WHERE room = $1 AND status <> $8
+        UPDATE rooms SET version = $6{{stands}} WHERE room = $1 AND status <> $8
             AND ($9::BIGINT IS NULL OR version = $9::BIGINT)
             AND NOT EXISTS (SELECT 1 FROM actions WHERE room = $1 AND seq >= $2)
         RETURNING room
@@ -125,6 +127,9 @@ _APPEND_ACTION = f"""
     INSERT INTO actions ({_ACTION_COLUMNS})
     SELECT $1, $2, $3, $4, $5, $6, $7 FROM moved
 """
+#: The same, also storing where the game stands (server.store.base.Progress).
+_APPEND_ACTION_STANDS = _APPEND_ACTION.format(stands=", round = $10, turn = $11")
+_APPEND_ACTION = _APPEND_ACTION.format(stands="")
 _CHAT_COLUMNS = ", ".join(f.name for f in attrs.fields(ChatRecord))
 #: A rating's columns (server.store.base.RatingRecord) and the leaderboard's order.
 _RATING_SELECT = ("ratings.account, accounts.name, mu, sigma, games, wins FROM ratings "
@@ -786,7 +791,7 @@ class PostgresStore(Store):
     async def create_room(self, room: RoomRecord) -> None:
         import asyncpg
 
-        values = (*attrs.astuple(room, recurse=False)[:-1], pack_offers(room.offers))
+        values = room_values(room)
 
         async def work(conn: asyncpg.Connection) -> None:
             try:
@@ -856,8 +861,9 @@ class PostgresStore(Store):
         started_at: float | None = None,
         finished_at: float | None = None,
         expect_version: int | None = None,
+        progress: Progress | None = None,
     ) -> None:
-        given = room_changes(status, version, started_at, finished_at, self.path)
+        given = room_changes(status, version, started_at, finished_at, self.path, progress)
 
         async def work(conn: asyncpg.Connection) -> None:
             await self._status(conn, room, expect_version)
@@ -872,15 +878,20 @@ class PostgresStore(Store):
         await self._write(room, work)
 
     async def append_action(
-        self, action: ActionRecord, *, expect_version: int | None = None
+        self, action: ActionRecord, *, expect_version: int | None = None,
+        progress: Progress | None = None,
     ) -> None:
+        stands = () if progress is None else (progress.round, progress.turn)
+
         async def work(conn: asyncpg.Connection) -> None:
             # One statement, one round trip: the room's row is moved to the new version
-            # (and locked) only when it is stored, not finished, at the version expected and
-            # holds no action from this seq on, and the action is inserted only then; when
-            # nothing was inserted, the reasons are looked up, to say which.
-            status = await conn.execute(_APPEND_ACTION, *attrs.astuple(action, recurse=False),
-                                        RoomStatus.FINISHED.value, expect_version)
+            # (and where its game stands, and locked) only when it is stored, not finished,
+            # at the version expected and holds no action from this seq on, and the action
+            # is inserted only then; when nothing was inserted, the reasons are looked up,
+            # to say which.
+            status = await conn.execute(_APPEND_ACTION_STANDS if stands else _APPEND_ACTION,
+                                        *attrs.astuple(action, recurse=False),
+                                        RoomStatus.FINISHED.value, expect_version, *stands)
             if status == "INSERT 0 1":
                 return
             await self._refuse_finished(
@@ -1162,6 +1173,15 @@ class PostgresStore(Store):
             return {int(row[0]): str(row[1]) for row in rows}
 
         return await self._read(work)
+
+    async def fill_progress(self, room: str, version: int, progress: Progress) -> bool:
+        async def work(conn: asyncpg.Connection) -> bool:
+            status = await conn.execute(
+                "UPDATE rooms SET round = $3, turn = $4 WHERE room = $1 AND version = $2 "
+                "AND round IS NULL", room, version, progress.round, progress.turn)
+            return bool(status == "UPDATE 1")
+
+        return await self._write(room, work)
 
     async def account_games(self, account: str, *, finished: bool | None = None,
                             limit: int = 20) -> list[AccountGame]:

@@ -64,6 +64,7 @@ from server.store.base import (
     KickRecord,
     MuteRecord,
     Placing,
+    Progress,
     RatedGame,
     RatingRecord,
     Refusal,
@@ -73,9 +74,9 @@ from server.store.base import (
     Store,
     StoredRoom,
     assemble_games,
-    pack_offers,
     pack_result,
     room_changes,
+    room_values,
     schema_too_new,
     seq_refused,
     unpack_offers,
@@ -630,7 +631,7 @@ class SQLiteStore(Store):
             raise StoreError(
                 f"room {room.room} is already stored", code="room_exists", path=self.path
             )
-        values = (*attrs.astuple(room, recurse=False)[:-1], pack_offers(room.offers))
+        values = room_values(room)
         marks = ", ".join("?" * len(values))
         conn.execute(f"INSERT INTO rooms ({_ROOM_COLUMNS}) VALUES ({marks})", values)
 
@@ -699,8 +700,9 @@ class SQLiteStore(Store):
         started_at: float | None = None,
         finished_at: float | None = None,
         expect_version: int | None = None,
+        progress: Progress | None = None,
     ) -> None:
-        given = room_changes(status, version, started_at, finished_at, self.path)
+        given = room_changes(status, version, started_at, finished_at, self.path, progress)
         await self._write(self._update_room, room, given, expect_version)
 
     def _update_room(
@@ -718,21 +720,25 @@ class SQLiteStore(Store):
             )
 
     async def append_action(
-        self, action: ActionRecord, *, expect_version: int | None = None
+        self, action: ActionRecord, *, expect_version: int | None = None,
+        progress: Progress | None = None,
     ) -> None:
-        await self._write(self._append_action, action, expect_version)
+        await self._write(self._append_action, action, expect_version, progress)
 
     def _append_action(
-        self, conn: sqlite3.Connection, action: ActionRecord, expect_version: int | None
+        self, conn: sqlite3.Connection, action: ActionRecord, expect_version: int | None,
+        progress: Progress | None = None,
     ) -> None:
         # One statement checks what an action needs (the room is stored, not finished, at
         # the version expected, and holds no action from this seq on) and moves the room's
-        # version; only when it moved nothing are the reasons looked up, to say which.
+        # version (and where its game stands); only when it moved nothing are the reasons
+        # looked up, to say which.
+        stands = () if progress is None else (progress.round, progress.turn)
         moved = conn.execute(
-            "UPDATE rooms SET version = ? WHERE room = ? AND status != ? "
-            "AND (? IS NULL OR version = ?) "
+            f"UPDATE rooms SET version = ?{', round = ?, turn = ?' if stands else ''} "
+            "WHERE room = ? AND status != ? AND (? IS NULL OR version = ?) "
             "AND NOT EXISTS (SELECT 1 FROM actions WHERE room = ? AND seq >= ?)",
-            (action.version, action.room, RoomStatus.FINISHED.value, expect_version,
+            (action.version, *stands, action.room, RoomStatus.FINISHED.value, expect_version,
              expect_version, action.room, action.seq),
         ).rowcount
         if moved != 1:
@@ -998,6 +1004,15 @@ class SQLiteStore(Store):
                 "SELECT seat, account FROM account_seats WHERE room = ?", (room,))
         })
 
+    async def fill_progress(self, room: str, version: int, progress: Progress) -> bool:
+        def work(conn: sqlite3.Connection) -> bool:
+            return conn.execute(
+                "UPDATE rooms SET round = ?, turn = ? WHERE room = ? AND version = ? "
+                "AND round IS NULL", (progress.round, progress.turn, room, version),
+            ).rowcount == 1
+
+        return await self._write(work)
+
     async def account_games(self, account: str, *, finished: bool | None = None,
                             limit: int = 20) -> list[AccountGame]:
         return await self._read(self._account_games, account, finished, max(0, limit))
@@ -1011,19 +1026,22 @@ class SQLiteStore(Store):
             f"SELECT {columns}, account_seats.seat FROM account_seats JOIN rooms USING (room) "
             f"WHERE account_seats.account = ?{status} "
             "ORDER BY rooms.created_at DESC, rooms.room LIMIT ?", (account, limit)).fetchall()
-        out = []
-        for row in rows:
-            room = _room(row[:-1])
-            names: list[str | None] = [None] * room.seats
-            for seat, name in conn.execute("SELECT seat, name FROM seats WHERE room = ?",
-                                           (room.room,)):
-                if 0 <= seat < room.seats:
-                    names[seat] = name
-            result = conn.execute("SELECT result FROM results WHERE room = ?",
-                                  (room.room,)).fetchone()
-            out.append(AccountGame(room, int(row[-1]), tuple(names),
-                                   unpack_result(result[0]) if result else None))
-        return out
+        rooms = [(_room(row[:-1]), int(row[-1])) for row in rows]
+        # The page's seats and results in one query each, not two a game.
+        ids = [room.room for room, _ in rooms]
+        marks = ", ".join("?" * len(ids))
+        names: dict[str, list[str | None]] = {room.room: [None] * room.seats
+                                               for room, _ in rooms}
+        for room_id, seat, name in conn.execute(
+                f"SELECT room, seat, name FROM seats WHERE room IN ({marks})", ids):
+            if 0 <= seat < len(names[room_id]):
+                names[room_id][seat] = name
+        results = dict(conn.execute(
+            f"SELECT room, result FROM results WHERE room IN ({marks})", ids).fetchall())
+        return [AccountGame(room, seat, tuple(names[room.room]),
+                            unpack_result(results[room.room]) if room.room in results
+                            else None)
+                for room, seat in rooms]
 
     # -- ratings (schema 5) -----------------------------------------------------------------
 

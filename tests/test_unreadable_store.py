@@ -38,7 +38,7 @@ _DAMAGE = {
     # a stored room whose id is such a text
     "room record": [
         "INSERT INTO rooms VALUES (CAST(X'72ff' AS TEXT), 'n', 2, 'base', NULL, 0, NULL, 1, "
-        "'waiting', 0, 0, NULL, NULL, NULL, 0, NULL)",
+        "'waiting', 0, 0, NULL, NULL, NULL, 0, NULL, NULL, NULL)",
     ],
 }
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import attrs
 import msgpack
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared import codec
@@ -226,7 +226,7 @@ def test_a_bag_bigger_than_the_game_is_refused_not_allocated():
     assert info.value.field == "view.bag"
 
 
-@settings(max_examples=50)
+@settings(max_examples=50, suppress_health_check=[HealthCheck.too_slow])  # a loaded machine
 @given(st.sampled_from(VIEW_KEYS), msgpack_values)
 def test_any_damage_to_a_view_is_a_protocol_error(key, value):
     view = sample_views.four_seat()

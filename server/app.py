@@ -103,13 +103,14 @@ class CastellServer:
                                              if cluster is None else None),
                            turn_time_scale=self.config.turn_time_scale)
         self.admission = Admission(self.config)
-        self.requests = Requests(self.config, self.lobby)
         # The host's tools (docs/operations.md): metrics, bans and mutes, the console.
         self.metrics: Metrics | None = None if self.config.no_metrics \
             else Metrics(self._sample)
         self.moderation = Moderation(store)
-        self.lobby.metrics = self.requests.metrics = self.metrics
-        self.requests.moderation = self.admission.moderation = self.moderation
+        self.requests = Requests(self.config, self.lobby, metrics=self.metrics,
+                                 moderation=self.moderation)
+        self.lobby.metrics = self.metrics
+        self.admission.moderation = self.moderation
         if self.config.metrics_listen is None:
             self.admission.metrics = self.metrics
         self.admin: AdminConsole | None = None

@@ -12,7 +12,7 @@ of it within the rate limits, can get a member on a slow link closed; state push
 replies are never left out, and close a connection that cannot keep up with them.
 
 Control frames count too: :class:`CastellWebSocket` charges every ping and pong the peer
-sends to the connection's message bucket (:meth:`server.requests.Requests.charge`) as it is
+sends to the connection's message bucket (:meth:`server.dispatch.Dispatcher.charge`) as it is
 read, before websockets answers it: a ping over the rate gets no pong, and a connection
 that goes on (too many strikes) is cut at once — its socket aborted, without a closing
 handshake, during which every ping it sent would still be read and answered.
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import itertools
 import logging
 import time
@@ -36,6 +35,7 @@ from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.frames import Frame, Opcode
 
 from server.limits import TokenBucket
+from server.states import ConnState, Move, transition
 
 if TYPE_CHECKING:
     from server.metrics import Metrics
@@ -81,22 +81,6 @@ class CastellWebSocket(ServerConnection):
         """Drop the socket now: no closing handshake, nothing more read or answered."""
         self.cut = True
         self.transport.abort()
-
-
-class ConnState(enum.Enum):
-    """Where a connection stands in the protocol (docs/protocol.md): what it may ask is
-    decided by this alone, where a request is dispatched (:mod:`server.requests`)."""
-
-    #: Connected; only ``hello`` is understood.
-    GREETING = "greeting"
-    #: Said hello, in no room: may list, create and join rooms.
-    LOBBY = "lobby"
-    #: Holds a seat of a room.
-    SEATED = "seated"
-    #: Watches a room as a spectator.
-    WATCHING = "watching"
-    #: Being closed by the server: nothing more is answered.
-    CLOSING = "closing"
 
 
 class Connection:
@@ -228,7 +212,7 @@ class Connection:
         """Close without waiting for the peer (the handler's finally does the cleanup)."""
         if self.closing:
             return
-        self.state = ConnState.CLOSING
+        self.move(Move.CLOSE)
         self.close_reason = reason
         log.info("%r: closing (%d %s)", self, code, reason)
         self._closer = asyncio.get_running_loop().create_task(self._close(code, reason))
@@ -238,7 +222,7 @@ class Connection:
         frames, which a handshake would go on reading and answering until its timeout."""
         if self.closing:
             return
-        self.state = ConnState.CLOSING
+        self.move(Move.CLOSE)
         self.close_reason = reason
         log.warning("%r: cut off (%s)", self, reason)
         if isinstance(self.ws, CastellWebSocket):
@@ -266,15 +250,25 @@ class Connection:
         except Exception:  # the socket is already gone: nothing left to close
             log.debug("%r: close failed", self, exc_info=True)
 
+    def move(self, move: Move) -> None:
+        """Change this connection's protocol state: the only way it changes
+        (:func:`server.states.transition`)."""
+        self.state = transition(self.state, move)
+
+    def said_hello(self, name: str, patches: bool) -> None:
+        """The connection said hello: it goes by ``name`` now, in the lobby."""
+        self.move(Move.HELLO)
+        self.name = name
+        self.patches = patches
+
     def enter(self, room: RoomRunner, *, seated: bool) -> None:
         """The connection is now in ``room``, as a player or a spectator."""
+        self.move(Move.SIT if seated else Move.WATCH)
         self.room = room
-        self.state = ConnState.SEATED if seated else ConnState.WATCHING
 
     def leave_room(self) -> None:
         """The connection is in no room any more (it left, its seat was taken back by a
         newer connection, or the room is served elsewhere now)."""
         self.room = None
         self.shown = None
-        if self.state in (ConnState.SEATED, ConnState.WATCHING):
-            self.state = ConnState.LOBBY
+        self.move(Move.LEAVE)

@@ -264,8 +264,8 @@ async def test_history_after_a_cluster_takeover_is_the_same():
 
 
 def test_a_reply_holds_the_latest_entries_that_fit_in_one_frame():
+    from server.handlers_room import history_reply
     from server.history import Entry, History
-    from server.requests import history_reply
     from shared.codec import MAX_FRAME, decode_server, encode
 
     kept = History()

@@ -1,0 +1,61 @@
+"""An account's requests: ``my_games``, ``record`` and ``rematch`` (server.accounts,
+server.export, server.rematch)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from server.dispatch import reply
+from server.export import record_file, room_record_file
+from shared import messages as m
+from shared.errors import CastellError, RoomNotFound
+from shared.view import RoomStatus
+
+if TYPE_CHECKING:
+    from server.accounts import Accounts
+    from server.connection import Connection
+    from server.lobby import Lobby
+    from server.rematch import Rematches
+
+
+class AccountHandlers:
+    """A player's games: those of the account, a finished one's record, its rematch."""
+
+    def __init__(self, lobby: Lobby, accounts: Accounts, rematches: Rematches) -> None:
+        self.lobby = lobby
+        self.accounts = accounts
+        self.rematches = rematches
+
+    async def my_games(self, conn: Connection, msg: m.MyGames) -> None:
+        if conn.account is None:
+            raise CastellError("my_games needs an account: say hello with a key",
+                               code="not_signed_in")
+        entries = await self.accounts.games(conn.account, msg.status, msg.limit)
+        reply(conn, m.Games(re=msg.id, entries=entries))
+
+    async def rematch(self, conn: Connection, msg: m.Rematch) -> None:
+        await self.rematches.rematch(conn, msg)
+
+    async def record(self, conn: Connection, msg: m.RecordRequest) -> None:
+        """A finished game's record: from the store, or from memory on a server without
+        one. A private room's only for an account that played it."""
+        runner = self.lobby.rooms.get(msg.room)
+        store = self.lobby.store
+        record = await store.load(msg.room) if store is not None else None
+        private = record.room.private if record is not None \
+            else runner is not None and runner.room.private
+        if private and not (conn.account is not None
+                            and await self.accounts.holds_seat(msg.room, conn.account)):
+            record = None
+            runner = None
+        if record is not None:
+            if record.room.status != RoomStatus.FINISHED:
+                raise CastellError("that game is not over yet", code="not_finished")
+            game = record_file(record)
+        elif runner is not None and store is None:
+            if runner.room.status != RoomStatus.FINISHED:
+                raise CastellError("that game is not over yet", code="not_finished")
+            game = room_record_file(runner.room)
+        else:
+            raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
+        reply(conn, m.Record(re=msg.id, game=game.to_data()))

@@ -210,8 +210,6 @@ def _room(row: Any) -> RoomRecord:
     return RoomRecord(*values)
 
 
-
-
 class PostgresStore(Store):
     """A :class:`Store` in the PostgreSQL database at ``url`` (``postgresql://…``).
 

@@ -19,7 +19,7 @@ durable. They are frozen attrs classes:
   player (schemas 6 and 7, :mod:`server.moderation`).
 
 Records go in and come out equal: ``load`` gives back exactly what was put. Besides the
-records, the helpers both backends share to store them (:func:`pack_result`,
+records, the functions both backends share to store them (:func:`pack_result`,
 :func:`room_values`, ...) and the refusals they share (:func:`version_conflict`, ...). The
 interface itself is :class:`server.store.base.Store`.
 """

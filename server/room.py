@@ -5,10 +5,19 @@ no store calls and no clock of its own (every input carries ``now``). It is driv
 ``websockets`` drives its sans-I/O ``protocol.py``: :mod:`server.runner` feeds it inputs and
 performs the effects it returns.
 
+:class:`Room` is a façade over parts, one concern each: seats and presence
+(:mod:`server.room_seats`), the game and its timer (:mod:`server.room_game`), versions,
+fencing and the change in flight (:mod:`server.room_versions`), what it shows
+(:mod:`server.room_views`), rematch offers and ratings (:mod:`server.room_extras`). Its
+inputs are the rules of change across them; what it reads of a part it reads through
+(:class:`_Via`), so callers speak to the room alone. What it writes is in
+:mod:`server.room_writes`, what it asks of the driver in :mod:`server.room_effects`.
+
 An input that changes the room (a seat taken, an action, a bot's move, a turn timing out)
-does not change it at once: it returns a :class:`Change` — the room's next version, taken
-once, and the store writes that make that version durable. The driver performs the writes,
-then hands the change back: :meth:`Room.commit` applies it and returns the effects (the
+does not change it at once: it returns a :class:`Change` (:mod:`server.room_change`) — data:
+the room's next version, taken once, the store writes that make that version durable, and
+its outcome (what committing it makes so). The driver performs the writes, then hands the
+change back: :meth:`Room.commit` applies its outcome and returns the effects (the
 replies, the one push of the new view — computed once for every member, whole or as a patch
 of the view shown before (:class:`Push`) —, timers to arm, bots to wake);
 :meth:`Room.abort` drops it when the store failed, and says how to go on. One change is in

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any, Generic
+from collections.abc import Callable
+from typing import Any, Generic, Self, TypeVar, overload
 
 import attrs
 
@@ -109,6 +110,8 @@ __all__ = [
 
 log = logging.getLogger("castell.room")
 
+T = TypeVar("T")
+
 #: What a room's members are told when its store fails, and when it works again.
 NOTICE_DOWN = ("the server cannot save this game just now: nothing is lost, and the game goes "
                "on as soon as it can")
@@ -126,9 +129,10 @@ def game_result(state: GameState) -> dict[str, Any]:
     }
 
 
-class _Via:
-    """An attribute of the room kept by one of its parts, read (and written) through the
-    room: what lets callers speak to the room alone while each part owns its concern."""
+class _Via(Generic[T]):
+    """An attribute of the room kept by one of its parts (a value of type ``T``), read (and
+    written) through the room: what lets callers speak to the room alone while each part
+    owns its concern."""
 
     def __init__(self, part: str, attr: str | None = None) -> None:
         self.part = part
@@ -137,12 +141,19 @@ class _Via:
     def __set_name__(self, owner: type, name: str) -> None:
         self.attr = self.attr or name
 
-    def __get__(self, room: Any, owner: type | None = None) -> Any:
+    @overload
+    def __get__(self, room: None, owner: type | None = None) -> Self: ...
+
+    @overload
+    def __get__(self, room: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, room: object, owner: type | None = None) -> T | Self:
         if room is None:
             return self
-        return getattr(getattr(room, self.part), self.attr)
+        value: T = getattr(getattr(room, self.part), self.attr)
+        return value
 
-    def __set__(self, room: Any, value: Any) -> None:
+    def __set__(self, room: object, value: T) -> None:
         setattr(getattr(room, self.part), self.attr, value)
 
 
@@ -167,54 +178,54 @@ class Room(Generic[M]):
     rematch offers and ratings. Each input below is one rule of change across them."""
 
     # seats and presence
-    seats = _Via("presence")
-    spectators = _Via("presence")
-    creator_seat = _Via("presence")
-    accounts_read = _Via("presence")
-    taken = _Via("presence")
-    full = _Via("presence")
-    creator = _Via("presence")
-    members = _Via("presence")
-    seat_of = _Via("presence")
-    speaker = _Via("presence")
-    know_accounts = _Via("presence")
+    seats: _Via[list[Seat[M] | None]] = _Via("presence")
+    spectators: _Via[dict[M, str]] = _Via("presence")
+    creator_seat: _Via[int | None] = _Via("presence")
+    accounts_read: _Via[bool] = _Via("presence")
+    taken: _Via[int] = _Via("presence")
+    full: _Via[bool] = _Via("presence")
+    creator: _Via[M | None] = _Via("presence")
+    members: _Via[Callable[[], list[M]]] = _Via("presence")
+    seat_of: _Via[Callable[[M], int | None]] = _Via("presence")
+    speaker: _Via[Callable[[M, str], tuple[int | None, str]]] = _Via("presence")
+    know_accounts: _Via[Callable[[dict[int, str]], None]] = _Via("presence")
     # the game and its timing
-    state = _Via("game")
-    log = _Via("game")
-    status = _Via("game")
-    deadline = _Via("game")
-    finished_at = _Via("game")
-    bot_delay = _Via("game")
-    time_scale = _Via("game")
-    bot_turn = _Via("game")
-    resume_play = _Via("game")
+    state: _Via[GameState | None] = _Via("game")
+    log: _Via[list[tuple[int, Action]]] = _Via("game")
+    status: _Via[RoomStatus] = _Via("game")
+    deadline: _Via[float | None] = _Via("game")
+    finished_at: _Via[float | None] = _Via("game")
+    bot_delay: _Via[float] = _Via("game")
+    time_scale: _Via[float] = _Via("game")
+    bot_turn: _Via[Callable[[], BotTurn | None]] = _Via("game")
+    resume_play: _Via[Callable[..., list[Effect[M]]]] = _Via("game")
     # versions
-    version = _Via("versions")
-    stored_version = _Via("versions")
-    fenced = _Via("versions")
-    failures = _Via("versions")
-    changed_at = _Via("versions")
-    committed = _Via("versions")
-    busy = _Via("versions")
-    fence = _Via("versions")
-    retry_delay = _Via("versions")
-    stores_version = _Via("versions")
+    version: _Via[int] = _Via("versions")
+    stored_version: _Via[int] = _Via("versions")
+    fenced: _Via[bool] = _Via("versions")
+    failures: _Via[int] = _Via("versions")
+    changed_at: _Via[float] = _Via("versions")
+    committed: _Via[tuple[int, list[Any]]] = _Via("versions")
+    busy: _Via[bool] = _Via("versions")
+    fence: _Via[int | None] = _Via("versions")
+    retry_delay: _Via[float] = _Via("versions")
+    stores_version: _Via[Callable[[Change[M]], bool]] = _Via("versions")
     # views
-    shown = _Via("views")
-    view = _Via("views")
-    current = _Via("views")
-    show_current = _Via("views")
-    summary = _Via("views")
+    shown: _Via[Shown | None] = _Via("views")
+    view: _Via[Callable[[], dict[str, Any]]] = _Via("views")
+    current: _Via[Callable[[], bytes]] = _Via("views")
+    show_current: _Via[Callable[[tuple[M, ...]], Push[M]]] = _Via("views")
+    summary: _Via[Callable[[], m.RoomSummary]] = _Via("views")
     # extras
-    rated = _Via("extras")
-    reserved = _Via("extras")
-    ratings = _Via("extras")
-    ratings_before = _Via("extras")
-    provisional = _Via("extras")
-    unrated = _Via("extras")
-    offer_seats = _Via("extras")
-    offered_to = _Via("extras")
-    rated_end = _Via("extras")
+    rated: _Via[bool] = _Via("extras")
+    reserved: _Via[dict[int, str]] = _Via("extras")
+    ratings: _Via[dict[int, int]] = _Via("extras")
+    ratings_before: _Via[dict[int, int]] = _Via("extras")
+    provisional: _Via[dict[int, bool]] = _Via("extras")
+    unrated: _Via[str | None] = _Via("extras")
+    offer_seats: _Via[Callable[[dict[int, str]], None]] = _Via("extras")
+    offered_to: _Via[Callable[[str], bool]] = _Via("extras")
+    rated_end: _Via[Callable[[dict[int, tuple[int, int]]], None]] = _Via("extras")
 
     def __init__(
         self,

@@ -10,6 +10,7 @@ from typing import Any, Generic
 import attrs
 
 from server.room_effects import M, TurnKey
+from server.room_seats import Seat
 from server.room_writes import Write, stores_version
 from shared.actions import Action
 from shared.state import GameState
@@ -37,10 +38,10 @@ class Welcome(Generic[M]):
 
 @attrs.frozen(eq=False)
 class Seated(Generic[M]):
-    """Someone sits in a seat (``seat``: a :class:`server.room_seats.Seat`); a person's
-    displayed rating and whether it is provisional come with it in a rated room."""
+    """Someone sits in ``seat``; a person's displayed rating and whether it is provisional
+    come with it in a rated room."""
 
-    seat: Any
+    seat: Seat[M]
     account: str | None = None
     rating: int | None = None
     provisional: bool | None = None

@@ -7,19 +7,17 @@ at the table has (:meth:`Presence.place_bot`: the one rule for every way a bot s
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from typing import Generic, TypeVar
+from collections.abc import Mapping
+from typing import Generic
 
 import attrs
 
 from server import bots
 from server.names import name_key
-from server.room_effects import Close
+from server.room_effects import Close, M
 from server.room_writes import ClaimSeat, Write
 from server.store.base import token_matches
 from shared.errors import CastellError
-
-M = TypeVar("M", bound=Hashable)
 
 #: Names nobody may take in a room, in any case: the server's notices are shown under them.
 RESERVED_NAMES = frozenset({"server"})

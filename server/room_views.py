@@ -4,16 +4,13 @@ and its line in a room list. Reads the room through :class:`Source`; changes not
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol
 
-from server.room_effects import Push, Shown, shown_ids
+from server.room_effects import M, Push, Shown, shown_ids
 from shared import messages as m
 from shared.codec import encode_state
 from shared.state import GameState
 from shared.view import RoomInfo, RoomStatus, ViewParts, build_view
-
-M = TypeVar("M", bound=Hashable)
 
 
 class Source(Protocol):

@@ -35,9 +35,10 @@ import attrs
 from openskill.models import PlackettLuce
 
 from server.limits import network_of
+from server.room_extras import NOBODY_PLAYED as NOBODY_PLAYED
+from server.room_extras import played as played
 from server.store.base import Placing, RatedGame, RatingRecord
 from shared import messages as m
-from shared.actions import EndTurn
 from shared.errors import CastellError
 
 if TYPE_CHECKING:
@@ -67,20 +68,10 @@ class Floor:
 #: A rating is provisional until then (docs/protocol.md, "Ratings and quick match").
 ESTABLISHED = Floor(games=5, opponents=3)
 
-#: Why a rated game where nobody played was not rated (its stored result's ``unrated``).
-NOBODY_PLAYED = "not rated: nobody played, every turn was only ended"
-
-
 def provisional(games: int, opponents: int, floor: Floor = ESTABLISHED) -> bool:
     """Whether a rating of ``games`` rated games against ``opponents`` distinct accounts is
     still provisional."""
     return games < floor.games or opponents < floor.opponents
-
-
-def played(actions: Iterable[object]) -> bool:
-    """Whether a game of these actions was played: some player did more than end turns (a
-    turn the timer ended is an ended turn too)."""
-    return any(not isinstance(action, EndTurn) for action in actions)
 
 
 def may_meet(a: str | None, b: str | None) -> bool:

@@ -5,10 +5,19 @@ no store calls and no clock of its own (every input carries ``now``). It is driv
 ``websockets`` drives its sans-I/O ``protocol.py``: :mod:`server.runner` feeds it inputs and
 performs the effects it returns.
 
+:class:`Room` is a façade over parts, one concern each: seats and presence
+(:mod:`server.room_seats`), the game and its timer (:mod:`server.room_game`), versions,
+fencing and the change in flight (:mod:`server.room_versions`), what it shows
+(:mod:`server.room_views`), rematch offers and ratings (:mod:`server.room_extras`). Its
+inputs are the rules of change across them; what it reads of a part it reads through
+(:class:`_Via`), so callers speak to the room alone. What it writes is in
+:mod:`server.room_writes`, what it asks of the driver in :mod:`server.room_effects`.
+
 An input that changes the room (a seat taken, an action, a bot's move, a turn timing out)
-does not change it at once: it returns a :class:`Change` — the room's next version, taken
-once, and the store writes that make that version durable. The driver performs the writes,
-then hands the change back: :meth:`Room.commit` applies it and returns the effects (the
+does not change it at once: it returns a :class:`Change` (:mod:`server.room_change`) — data:
+the room's next version, taken once, the store writes that make that version durable, and
+its outcome (what committing it makes so). The driver performs the writes, then hands the
+change back: :meth:`Room.commit` applies its outcome and returns the effects (the
 replies, the one push of the new view — computed once for every member, whole or as a patch
 of the view shown before (:class:`Push`) —, timers to arm, bots to wake);
 :meth:`Room.abort` drops it when the store failed, and says how to go on. One change is in
@@ -24,17 +33,57 @@ The path of one action through the server::
 
 from __future__ import annotations
 
-import itertools
 import logging
-import random
 import secrets
-from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, Self, TypeVar, overload
 
 import attrs
 
-from server import bots, ratings
-from server.names import name_key
+from server import bots
+from server.room_change import (
+    Ack,
+    Adopted,
+    Back,
+    Change,
+    Freed,
+    Gone,
+    Outcome,
+    Played,
+    RetryBot,
+    RetryTimer,
+    Seated,
+    Started,
+    Welcome,
+)
+from server.room_effects import (
+    ArmTimer,
+    BotTurn,
+    CancelTimer,
+    Close,
+    Effect,
+    M,
+    Push,
+    Send,
+    Shown,
+    TurnKey,
+    WakeBot,
+)
+from server.room_extras import RoomExtras
+from server.room_game import RoomGame
+from server.room_seats import RESERVED_NAMES, BadToken, Presence, RoomError, Seat
+from server.room_versions import RETRY_FIRST, RETRY_MAX, RoomVersions
+from server.room_views import RoomViews
+from server.room_writes import (
+    AppendAction,
+    AppendChat,
+    ClaimSeat,
+    Finish,
+    PutSeat,
+    RemoveSeat,
+    UpdateRoom,
+    Write,
+)
 from server.store.base import (
     ActionRecord,
     ChatRecord,
@@ -42,34 +91,31 @@ from server.store.base import (
     Progress,
     SeatRecord,
     hash_token,
-    token_matches,
 )
 from shared import engine
 from shared import events as ev
 from shared import messages as m
 from shared.actions import Action, EndTurn
-from shared.codec import encode, encode_patch, encode_state, pack_action, unpack_action
-from shared.errors import CastellError, RuleError
-from shared.patch import diff
+from shared.codec import encode, pack_action, unpack_action
+from shared.errors import RuleError
 from shared.state import GameState
-from shared.view import RoomInfo, RoomStatus, SeatInfo, ViewParts, build_view
+from shared.view import RoomInfo, RoomStatus, SeatInfo
+
+__all__ = [
+    "NOTICE_BACK", "NOTICE_DOWN", "RESERVED_NAMES", "RETRY_FIRST", "RETRY_MAX", "AppendAction",
+    "AppendChat", "ArmTimer", "BadToken", "BotTurn", "CancelTimer", "Change", "ClaimSeat",
+    "Close", "Effect", "Finish", "Push", "PutSeat", "RemoveSeat", "Room", "RoomError", "Seat",
+    "Send", "Shown", "TurnKey", "UpdateRoom", "WakeBot", "Write", "game_result",
+]
 
 log = logging.getLogger("castell.room")
 
-#: A member of a room: whatever the driver uses for a connection (the room only compares it).
-M = TypeVar("M", bound=Hashable)
-
-#: The turn a timer belongs to: (round, seat whose turn it is).
-TurnKey = tuple[int, int | None]
+T = TypeVar("T")
 
 #: What a room's members are told when its store fails, and when it works again.
 NOTICE_DOWN = ("the server cannot save this game just now: nothing is lost, and the game goes "
                "on as soon as it can")
 NOTICE_BACK = "the server can save this game again"
-
-#: Seconds before the first retry of a change the store refused; doubled each time after.
-RETRY_FIRST = 0.5
-RETRY_MAX = 30.0
 
 
 def game_result(state: GameState) -> dict[str, Any]:
@@ -83,284 +129,103 @@ def game_result(state: GameState) -> dict[str, Any]:
     }
 
 
-#: Names nobody may take in a room, in any case: the server's notices are shown under them.
-RESERVED_NAMES = frozenset({"server"})
-
-
-class RoomError(CastellError):
-    """Raised when a room refuses a request (full, not started, not the creator, ...)."""
-
-
-class BadToken(RoomError):
-    """Raised when a seat token matches no seat of the room."""
-
-    code = "bad_token"
-
-
-# -- what a change writes -------------------------------------------------------------------
-
-
-@attrs.frozen
-class PutSeat:
-    """Who holds a seat; with ``version``, the room's version stored in the same write."""
-
-    record: SeatRecord
-    version: int | None = None
-    expect_version: int | None = None
-
-
-@attrs.frozen
-class RemoveSeat:
-    room: str
-    seat: int
-    version: int | None = None
-    expect_version: int | None = None
-
-
-@attrs.frozen
-class UpdateRoom:
-    room: str
-    version: int
-    expect_version: int | None
-    status: str | None = None
-    started_at: float | None = None
-    #: Where the game stands after the change (stored with the room, for ``my_games``).
-    progress: Progress | None = None
-
-
-@attrs.frozen
-class AppendAction:
-    record: ActionRecord
-    expect_version: int | None
-    #: Where the game stands after the action, stored by the same statement.
-    progress: Progress | None = None
-
-
-@attrs.frozen
-class Finish:
-    room: str
-    result: dict[str, Any]
-    finished_at: float
-    expect_version: int | None = None
-    #: A rated game: the driver stores its ratings with the result (server.ratings).
-    rated: bool = False
-
-
-@attrs.frozen
-class AppendChat:
-    """A chat line kept with the room (it changes no version; fenced like the rest)."""
-
-    record: ChatRecord
-    expect_version: int | None
-
-
-@attrs.frozen
-class ClaimSeat:
-    """Which account a seat belongs to (None: none), written with every seat change, so that
-    a seat never keeps the account of whoever held it before."""
-
-    room: str
-    seat: int
-    account: str | None
-    expect_version: int | None = None
-
-
-#: One store write, performed by the driver (:func:`server.runner.perform`).
-Write = PutSeat | RemoveSeat | UpdateRoom | AppendAction | Finish | AppendChat | ClaimSeat
-
-
-# -- what the driver does -------------------------------------------------------------------
-
-
-@attrs.frozen
-class Send(Generic[M]):
-    """Send ``data`` (one encoded message) to each of ``to``. A ``lossy`` one (chat) may be
-    left out for a member that is slow to read, rather than close it."""
-
-    to: tuple[M, ...]
-    data: bytes
-    lossy: bool = False
-
-
-#: Ids of the views rooms show, unique in the server: a connection's id of the view it holds
-#: says which view that is, whatever room it came from.
-_shown_ids = itertools.count(1)
-
-#: The most changes a ``patch`` push carries; a bigger change of the view is sent whole.
-MAX_CHANGES = 200
-
-
-class Shown:
-    """A view as the room showed it to its members: its id, version and the view itself.
-
-    The view may be given as how to build it (``make``): it is then built the first time it
-    is read, which is after the ``ok`` a change owes its actor has gone out (the effects of
-    a change are performed in order, the reply first), so that the reply does not wait on
-    the view. ``make`` must build it from what the room was at that version."""
-
-    __slots__ = ("_make", "_view", "id", "version")
-
-    def __init__(self, id: int, version: int, view: dict[str, Any] | None = None, *,
-                 make: Callable[[], dict[str, Any]] | None = None) -> None:
-        if (view is None) == (make is None):
-            raise ValueError("a Shown takes a view or how to make it, not both")
-        self.id = id
-        self.version = version
-        self._view = view
-        self._make = make
-
-    @property
-    def view(self) -> dict[str, Any]:
-        if self._view is None:
-            assert self._make is not None
-            self._view, self._make = self._make(), None
-        return self._view
-
-    def __repr__(self) -> str:
-        return f"<Shown {self.id} v{self.version}>"
-
-
-@attrs.define(eq=False)
-class Push(Generic[M]):
-    """Show the room's view (``shown``) to each of ``to``, with ``events``: a ``state`` push
-    of the whole view, or, to a member that takes patches and holds the view shown before
-    (``base``), a ``patch`` push of what changed since. Each is computed and encoded at most
-    once however many members get it (:attr:`data`, :meth:`patch`): never per member."""
-
-    to: tuple[M, ...]
-    room: str
-    shown: Shown
-    events: tuple[Any, ...] = ()
-    base: Shown | None = None
-    _data: bytes | None = None
-    _patch: bytes | None = None
-    _patched: bool = False
-
-    @property
-    def data(self) -> bytes:
-        """The ``state`` push of the whole view."""
-        if self._data is None:
-            self._data = encode_state(self.room, self.shown.version, self.shown.view,
-                                      self.events)
-        return self._data
-
-    def patch(self) -> bytes | None:
-        """The ``patch`` push against ``base``; None when there is no base, or the view
-        changed too much for a patch to be worth it."""
-        if not self._patched:
-            self._patched = True
-            base = self.base
-            if base is not None:
-                changes = diff(base.view, self.shown.view)
-                if len(changes) <= MAX_CHANGES:
-                    self._patch = encode_patch(self.room, base.version, self.shown.version,
-                                               changes, self.events)
-        return self._patch
-
-
-@attrs.frozen
-class _ShowTo(Generic[M]):
-    """In a change's outcome: the view as committed, whole, to ``member`` (a joiner)."""
-
-    member: M
-
-
-@attrs.frozen
-class Close(Generic[M]):
-    """Close a member's connection; it is no longer in the room."""
-
-    member: M
-    code: int
-    reason: str
-
-
-@attrs.frozen
-class ArmTimer:
-    """(Re)arm the room's one timer: after ``delay`` seconds, call :meth:`Room.timer_fired`
-    with ``key``. Replaces the timer armed before."""
-
-    key: TurnKey
-    delay: float
-
-
-@attrs.frozen
-class CancelTimer:
-    """Disarm the room's timer."""
-
-
-@attrs.frozen
-class WakeBot:
-    """After ``delay`` seconds, let the bot to play choose (see :meth:`Room.bot_turn`)."""
-
-    delay: float
-
-
-Effect = Send[M] | Push[M] | Close[M] | ArmTimer | CancelTimer | WakeBot
-
-
-@attrs.frozen(eq=False)
-class Change:
-    """A change the room proposed: durable once ``writes`` are stored, in order.
-
-    ``version`` is the room's version after it; ``forced`` changes (a member who is gone)
-    are committed even when their writes fail: they only record what already happened.
-    """
-
-    version: int
-    writes: tuple[Write, ...]
-    forced: bool = False
-
-
-@attrs.frozen
-class BotTurn:
-    """What a bot needs to choose its action: the game, its seat, its level, its dice."""
-
-    seat: int
-    level: str
-    state: GameState
-    rng: random.Random
-
-
-@attrs.define(eq=False)
-class Seat(Generic[M]):
-    """One seat: who sits there, how to prove it, and the member playing it now."""
-
-    index: int
-    name: str
-    bot: str | None = None  # the bot's level, None for a person
-    token_hash: bytes | None = None
-    member: M | None = None
-    #: The account the seat belongs to (None: a guest's, a bot's, or not read yet).
-    account: str | None = None
-
-    @property
-    def connected(self) -> bool:
-        return self.bot is not None or self.member is not None
-
-
-@attrs.define(eq=False)
-class _Pending:
-    change: Change
-    #: Applies the change to the room; returns its events and the effects around the push.
-    apply: Callable[[], _Outcome]
-    #: What to do when the store refused the change (retries of a timer or bot).
-    failed: Callable[[], list[Any]] | None = None
-    stores_version: bool = False
+class _Via(Generic[T]):
+    """An attribute of the room kept by one of its parts (a value of type ``T``), read (and
+    written) through the room: what lets callers speak to the room alone while each part
+    owns its concern."""
+
+    def __init__(self, part: str, attr: str | None = None) -> None:
+        self.part = part
+        self.attr = attr or ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attr = self.attr or name
+
+    @overload
+    def __get__(self, room: None, owner: type | None = None) -> Self: ...
+
+    @overload
+    def __get__(self, room: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, room: object, owner: type | None = None) -> T | Self:
+        if room is None:
+            return self
+        value: T = getattr(getattr(room, self.part), self.attr)
+        return value
+
+    def __set__(self, room: object, value: T) -> None:
+        setattr(getattr(room, self.part), self.attr, value)
 
 
 @attrs.define
-class _Outcome(Generic[M]):
+class _Said(Generic[M]):
+    """What applying an outcome says: its events and the effects around the push."""
+
     events: list[Any]
     #: Effects before the push (the acknowledgement).
     before: list[Any] = attrs.Factory(list)
-    #: Effects after the push (a joiner's reply and first view).
-    after: list[Any] = attrs.Factory(list)
-    #: A member the push is not sent to (a joiner gets its view after its reply).
-    skip: Any = None
+    #: A member that gets its reply and first view after the push, instead of the push.
+    welcome: Welcome[M] | None = None
 
 
 class Room(Generic[M]):
-    """One room of the lobby. See the module docstring for the rules of change."""
+    """One room of the lobby: a façade over its parts (see the module docstring).
+
+    :attr:`presence` (:mod:`server.room_seats`) seats and spectators; :attr:`game`
+    (:mod:`server.room_game`) the game and its timer; :attr:`versions`
+    (:mod:`server.room_versions`) versions, fencing and the change in flight; :attr:`views`
+    (:mod:`server.room_views`) what it shows; :attr:`extras` (:mod:`server.room_extras`)
+    rematch offers and ratings. Each input below is one rule of change across them."""
+
+    # seats and presence
+    seats: _Via[list[Seat[M] | None]] = _Via("presence")
+    spectators: _Via[dict[M, str]] = _Via("presence")
+    creator_seat: _Via[int | None] = _Via("presence")
+    accounts_read: _Via[bool] = _Via("presence")
+    taken: _Via[int] = _Via("presence")
+    full: _Via[bool] = _Via("presence")
+    creator: _Via[M | None] = _Via("presence")
+    members: _Via[Callable[[], list[M]]] = _Via("presence")
+    seat_of: _Via[Callable[[M], int | None]] = _Via("presence")
+    speaker: _Via[Callable[[M, str], tuple[int | None, str]]] = _Via("presence")
+    know_accounts: _Via[Callable[[dict[int, str]], None]] = _Via("presence")
+    # the game and its timing
+    state: _Via[GameState | None] = _Via("game")
+    log: _Via[list[tuple[int, Action]]] = _Via("game")
+    status: _Via[RoomStatus] = _Via("game")
+    deadline: _Via[float | None] = _Via("game")
+    finished_at: _Via[float | None] = _Via("game")
+    bot_delay: _Via[float] = _Via("game")
+    time_scale: _Via[float] = _Via("game")
+    bot_turn: _Via[Callable[[], BotTurn | None]] = _Via("game")
+    resume_play: _Via[Callable[..., list[Effect[M]]]] = _Via("game")
+    # versions
+    version: _Via[int] = _Via("versions")
+    stored_version: _Via[int] = _Via("versions")
+    fenced: _Via[bool] = _Via("versions")
+    failures: _Via[int] = _Via("versions")
+    changed_at: _Via[float] = _Via("versions")
+    committed: _Via[tuple[int, list[Any]]] = _Via("versions")
+    busy: _Via[bool] = _Via("versions")
+    fence: _Via[int | None] = _Via("versions")
+    retry_delay: _Via[float] = _Via("versions")
+    stores_version: _Via[Callable[[Change[M]], bool]] = _Via("versions")
+    # views
+    shown: _Via[Shown | None] = _Via("views")
+    view: _Via[Callable[[], dict[str, Any]]] = _Via("views")
+    current: _Via[Callable[[], bytes]] = _Via("views")
+    show_current: _Via[Callable[[tuple[M, ...]], Push[M]]] = _Via("views")
+    summary: _Via[Callable[[], m.RoomSummary]] = _Via("views")
+    # extras
+    rated: _Via[bool] = _Via("extras")
+    reserved: _Via[dict[int, str]] = _Via("extras")
+    ratings: _Via[dict[int, int]] = _Via("extras")
+    ratings_before: _Via[dict[int, int]] = _Via("extras")
+    provisional: _Via[dict[int, bool]] = _Via("extras")
+    unrated: _Via[str | None] = _Via("extras")
+    offer_seats: _Via[Callable[[dict[int, str]], None]] = _Via("extras")
+    offered_to: _Via[Callable[[str], bool]] = _Via("extras")
+    rated_end: _Via[Callable[[dict[int, tuple[int, int]]], None]] = _Via("extras")
 
     def __init__(
         self,
@@ -387,60 +252,15 @@ class Room(Generic[M]):
         self.private = private
         self.code = code
         self.seed = seed
-        self.bot_delay = bot_delay
-        self.time_scale = time_scale
-        self.seats: list[Seat[M] | None] = [None] * seats
-        #: The creator's seat: the creator is whoever holds it, so a creator who drops and
-        #: comes back with the token is the creator still (None: no person seated).
-        self.creator_seat: int | None = None
         #: The address that created the room (None once restored): for the per-address cap.
         self.host_address: str | None = None
-        #: The members watching, each with the name it watches under (in the order they came).
-        self.spectators: dict[M, str] = {}
-        self.state: GameState | None = None
-        self.log: list[tuple[int, Action]] = []
-        self.version = 0
-        #: Whether every write expects the version this room stored last (a cluster node
-        #: holds its rooms so): a node that lost the room can then no longer write to it.
-        self.fenced = fenced
-        self.stored_version = 0
-        self.deadline: float | None = None
-        self._turn_key: TurnKey | None = None
-        #: The bots' randomness, seeded from the room's seed; made at the first bot turn
-        #: (a Mersenne Twister holds 2.5 KiB, and most rooms never have a bot).
-        self._bot_rng: random.Random | None = None
-        self._pending: _Pending | None = None
-        #: Store failures in a row (the backoff of retries); 0 once a change is stored.
-        self.failures = 0
         self.created_at = now
-        #: When the room last changed; an unwatched room idle long enough is unloaded from
-        #: memory and comes back from the store on demand.
-        self.changed_at = now
-        self.finished_at: float | None = None
-        #: The version and events of the change committed last (what a history adds).
-        self.committed: tuple[int, list[Any]] = (0, [])
-        #: The maps of the view built last, which the next view reuses where unchanged.
-        self._view_parts = ViewParts()
-        self._summary: tuple[tuple[int, int, RoomStatus], m.RoomSummary] | None = None
-        #: Whether the seats' accounts are known (a room read from the store learns them
-        #: with :meth:`know_accounts`).
-        self.accounts_read = True
-        #: The seats a rematch offers to the players who held them: seat → name (as names
-        #: compare); stored with the room (``RoomRecord.offers``, :mod:`server.rematch`).
-        self.reserved: dict[int, str] = {}
-        #: The seats stored as belonging to an account (see :meth:`_claim`).
-        self._accounted: set[int] = set()
-        #: The view shown to the members last (what a patch is taken against).
-        self.shown: Shown | None = None
-        #: A rated room (server.ratings): accounts only, and its end rates them. Its seats'
-        #: displayed ratings, and once the end is rated, the ratings before it (by seat).
-        self.rated = rated
-        self.ratings: dict[int, int] = {}
-        self.ratings_before: dict[int, int] = {}
-        #: Whether each seat's rating is still provisional; and, for a rated game whose
-        #: end was not rated, why (server.ratings: nobody played).
-        self.provisional: dict[int, bool] = {}
-        self.unrated: str | None = None
+        self.presence: Presence[M] = Presence(room_id, seats)
+        self.game = RoomGame(room_id, variant, seed, turn_seconds, self.presence.seats,
+                             bot_delay=bot_delay, time_scale=time_scale)
+        self.versions = RoomVersions(room_id, now=now, fenced=fenced)
+        self.views: RoomViews[M] = RoomViews(self)
+        self.extras = RoomExtras(rated=rated)
 
     @classmethod
     def from_record(cls, record: GameRecord, *, now: float, **options: Any) -> Room[M]:
@@ -455,18 +275,12 @@ class Room(Generic[M]):
                                       token_hash=s.token_hash)
         # The creator's seat is not stored: it is the lowest seat a person holds, which it
         # always is unless the creator left before the start and someone took a lower seat.
-        room.creator_seat = room._first_person()
+        room.creator_seat = room.presence.first_person()
         room.reserved = dict(r.offers)
         if r.status != RoomStatus.WAITING:
             names = [s.name for s in room.seats if s is not None]
-            state = engine.new_game(names, r.variant, r.seed)
-            for a in record.actions:
-                action = unpack_action(a.action)
-                state, _ = engine.apply(state, a.seat, action)
-                room.log.append((a.seat, action))
-            room.state = state
-            room._turn_key = (state.round, state.turn)
-            if state.over:
+            room.game.replay(names, ((a.seat, unpack_action(a.action)) for a in record.actions))
+            if room.game.over:
                 room.finished_at = r.finished_at or now
                 if record.result is not None and record.result.get("unrated"):
                     room.unrated = str(record.result["unrated"])
@@ -474,14 +288,6 @@ class Room(Generic[M]):
         room.changed_at = now
         room.accounts_read = False
         return room
-
-    def know_accounts(self, accounts: dict[int, str]) -> None:
-        """The accounts of the seats, as stored (:meth:`Store.seat_accounts`)."""
-        for seat in self.seats:
-            if seat is not None and seat.bot is None and seat.account is None:
-                seat.account = accounts.get(seat.index)
-        self._accounted = set(accounts)
-        self.accounts_read = True
 
     def reloaded(self, record: GameRecord, *, now: float) -> tuple[Room[M], list[Effect[M]]]:
         """This room as ``record`` (the store) holds it, its members carried over, and the
@@ -501,32 +307,6 @@ class Room(Generic[M]):
         room.spectators = dict(self.spectators)
         effects: list[Effect[M]] = [room.show_current(tuple(room.members()))]
         return room, [*effects, *room.resume_play(now=now)]
-
-    # -- what the room looks like ----------------------------------------------------------
-
-    @property
-    def status(self) -> RoomStatus:
-        if self.state is None:
-            return RoomStatus.WAITING
-        return RoomStatus.FINISHED if self.state.over else RoomStatus.PLAYING
-
-    @property
-    def taken(self) -> int:
-        return sum(seat is not None for seat in self.seats)
-
-    @property
-    def full(self) -> bool:
-        return self.taken == self.size
-
-    @property
-    def busy(self) -> bool:
-        """Whether a change is in flight (proposed, not yet committed or aborted)."""
-        return self._pending is not None
-
-    def members(self) -> list[M]:
-        found = [s.member for s in self.seats if s is not None and s.member is not None]
-        found.extend(self.spectators)
-        return found
 
     def info(self) -> RoomInfo:
         return RoomInfo(
@@ -549,347 +329,104 @@ class Room(Generic[M]):
             unrated=self.unrated,
         )
 
-    def summary(self) -> m.RoomSummary:
-        """The room as a room list shows it; made again only once the room has changed
-        (every change takes a new version), so that a page of a long list costs a slice."""
-        key = (self.version, self.taken, self.status)
-        cached = self._summary
-        if cached is None or cached[0] != key:
-            cached = self._summary = (key, m.RoomSummary(
-                room=self.id, name=self.name, seats=self.size, taken=key[1],
-                variant=self.variant, status=key[2], turn_seconds=self.turn_seconds,
-                rated=self.rated))
-        return cached[1]
-
-    def view(self) -> dict[str, Any]:
-        return build_view(self.info(), self.state, self._view_parts)
-
-    @property
-    def creator(self) -> M | None:
-        """The member playing the creator's seat now, if any."""
-        seat = None if self.creator_seat is None else self.seats[self.creator_seat]
-        return None if seat is None else seat.member
-
-    def seat_of(self, member: M) -> int | None:
-        for seat in self.seats:
-            if seat is not None and seat.member == member:
-                return seat.index
-        return None
-
-    def _first_person(self) -> int | None:
-        return next((s.index for s in self.seats if s is not None and s.bot is None), None)
-
-    def _check_name(self, name: str) -> None:
-        """Refuse ``name`` when a seat or a spectator of the room already has it, as names
-        compare (:func:`server.names.name_key`: in any case, or a look-alike) (``name_taken``):
-        two people under one name could not be told apart. ``server`` is taken by the server
-        itself (clients show its notices among the chat under it)."""
-        wanted = name_key(name)
-        if wanted in {name_key(n) for n in RESERVED_NAMES}:
-            raise RoomError(f"{name!r} is the name the server's own notices go under: connect "
-                            "under another name to come in", code="name_taken")
-        taken = [s.name for s in self.seats if s is not None]
-        if any(name_key(n) == wanted for n in [*taken, *self.spectators.values()]):
-            raise RoomError(f"someone in room {self.name!r} is already called {name!r}: "
-                            "connect under another name to come in", code="name_taken")
-
-    def _spectators_changed(self, *, skip: M | None = None) -> list[Effect[M]]:
-        """Show the others who is watching now: the current view again, at the same version
-        (watching changes nothing of the room), with no events."""
-        to = tuple(member for member in self.members() if member != skip)
-        return [self._show(to, ())] if to else []
-
-    def _player_seat(self, member: M) -> int:
-        seat = self.seat_of(member)
-        if seat is None:
-            raise RoomError("spectators cannot do that: only players can", code="not_a_player")
-        return seat
-
-    def _free_seat(self, name: str | None = None) -> int:
-        """The lowest free seat; with a ``name`` a rematch offers a seat to, that seat
-        (a seat offered to someone else is not free for others)."""
-        if self.state is not None:
-            raise RoomError("the game has already started: join as a spectator, or come back "
-                            "with your seat token", code="already_started")
-        if name is not None:
-            wanted = name_key(name)
-            for index, offered in self.reserved.items():
-                if offered == wanted and self.seats[index] is None:
-                    return index
-        for index, seat in enumerate(self.seats):
-            if seat is None and index not in self.reserved:
-                return index
-        raise RoomError(f"room {self.name!r} is full", code="room_full")
-
-    def current(self) -> bytes:
-        """The current view with no events: what a member gets right after joining."""
-        return encode_state(self.id, self.version, self.view(), ())
-
-    def _show(self, to: tuple[M, ...], events: Any) -> Push[M]:
-        """Show the view as it is now to ``to``, as a change of the view shown before."""
-        info, state, parts = self.info(), self.state, self._view_parts
-        shown = Shown(next(_shown_ids), self.version,
-                      make=lambda: build_view(info, state, parts))
-        push: Push[M] = Push(to, self.id, shown, tuple(events), self.shown)
-        self.shown = shown
-        return push
-
-    def show_current(self, to: tuple[M, ...]) -> Push[M]:
-        """The current view, whole and with no events, to ``to`` (a joiner; a member that
-        asked for it again): the view shown to the others, when it is the current one."""
-        view = self.view()
-        shown = self.shown
-        if shown is None or shown.version != self.version or shown.view != view:
-            shown = self.shown = Shown(next(_shown_ids), self.version, view)
-        return Push(to, self.id, shown)
-
     # -- the one write path ----------------------------------------------------------------
 
-    def _fence(self) -> int | None:
-        """The stored version a write must find (None: any), see :attr:`fenced`."""
-        return self.stored_version if self.fenced else None
+    def _propose(self, writes: list[Write], outcome: Outcome[M], version: int, *,
+                 forced: bool = False, retry: RetryTimer | RetryBot | None = None) -> Change[M]:
+        """Keep the change of ``version`` (taken with ``versions.next``, once) until the
+        driver commits or aborts it: its writes and its outcome, as data."""
+        return self.versions.propose(Change(version, tuple(writes), outcome, forced, retry))
 
-    @property
-    def fence(self) -> int | None:
-        """What a write about this room from outside a change (deleting it) must expect."""
-        return self._fence()
-
-    def _version_write(self, version: int) -> list[Write]:
-        """A presence change bumps the version too: store it, seats filling before the start
-        too, so that a room restored after a crash never goes back to a version its players
-        already saw (and a fenced room's next write can expect it)."""
-        if self.state is not None and self.state.over:
-            return []
-        return [UpdateRoom(self.id, version, self._fence())]
-
-    def _seat_version(self, version: int) -> int | None:
-        """The version a seat write stores with it (one fenced write per seat change), or
-        None when a presence change of this room stores no version (see above)."""
-        return version if self._version_write(version) else None
-
-    def _propose(self, writes: Callable[[int], list[Write]],
-                 apply: Callable[[], _Outcome[M]], *, forced: bool = False,
-                 failed: Callable[[], list[Any]] | None = None) -> Change:
-        """Take the next version (once), say what storing it takes, and keep the change
-        until the driver commits or aborts it."""
-        if self._pending is not None:
-            raise RuntimeError(f"room {self.id}: a change is already in flight")
-        version = self.version + 1
-        stored = writes(version)
-        change = Change(version, tuple(stored), forced)
-        stores_version = any(
-            isinstance(w, UpdateRoom | AppendAction)
-            or (isinstance(w, PutSeat | RemoveSeat) and w.version is not None)
-            for w in stored
-        )
-        self._pending = _Pending(change, apply, failed, stores_version)
-        return change
-
-    def _take(self, change: Change) -> _Pending:
-        pending = self._pending
-        if pending is None or pending.change is not change:
-            raise RuntimeError(f"room {self.id}: that change is not the one in flight")
-        self._pending = None
-        return pending
-
-    def commit(self, change: Change, *, now: float, stored: bool = True) -> list[Effect[M]]:
+    def commit(self, change: Change[M], *, now: float, stored: bool = True) -> list[Effect[M]]:
         """The change's writes are stored (or it was forced): apply it, push it to every
         member (the same bytes for all), and say what follows."""
-        pending = self._take(change)
-        self.version = change.version
-        self.changed_at = now
         effects: list[Effect[M]] = []
-        if stored:
-            if self.failures:
-                effects.append(self._notice(NOTICE_BACK))
-            self.failures = 0
-            if pending.stores_version:
-                self.stored_version = change.version
-        outcome = pending.apply()
-        self.committed = (self.version, outcome.events)
-        effects.extend(outcome.before)
-        effects.extend(self._turn_effects(now))
-        to = tuple(member for member in self.members() if member != outcome.skip)
-        effects.append(self._show(to, outcome.events))
-        effects.extend(self.show_current((e.member,)) if isinstance(e, _ShowTo) else e
-                       for e in outcome.after)
-        effects.extend(self._bot_effects())
+        if self.versions.committed_now(change, now=now, stored=stored):
+            effects.append(_notice(self, NOTICE_BACK))
+        said = _apply(self, change.outcome)
+        self.committed = (self.version, said.events)
+        effects.extend(said.before)
+        effects.extend(self.game.turn_effects(now))
+        welcome = said.welcome
+        skip = None if welcome is None else welcome.member
+        to = tuple(member for member in self.members() if member != skip)
+        effects.append(self.views.show(to, said.events))
+        if welcome is not None:
+            seat = self.seat_of(welcome.member)
+            code = self.code if self.creator == welcome.member else None
+            effects.append(Send((welcome.member,), encode(m.Joined(
+                re=welcome.re, room=self.id, seat=seat, token=welcome.token, code=code))))
+            effects.append(self.show_current((welcome.member,)))
+        effects.extend(self.game.bot_effects())
         return effects
 
-    def abort(self, change: Change) -> list[Effect[M]]:
+    def abort(self, change: Change[M]) -> list[Effect[M]]:
         """The store refused the change: the room stays as it was. Returns how to go on
         (a timer or a bot tries again after a backoff; a request was simply not done), and
         at the first failure in a row, a ``notice`` to every member; the first change stored
         after it says that the game can be saved again."""
-        pending = self._take(change)
-        self.failures += 1
-        effects: list[Effect[M]] = [self._notice(NOTICE_DOWN)] if self.failures == 1 else []
-        if pending.failed is not None:
-            effects.extend(pending.failed())
+        first = self.versions.refused(change)
+        effects: list[Effect[M]] = [_notice(self, NOTICE_DOWN)] if first else []
+        retry = change.retry
+        if isinstance(retry, RetryTimer):
+            effects.append(ArmTimer(retry.key, self.retry_delay))
+        elif isinstance(retry, RetryBot):
+            effects.append(WakeBot(self.retry_delay))
         return effects
-
-    def _notice(self, text: str) -> Send[M]:
-        """Tell every member something about the room itself (a ``notice`` push)."""
-        return Send(tuple(self.members()), encode(m.NoticePush(room=self.id, text=text)))
-
-    def stores_version(self, change: Change) -> bool:
-        """Whether storing ``change`` stores its version (what a read-back can check)."""
-        pending = self._pending
-        return pending is not None and pending.change is change and pending.stores_version
-
-    @property
-    def retry_delay(self) -> float:
-        """How long to wait before trying again what the store refused (doubling)."""
-        return min(RETRY_MAX, RETRY_FIRST * 2 ** max(0, self.failures - 1))
 
     # -- seats -----------------------------------------------------------------------------
 
     def take_seat(self, member: M, name: str, re: int, *, now: float,
                   token: str | None = None, account: str | None = None,
-                  rating: int | None = None, provisional: bool | None = None) -> Change:
+                  rating: int | None = None, provisional: bool | None = None) -> Change[M]:
         """Seat a person in the lowest free seat (the one a rematch offers them, if any); on
         commit they get ``joined`` (with their seat's secret token) and the current view. A
         seat taken by a signed-in ``account`` belongs to it."""
-        index = self._free_seat(name)
-        self._check_name(name)
+        _not_started(self)
+        index = self.presence.free_seat(self.name, self.reserved, name)
+        self.presence.check_name(name, self.name)
         if self.rated and account is None:
             raise RoomError("a rated room seats signed-in accounts only: connect with your "
                             "account (not as a guest) to play in it", code="not_signed_in")
         token = token or secrets.token_urlsafe(24)  # 192 random bits
         seat = Seat(index, name, token_hash=hash_token(token), member=member, account=account)
-
-        def writes(version: int) -> list[Write]:
-            record = SeatRecord(self.id, index, name, token_hash=seat.token_hash)
-            return [PutSeat(record, self._seat_version(version), self._fence()),
-                    *self._claim(index, account, version)]
-
-        def apply() -> _Outcome[M]:
-            self.seats[index] = seat
-            self._claimed(index, account)
-            if rating is not None:
-                self.ratings[index] = rating
-            if provisional is not None:
-                self.provisional[index] = provisional
-            if self.creator_seat is None:
-                self.creator_seat = index
-            code = self.code if self.creator == member else None
-            return _Outcome([ev.PlayerJoined(index, name)], skip=member, after=[
-                Send((member,), encode(m.Joined(re=re, room=self.id, seat=index, token=token,
-                                                code=code))),
-                _ShowTo(member),
-            ])
-
-        return self._propose(writes, apply)
-
-    def add_bot(self, member: M, level: str, re: int) -> Change:
-        """A player fills the lowest free seat with a bot of ``level`` (stored, and named,
-        by the level's own name: ``greedy`` is ``normal``)."""
-        level = bots.level_name(level)
-        self._player_seat(member)
-        if self.rated:
-            raise RoomError("a rated room seats signed-in accounts only: no bot may sit in it",
-                            code="rated_room")
-        index = self._free_seat()
-        taken_names = {s.name.casefold() for s in self.seats if s is not None}
-        taken_names.update(n.casefold() for n in self.spectators.values())
-        # one first name per table, whatever the levels (not a Pau·hard beside a Pau·easy)
-        firsts = {n.split("·")[0] for n in taken_names}
-        name = next(n for n in bots.bot_names(level)
-                    if n.casefold() not in taken_names and n.split("·")[0].casefold() not in firsts)
-
-        def writes(version: int) -> list[Write]:
-            record = SeatRecord(self.id, index, name, bot=True, bot_level=level)
-            return [PutSeat(record, self._seat_version(version), self._fence()),
-                    *self._claim(index, None, version)]
-
-        def apply() -> _Outcome[M]:
-            self.seats[index] = Seat(index, name, bot=level)
-            self._claimed(index, None)
-            return _Outcome([ev.PlayerJoined(index, name)],
-                            before=[Send((member,), encode(m.Ok(re=re)))])
-
-        return self._propose(writes, apply)
-
-    def _claim(self, index: int, account: str | None, version: int) -> list[Write]:
-        """The account write that follows a seat write of ``version`` (fenced on it): none
-        when the seat neither belongs nor belonged to an account, as far as is known."""
-        if account is None and self.accounts_read and index not in self._accounted:
-            return []
-        return [ClaimSeat(self.id, index, account, version if self.fenced else None)]
-
-    def _claimed(self, index: int, account: str | None) -> None:
-        if account is None:
-            self._accounted.discard(index)
-        else:
-            self._accounted.add(index)
+        version = self.versions.next
+        return self._propose(_seat_writes(self, seat, version), Seated(
+            seat, account, rating, provisional, welcome=Welcome(member, re, token)), version)
 
     def seat_matched(self, index: int, name: str, token: str, account: str | None,
-                     rating: int | None = None, provisional: bool | None = None) -> Change:
+                     rating: int | None = None, provisional: bool | None = None) -> Change[M]:
         """A quick match seats a person in seat ``index`` before they are here (they take it
         with ``token``, as a player coming back does); it belongs to ``account``."""
         if self.seats[index] is not None:
             raise RoomError(f"seat {index} is taken", code="room_full")
         seat: Seat[M] = Seat(index, name, token_hash=hash_token(token), account=account)
+        version = self.versions.next
+        return self._propose(_seat_writes(self, seat, version),
+                             Seated(seat, account, rating, provisional), version)
 
-        def writes(version: int) -> list[Write]:
-            record = SeatRecord(self.id, index, name, token_hash=seat.token_hash)
-            return [PutSeat(record, self._seat_version(version), self._fence()),
-                    *self._claim(index, account, version)]
-
-        def apply() -> _Outcome[M]:
-            self.seats[index] = seat
-            self._claimed(index, account)
-            if rating is not None:
-                self.ratings[index] = rating
-            if provisional is not None:
-                self.provisional[index] = provisional
-            if self.creator_seat is None:
-                self.creator_seat = index
-            return _Outcome([ev.PlayerJoined(index, name)])
-
-        return self._propose(writes, apply)
-
-    def start_matched(self, *, now: float) -> Change:
-        """A quick match starts its room as soon as every seat is taken (no creator asks)."""
-        return self._begin(now, "matched game started")
-
-    def rated_end(self, changes: dict[int, tuple[int, int]]) -> None:
-        """A rated game's end was stored with its ratings: each seat's displayed rating
-        before and after it (seat → (before, after)), shown from the next view on."""
-        for index, (before, after) in changes.items():
-            self.ratings_before[index] = before
-            self.ratings[index] = after
-
-    def offer_seats(self, offered: dict[int, str]) -> None:
-        """A rematch offers each seat of ``offered`` (seat → name) to the player who held it
-        in the finished game: nobody else takes it (set before the room is stored, and
-        stored with it: no change)."""
-        self.reserved = {index: name_key(name) for index, name in offered.items()}
-
-    def offered_to(self, name: str) -> bool:
-        """Whether a rematch offers a seat of this room to ``name`` (as names compare)."""
-        return name_key(name) in self.reserved.values()
-
-    def seat_bot(self, index: int, level: str) -> Change:
-        """A rematch's bot back in seat ``index`` before anyone sits (named as
-        :meth:`add_bot` names bots)."""
+    def add_bot(self, member: M, level: str, re: int) -> Change[M]:
+        """A player fills the lowest free seat with a bot of ``level`` (stored, and named,
+        by the level's own name: ``greedy`` is ``normal``)."""
         level = bots.level_name(level)
-        taken = {s.name.casefold() for s in self.seats if s is not None}
-        name = next(n for n in bots.bot_names(level) if n.casefold() not in taken)
+        self.presence.player_seat(member)
+        if self.rated:
+            raise RoomError("a rated room seats signed-in accounts only: no bot may sit in it",
+                            code="rated_room")
+        _not_started(self)
+        return self.seat_bot(self.presence.free_seat(self.name, self.reserved), level,
+                             ack=Ack(member, re))
 
-        def writes(version: int) -> list[Write]:
-            record = SeatRecord(self.id, index, name, bot=True, bot_level=level)
-            return [PutSeat(record, self._seat_version(version), self._fence()),
-                    *self._claim(index, None, version)]
+    def seat_bot(self, index: int, level: str, *, ack: Ack[M] | None = None) -> Change[M]:
+        """A bot of ``level`` in seat ``index`` before the start (a rematch's bot back, a
+        player's :meth:`add_bot`): refused when the seat is taken, and named with a first
+        name nobody at the table has (:meth:`server.room_seats.Presence.place_bot`)."""
+        _not_started(self)
+        seat: Seat[M] = self.presence.place_bot(level, index, self.name)
+        version = self.versions.next
+        return self._propose(_seat_writes(self, seat, version), Seated(seat, ack=ack), version)
 
-        def apply() -> _Outcome[M]:
-            self.seats[index] = Seat(index, name, bot=level)
-            self._claimed(index, None)
-            return _Outcome([ev.PlayerJoined(index, name)])
-
-        return self._propose(writes, apply)
-
-    def reclaim(self, member: M, index: int, re: int) -> Change:
+    def reclaim(self, member: M, index: int, re: int) -> Change[M]:
         """Give seat ``index`` to ``member``, whose account it belongs to (checked by the
         caller); as :meth:`resume` does."""
         seat = self.seats[index]
@@ -897,32 +434,14 @@ class Room(Generic[M]):
             raise BadToken("that seat is no longer yours")
         return self._take_back(seat, member, re)
 
-    def resume(self, member: M, token: str, re: int) -> Change:
+    def resume(self, member: M, token: str, re: int) -> Change[M]:
         """Give the seat whose token this is to ``member``; its old member is closed."""
-        for seat in self.seats:
-            if seat is not None and token_matches(token, seat.token_hash):
-                break
-        else:
-            raise BadToken("that seat token does not belong to any seat of this room")
-        return self._take_back(seat, member, re)
+        return self._take_back(self.presence.with_token(token), member, re)
 
-    def _take_back(self, seat: Seat[M], member: M, re: int) -> Change:
-        found = seat
-
-        def apply() -> _Outcome[M]:
-            old, found.member = found.member, member
-            before: list[Any] = []
-            if old is not None and old != member:
-                before.append(Close(old, 4001, "your seat was taken back by a newer connection"))
-            code = self.code if self.creator == member else None
-            return _Outcome([ev.PlayerConnected(found.index, found.name)], before=before,
-                            skip=member, after=[
-                Send((member,), encode(m.Joined(re=re, room=self.id, seat=found.index,
-                                                token=None, code=code))),
-                _ShowTo(member),
-            ])
-
-        return self._propose(self._version_write, apply)
+    def _take_back(self, seat: Seat[M], member: M, re: int) -> Change[M]:
+        version = self.versions.next
+        return self._propose(self.versions.version_write(version, over=self.game.over),
+                             Back(seat.index, Welcome(member, re, None)), version)
 
     def watch(self, member: M, re: int, *, name: str,
               max_spectators: int | None = None) -> list[Effect[M]]:
@@ -933,9 +452,9 @@ class Room(Generic[M]):
         if max_spectators is not None and len(self.spectators) >= max_spectators:
             raise RoomError(f"this room already has {max_spectators} spectators: try later",
                             code="room_full")
-        self._check_name(name)
+        self.presence.check_name(name, self.name)
         self.spectators[member] = name
-        others = self._spectators_changed(skip=member)  # shows the view the joiner gets too
+        others = _spectators_changed(self, skip=member)  # shows the view the joiner gets too
         return [Send((member,), encode(m.Joined(re=re, room=self.id, seat=None, token=None,
                                                 code=None))),
                 self.show_current((member,)), *others]
@@ -949,9 +468,9 @@ class Room(Generic[M]):
         """A spectator leaves (or its connection dropped): the others see it gone."""
         if self.spectators.pop(member, None) is None:
             return []
-        return self._spectators_changed()
+        return _spectators_changed(self)
 
-    def leave(self, member: M, *, dropped: bool) -> Change | None:
+    def leave(self, member: M, *, dropped: bool) -> Change[M] | None:
         """A member leaves (or its connection dropped): a forced change, since a member who
         is gone is gone. Before the start a player's seat is freed; after it the seat is
         kept for the player to come back (docs/rules.md §10). None for a spectator."""
@@ -961,45 +480,20 @@ class Room(Generic[M]):
         index = self.seat_of(member)
         if index is None:
             return None
-        seat = self.seats[index]
-        assert seat is not None
+        version = self.versions.next
+        writes = self.versions.version_write(version, over=self.game.over)
         if self.state is None:
-            def writes(version: int) -> list[Write]:
-                return [RemoveSeat(self.id, index, self._seat_version(version), self._fence()),
-                        *self._claim(index, None, version)]
-
-            def apply() -> _Outcome[M]:
-                self.seats[index] = None
-                self._claimed(index, None)
-                if self.creator_seat == index:  # the next person seated creates now
-                    self.creator_seat = self._first_person()
-                return _Outcome([ev.PlayerLeft(index, seat.name)])
-
-            return self._propose(writes, apply, forced=True)
-
-        def gone() -> _Outcome[M]:
-            seat.member = None
-            kind = ev.PlayerDisconnected if dropped else ev.PlayerLeft
-            return _Outcome([kind(index, seat.name)])
-
-        return self._propose(self._version_write, gone, forced=True)
-
-    def speaker(self, member: M, name: str) -> tuple[int | None, str]:
-        """Who says a chat line: a player speaks from the seat, under its name as the view
-        shows it; a spectator under ``name`` (the connection's)."""
-        seat = self.seat_of(member)
-        if seat is not None:
-            taken = self.seats[seat]
-            assert taken is not None
-            name = taken.name
-        return seat, name
+            writes = [RemoveSeat(self.id, index, version if writes else None, self.fence),
+                      *self.presence.claim(index, None, version, self.fence)]
+            return self._propose(writes, Freed(index), version, forced=True)
+        return self._propose(writes, Gone(index, dropped), version, forced=True)
 
     def chat_line(self, member: M, name: str, text: str, *, now: float) -> AppendChat:
         """The write that keeps a chat line with the room, stored before the line is said
         (:meth:`chat`): at the room's version, which it does not change."""
         seat, name = self.speaker(member, name)
         return AppendChat(ChatRecord(self.id, self.version, seat, name, text, now),
-                          self._fence())
+                          self.fence)
 
     def chat(self, member: M, name: str, text: str, re: int) -> list[Effect[M]]:
         """Someone in the room says something: ``ok``, then a ``chat`` push to everyone. A
@@ -1012,185 +506,184 @@ class Room(Generic[M]):
 
     def evict(self, code: int, reason: str) -> list[Effect[M]]:
         """Close every member (the room is no longer served here); nothing is written."""
-        effects: list[Effect[M]] = [Close(member, code, reason) for member in self.members()]
-        for seat in self.seats:
-            if seat is not None:
-                seat.member = None
-        self.spectators.clear()
-        return effects
+        return list(self.presence.evict(code, reason))
 
     # -- the game --------------------------------------------------------------------------
 
-    def start(self, member: M, re: int, *, now: float) -> Change:
+    def start(self, member: M, re: int, *, now: float) -> Change[M]:
         """The creator starts the game once every seat is taken."""
-        self._player_seat(member)
+        self.presence.player_seat(member)
         if self.state is not None:
             raise RoomError("the game has already started", code="already_started")
         if member != self.creator:
             raise RoomError("only the room's creator can start the game", code="not_creator")
-        return self._begin(now, "game started", before=[Send((member,), encode(m.Ok(re=re)))])
+        return self._begin(now, "game started", Ack(member, re))
 
-    def _begin(self, now: float, said: str, before: list[Any] | None = None) -> Change:
-        """Start the game of a full room (``said`` in the log; ``before``: the asker's
-        reply, sent ahead of the push)."""
+    def start_matched(self, *, now: float) -> Change[M]:
+        """A quick match starts its room as soon as every seat is taken (no creator asks)."""
+        return self._begin(now, "matched game started")
+
+    def _begin(self, now: float, said: str, ack: Ack[M] | None = None) -> Change[M]:
+        """Start the game of a full room (``said`` in the log; ``ack``: the asker's reply,
+        sent ahead of the push)."""
         if self.state is not None:
             raise RoomError("the game has already started", code="already_started")
         if not self.full:
             raise RoomError(f"every seat must be taken first ({self.taken} of {self.size})",
                             code="seats_not_full")
-        names = [s.name for s in self.seats if s is not None]
-        state = engine.new_game(names, self.variant, self.seed)
-        assert state.turn is not None
+        state = self.game.new([s.name for s in self.seats if s is not None])
+        version = self.versions.next
+        return self._propose([UpdateRoom(self.id, version, self.fence,
+                                         status=RoomStatus.PLAYING, started_at=now,
+                                         progress=Progress.of(state))],
+                             Started(state, said, ack), version)
 
-        def writes(version: int) -> list[Write]:
-            return [UpdateRoom(self.id, version, self._fence(), status=RoomStatus.PLAYING,
-                               started_at=now, progress=Progress.of(state))]
-
-        def apply() -> _Outcome[M]:
-            self.state = state
-            log.info("room %s: %s (%s)", self.id, said, ", ".join(names))
-            assert state.turn is not None
-            return _Outcome([ev.GameStarted(), ev.RoundStarted(1, state.first),
-                             ev.TurnStarted(state.turn)], before=before or [])
-
-        return self._propose(writes, apply)
-
-    def act(self, member: M, action: Action, re: int, *, now: float) -> Change:
+    def act(self, member: M, action: Action, re: int, *, now: float) -> Change[M]:
         """A player's action; the rules (``shared.engine``) refuse it or say what follows.
         On commit the actor hears ``ok`` with the new version before the ``state`` push."""
-        seat = self._player_seat(member)
-        return self._play(seat, action, now, ack=(member, re))
+        seat = self.presence.player_seat(member)
+        return self._play(seat, action, now, ack=Ack(member, re, versioned=True))
 
-    def timer_fired(self, key: TurnKey, *, now: float) -> Change | None:
+    def timer_fired(self, key: TurnKey, *, now: float) -> Change[M] | None:
         """§4: the turn ends when the room's turn timer runs out (None: that turn is over)."""
         state = self.state
-        if state is None or self._turn_key != key or state.turn is None:
+        if state is None or self.game.turn_key != key or state.turn is None:
             return None
         seat = state.turn
         log.info("room %s: seat %d timed out", self.id, seat)
+        return self._play(seat, EndTurn(), now, extra=[ev.TurnTimedOut(seat)],
+                          retry=RetryTimer(key), timed_out=True)
 
-        def again() -> list[Any]:
-            return [ArmTimer(key, self.retry_delay)]
-
-        return self._play(seat, EndTurn(), now, extra=[ev.TurnTimedOut(seat)], failed=again,
-                          timed_out=True)
-
-    def bot_turn(self) -> BotTurn | None:
-        """The bot whose turn it is, with what it needs to choose; None when a person is to
-        act, or no game is on."""
-        state = self.state
-        if state is None or state.over or state.turn is None:
-            return None
-        seat = self.seats[state.turn]
-        if seat is None or seat.bot is None:
-            return None
-        if self._bot_rng is None:
-            self._bot_rng = random.Random(self.seed ^ 0x5EED)
-        return BotTurn(seat.index, seat.bot, state, self._bot_rng)
-
-    def bot_chose(self, turn: BotTurn, action: Action, *, now: float) -> Change | None:
+    def bot_chose(self, turn: BotTurn, action: Action, *, now: float) -> Change[M] | None:
         """The bot of ``turn`` chose ``action`` (None: the game moved on meanwhile). A bot
         policy must only pick legal actions; if one slips, its turn is ended instead rather
         than stall the game."""
         if self.bot_turn() != turn:
             return None
-
-        def again() -> list[Any]:
-            return [WakeBot(self.retry_delay)]
-
         try:
-            return self._play(turn.seat, action, now, failed=again)
+            return self._play(turn.seat, action, now, retry=RetryBot())
         except RuleError:
             log.exception("room %s: the bot in seat %d chose an illegal action %r; its turn "
                           "is ended instead", self.id, turn.seat, action)
-            return self._play(turn.seat, EndTurn(), now, failed=again)
+            return self._play(turn.seat, EndTurn(), now, retry=RetryBot())
 
     def _play(self, seat: int, action: Action, now: float, *, extra: list[Any] | None = None,
-              ack: tuple[M, int] | None = None,
-              failed: Callable[[], list[Any]] | None = None, timed_out: bool = False) -> Change:
+              ack: Ack[M] | None = None, retry: RetryTimer | RetryBot | None = None,
+              timed_out: bool = False) -> Change[M]:
         if self.state is None:
             raise RoomError("the game has not started yet", code="game_not_started")
         new, events = engine.apply(self.state, seat, action)
         # The floor of rated play (server.ratings): a game nobody played is not rated.
         unrated = None
-        if new.over and self.rated and not ratings.played(
-                [*(a for _, a in self.log), action]):
-            unrated = ratings.NOBODY_PLAYED
-
-        def writes(version: int) -> list[Write]:
-            # Acknowledged means durable (docs/protocol.md): stored first, then changed.
-            out: list[Write] = [AppendAction(ActionRecord(
-                self.id, len(self.log), seat, pack_action(action), now, version, timed_out,
-            ), self._fence(), Progress.of(new))]
-            if new.over:  # the action just stored this version: the result expects it
-                result = game_result(new)
-                if unrated is not None:
-                    result["unrated"] = unrated
-                out.append(Finish(self.id, result, now, version if self.fenced else None,
-                                  rated=self.rated and unrated is None))
-            return out
-
-        def apply() -> _Outcome[M]:
-            self.log.append((seat, action))
-            self.state = new
+        if new.over:
+            unrated = self.extras.unrated_end([*(a for _, a in self.log), action])
+        version = self.versions.next
+        # Acknowledged means durable (docs/protocol.md): stored first, then changed.
+        writes: list[Write] = [AppendAction(ActionRecord(
+            self.id, len(self.log), seat, pack_action(action), now, version, timed_out,
+        ), self.fence, Progress.of(new))]
+        if new.over:  # the action just stored this version: the result expects it
+            result = game_result(new)
             if unrated is not None:
-                self.unrated = unrated
-            before: list[Any] = []
-            if ack is not None:
-                member, re = ack
-                before.append(Send((member,), encode(m.Ok(re=re, version=self.version))))
-            return _Outcome([*(extra or ()), *events], before=before)
+                result["unrated"] = unrated
+            writes.append(Finish(self.id, result, now, version if self.fenced else None,
+                                 rated=self.rated and unrated is None))
+        return self._propose(writes, Played(seat, action, new, (*(extra or ()), *events),
+                                            unrated, ack), version, retry=retry)
 
-        return self._propose(writes, apply, failed=failed)
-
-    def _turn_effects(self, now: float) -> list[Effect[M]]:
-        """After a game change: a new turn gets a fresh timer (§4); a finished game none."""
-        state = self.state
-        if state is None:
-            return []
-        key = (state.round, state.turn)
-        if key == self._turn_key:
-            return []
-        self._turn_key = key
-        if state.over:
-            self.deadline = None
-            self.finished_at = now
-            log.info("room %s: game over, winners %s", self.id, state.winners)
-            return [CancelTimer()]
-        return self._arm(key, now)
-
-    def _arm(self, key: TurnKey, now: float) -> list[Effect[M]]:
-        """§4: a fresh full turn on the room's timer, if it has one (shown as ``deadline``)."""
-        if self.turn_seconds is None:
-            return [CancelTimer()]
-        seconds = self.turn_seconds * self.time_scale
-        self.deadline = now + seconds
-        return [ArmTimer(key, seconds)]
-
-    def _bot_effects(self) -> list[Effect[M]]:
-        return [WakeBot(self.bot_delay)] if self.bot_turn() is not None else []
-
-    def resume_play(self, *, now: float) -> list[Effect[M]]:
-        """After a restore: a fresh full turn on the timer, and the bots woken."""
-        state = self.state
-        if state is None or state.over:
-            return []
-        self._turn_key = (state.round, state.turn)
-        return [*self._arm(self._turn_key, now), *self._bot_effects()]
-
-    def take_over(self) -> Change:
+    def take_over(self) -> Change[M]:
         """A cluster node adopts this room (restored from the store, its node gone): move
         the stored version one past the one loaded, expecting that one, so that the node
         that held the room before can no longer write to it; once committed every write is
         fenced. The store refuses it (``version_conflict``) when that node wrote after the
         room was loaded."""
-        loaded = self.version
+        version = self.versions.next
+        return self._propose([UpdateRoom(self.id, version, self.version)], Adopted(), version)
 
-        def writes(version: int) -> list[Write]:
-            return [UpdateRoom(self.id, version, loaded)]
 
-        def apply() -> _Outcome[M]:
-            self.fenced = True
-            return _Outcome([])
+# -- how each input's outcome is applied (module functions: the room's rules, not methods) --
 
-        return self._propose(writes, apply)
+
+def _not_started(room: Room[Any]) -> None:
+    if room.state is not None:
+        raise RoomError("the game has already started: join as a spectator, or come back "
+                        "with your seat token", code="already_started")
+
+
+def _seat_writes(room: Room[Any], seat: Seat[Any], version: int) -> list[Write]:
+    """Storing who sits in ``seat`` (with the version, fenced) and whose account it is."""
+    record = SeatRecord(room.id, seat.index, seat.name, token_hash=seat.token_hash,
+                        bot=seat.bot is not None, bot_level=seat.bot)
+    over = room.versions.version_write(version, over=room.game.over)
+    return [PutSeat(record, version if over else None, room.fence),
+            *room.presence.claim(seat.index, seat.account, version, room.fence)]
+
+
+def _apply(room: Room[M], outcome: Outcome[M]) -> _Said[M]:
+    """Make a committed change's ``outcome`` so (the room's version is already its)."""
+    presence = room.presence
+    before: list[Any] = []
+    match outcome:
+        case Seated(seat=seat, account=account, ack=ack, welcome=welcome):
+            presence.seats[seat.index] = seat
+            presence.claimed(seat.index, account)
+            room.extras.rate_seat(seat.index, outcome.rating, outcome.provisional)
+            if seat.bot is None and presence.creator_seat is None:
+                presence.creator_seat = seat.index
+            if ack is not None:
+                before.append(Send((ack.member,), encode(m.Ok(re=ack.re))))
+            return _Said([ev.PlayerJoined(seat.index, seat.name)], before, welcome)
+        case Freed(index=index):
+            gone = presence.seats[index]
+            assert gone is not None
+            presence.seats[index] = None
+            presence.claimed(index, None)
+            if presence.creator_seat == index:  # the next person seated creates now
+                presence.creator_seat = presence.first_person()
+            return _Said([ev.PlayerLeft(index, gone.name)])
+        case Back(index=index, welcome=welcome):
+            back = presence.seats[index]
+            assert back is not None
+            old, back.member = back.member, welcome.member
+            if old is not None and old != welcome.member:
+                before.append(Close(old, 4001, "your seat was taken back by a newer connection"))
+            return _Said([ev.PlayerConnected(index, back.name)], before, welcome)
+        case Gone(index=index, dropped=dropped):
+            left = presence.seats[index]
+            assert left is not None
+            left.member = None
+            kind = ev.PlayerDisconnected if dropped else ev.PlayerLeft
+            return _Said([kind(index, left.name)])
+        case Started(state=state, said=said, ack=ack):
+            room.game.state = state
+            log.info("room %s: %s (%s)", room.id, said,
+                     ", ".join(p.name for p in state.players))
+            assert state.turn is not None
+            if ack is not None:
+                before.append(Send((ack.member,), encode(m.Ok(re=ack.re))))
+            return _Said([ev.GameStarted(), ev.RoundStarted(1, state.first),
+                          ev.TurnStarted(state.turn)], before)
+        case Played(seat=seat_index, action=action, state=state, events=events, ack=ack):
+            room.game.log.append((seat_index, action))
+            room.game.state = state
+            if outcome.unrated is not None:
+                room.extras.unrated = outcome.unrated
+            if ack is not None:
+                before.append(Send((ack.member,), encode(m.Ok(re=ack.re, version=room.version))))
+            return _Said(list(events), before)
+        case Adopted():
+            room.versions.fenced = True
+            return _Said([])
+    raise AssertionError(f"an outcome the room does not know: {outcome!r}")
+
+
+def _notice(room: Room[M], text: str) -> Send[M]:
+    """Tell every member something about the room itself (a ``notice`` push)."""
+    return Send(tuple(room.members()), encode(m.NoticePush(room=room.id, text=text)))
+
+
+def _spectators_changed(room: Room[M], *, skip: M | None = None) -> list[Effect[M]]:
+    """Show the others who is watching now: the current view again, at the same version
+    (watching changes nothing of the room), with no events."""
+    to = tuple(member for member in room.members() if member != skip)
+    return [room.views.show(to, ())] if to else []

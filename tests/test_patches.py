@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server import room as room_module
+from server import room_views as room_module
 from server.room import Push, Room
 from shared import messages as m
 from shared.actions import EndTurn

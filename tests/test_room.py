@@ -32,6 +32,7 @@ from server.room import (
     UpdateRoom,
     WakeBot,
 )
+from server.room_change import Adopted
 from server.store.base import ChatRecord
 from shared import engine
 from shared.actions import EndTurn, Move
@@ -176,7 +177,7 @@ def test_one_change_at_a_time_and_only_the_one_in_flight() -> None:
     change = room.take_seat("anna", "Anna", 1, now=NOW)
     with pytest.raises(RuntimeError):
         room.take_seat("biel", "Biel", 2, now=NOW)
-    other = Change(1, ())
+    other = Change(1, (), Adopted())
     with pytest.raises(RuntimeError):
         room.commit(other, now=NOW)
     done(room, change)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.store.base import (
     STATUSES,
@@ -31,7 +31,20 @@ from server.store.base import (
     token_matches,
 )
 from server.store.errors import CODES, StoreError
-from server.store.sqlite import MEMORY, SQLiteStore, default_db_path
+
+if TYPE_CHECKING:
+    from server.store.sqlite import MEMORY as MEMORY
+    from server.store.sqlite import SQLiteStore, default_db_path
+
+
+def __getattr__(name: str) -> Any:
+    """The SQLite backend, loaded on first use: a module that only needs the records
+    (:mod:`server.store.base`, e.g. the sans-I/O room) does not load a backend."""
+    if name in ("MEMORY", "SQLiteStore", "default_db_path"):
+        from server.store import sqlite
+
+        return getattr(sqlite, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CODES",
@@ -64,6 +77,8 @@ def open_store(url_or_path: str | os.PathLike[str], **options: Any) -> Store:
     ``options`` go to the backend (for SQLite: ``synchronous``, ``busy_timeout``; for
     PostgreSQL: ``pool_size``, ``connect_timeout``; for both: ``group_commit``).
     """
+    from server.store.sqlite import MEMORY, SQLiteStore
+
     text = os.fspath(url_or_path)
     match = _SCHEME.match(text)
     if match is None:

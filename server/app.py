@@ -252,6 +252,7 @@ class CastellServer:
             await self._server.wait_closed()
         for runner in list(self.lobby.rooms.values()):
             runner.close()
+        await self.lobby.retries.close()
         await self.requests.matchmaker.close()
         await self.thinkers.close()  # no bot worker outlives the server
         if self.cluster is not None:

@@ -80,7 +80,7 @@ class Lobby:
         self.thinkers = thinkers if thinkers is not None else Thinkers(0)
         self.bot_think = bot_think
         #: The rooms waiting out a store failure: any write stored wakes them all.
-        self.retries = Retries()
+        self.retries = Retries(store.probe if store is not None else None)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.rooms: dict[str, RoomRunner] = {}
         self.codes: dict[str, RoomRunner] = {}

@@ -136,6 +136,17 @@ async def fill(store: Store, room: str = "r1") -> GameRecord:
     return GameRecord(attrs.evolve(record, version=actions[-1].version), seats, actions, None)
 
 
+async def test_a_probe_writes_nothing_and_is_refused_once_the_store_is_closed(store: Store):
+    """The probe a waiting room's retries ask (server.retries): taken while the store takes
+    writes, changing nothing; refused with a StoreError as a write would be."""
+    await store.create_room(a_room())
+    await store.probe()
+    assert await store.load("r1") is not None and await store.unfinished_rooms() == ["r1"]
+    await store.close()
+    with pytest.raises(StoreError):
+        await store.probe()
+
+
 async def test_every_record_comes_back_as_it_was_stored(store: Store):
     stored = await fill(store)
     assert await store.load("r1") == stored

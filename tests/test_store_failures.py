@@ -153,6 +153,32 @@ def refusals(caplog: pytest.LogCaptureFixture, room: str) -> int:
                 if "store refused" in r.getMessage() and room in r.getMessage()])
 
 
+async def test_a_lone_room_s_bot_plays_at_once_when_the_store_is_back(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Another program holds the file while Anna's bot is to move, and nobody else writes:
+    the bot's move is refused again and again (its wait between tries grows to seconds).
+    The lock let go, the server's probe of the store finds it back and the bot moves at
+    once, not once its backoff is over: a room goes on by itself when its store is back."""
+    caplog.set_level(logging.INFO)
+    async with game_against_a_bot(tmp_path) as (anna, seat, path, server):
+        (room,) = server.lobby.rooms
+        while True:  # end Anna's turns until her bot's comes
+            version = await anna.act(EndTurn())
+            push = await anna.wait_state(lambda p, v=version: p.version >= v)
+            if push.view["turn"] != seat:
+                break
+        with locked(path):  # the bot waits 0.5 s before it plays: the lock comes first
+            # four refusals of the bot's move: it now waits 4 s before its next try
+            async with asyncio.timeout(20):
+                while refusals(caplog, room) < 4:
+                    await asyncio.sleep(0.02)
+            set_bot_delay(server, 0.0, room)
+            assert anna.state.version == version
+        # the store is back, and nobody writes: the bot moves within 1.5 s all the same
+        moved = await anna.wait_state(lambda p: p.version > version, timeout=1.5)
+        assert any(e.get("seat") == 1 - seat for e in moved.events)
+
+
 async def test_a_bot_backing_off_plays_at_once_when_a_players_action_is_stored(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Another program holds the file while a bot is to move in Anna's room and while Bob

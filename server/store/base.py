@@ -372,6 +372,11 @@ class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore):
     async def close(self) -> None:
         """Close the database; everything acknowledged before stays stored. Idempotent."""
 
+    @abc.abstractmethod
+    async def probe(self) -> None:
+        """A write that changes nothing: raises the ``StoreError`` a write would raise now
+        (asked while rooms wait on a refused write, :mod:`server.retries`)."""
+
     async def __aenter__(self) -> Self:
         await self.open()
         return self

@@ -576,6 +576,15 @@ class PostgresCore:
             else:
                 self._room_locks[room] = (lock, users - 1)
 
+    async def probe(self) -> None:
+        """A transaction that writes nothing, checked as every write is (the schema's lock
+        still this store's): refused while the database or the lock is not there."""
+
+        async def nothing(conn: asyncpg.Connection) -> None:
+            await conn.execute("SELECT 1")
+
+        await self._write("", nothing)
+
     async def _write(
         self, room: str, work: Callable[[asyncpg.Connection], Awaitable[T]]
     ) -> T:

@@ -450,6 +450,11 @@ class SQLiteCore:
             raise self._translate(exc) from exc
         return result
 
+    async def probe(self) -> None:
+        """A write transaction that writes nothing: it takes the file's write lock as a
+        write would (BEGIN IMMEDIATE), so it is refused while another program holds it."""
+        await self._write(lambda conn: None)
+
     async def _write(self, work: Callable[..., T], *args: Any) -> T:
         if self.read_only:
             raise StoreError(f"the store {self.path} was opened read-only", code="read_only",

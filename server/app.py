@@ -108,6 +108,8 @@ class CastellServer:
             else Metrics(self._sample)
         self.moderation = Moderation(store)
         self.lobby.metrics = self.requests.metrics = self.metrics
+        if self.metrics is not None:
+            self.thinkers.waited = self.metrics.bot_waited
         self.requests.moderation = self.admission.moderation = self.moderation
         if self.config.metrics_listen is None:
             self.admission.metrics = self.metrics

@@ -23,6 +23,7 @@ from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.matchmaking import Matchmaker
 from server.ratings import Ratings
+from server.record_pages import record_page
 from server.room import RESERVED_NAMES, BadToken
 from server.runner import RoomRunner
 from server.store.errors import StoreError
@@ -541,7 +542,8 @@ class Requests:
             game = room_record_file(runner.room)
         else:
             raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
-        self.reply(conn, m.Record(re=msg.id, game=game.to_data()))
+        # a long game's record comes in pages, each in one frame (server.record_pages)
+        self.reply(conn, record_page(msg.id, game, msg.from_ or 0))
 
     async def on_resync(self, conn: Connection, msg: m.Resync) -> None:
         await self._room_of(conn).resync(conn, msg.id)

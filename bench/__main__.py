@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "bots": ["--games", "10", "--seats", "2"],
     "matchmaking": ["--players", "60"],
     "lobby": ["--rooms", "100,1000", "--calls", "50"],
+    "botshare": ["--rooms", "5", "--turns", "1", "--think", "0.1"],
 }
 
 

@@ -269,12 +269,12 @@ class Thinkers:
                 self._queue.done(pending)
                 pending.fail("the worker died")
                 continue
-            if self.waited is not None:
-                self.waited(pending.job.level, time.monotonic() - pending.asked)
             worker.busy = True
             pending.worker = worker
             pending.started.set()
             self._running.add(pending)
+            if self.waited is not None:
+                self.waited(pending.job.level, time.monotonic() - pending.asked)
 
     def _start(self) -> _Worker:
         worker = _Worker(self._context)

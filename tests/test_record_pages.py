@@ -5,6 +5,7 @@ on a real SQLite file, seeded with games played by the real rules."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 
@@ -12,6 +13,8 @@ import msgpack
 import pytest
 
 from client.net import GameClient, fetch_record
+from client.seats import SeatStore
+from client.session import Session
 from server.record_pages import record_page
 from server.store import SQLiteStore
 from server.store.base import ActionRecord, RoomRecord, SeatRecord, Store
@@ -99,8 +102,18 @@ async def test_a_game_of_over_1024_actions_comes_whole_to_the_client_in_pages(tm
             async with await GameClient.connect(url) as client:
                 await client.hello("Dolors")
                 record = await fetch_record(client.request, "rlong")
+            # and so does the terminal client's session (its `replay N` of `games`)
+            session = Session(url, "Eloi", seats=SeatStore(tmp_path / "state"))
+            await session.open()
+            pump = asyncio.create_task(session.run())
+            try:
+                from_session = await session.record("rlong")
+            finally:
+                await session.stop()
+                pump.cancel()
     assert [(a.seat, a.action) for a in record.actions] == actions
     assert the_end(record) == last
+    assert from_session == record
 
 
 def test_a_page_never_holds_more_than_a_frame_or_the_array_limit():

@@ -1,7 +1,7 @@
 """Bots' fair share of the workers: another address's hard bot beside one address's many.
 
     python -m bench botshare [--rooms 100] [--turns 3] [--think 1.5] [--workers 2]
-                             [--server-root DIR]
+                             [--hog-seconds 300] [--server-root DIR]
 
 A real ``castell-server`` process (its bots thinking in ``--workers`` worker processes, for
 ``--think`` seconds a ``hard`` decision, acting ``--bot-delay`` apart as a host's would) is
@@ -10,8 +10,9 @@ its client ends each of its turns at once, so its bots think all the time); then
 one client and one ``hard`` bot from 127.0.0.2 (the honest room). Measured in the honest room
 over ``--turns`` of its bot's turns: from the client's ``end_turn`` answered to its bot's
 first action (the decision's wait for a worker, and its thought); and the same in the hog's
-rooms. ``--server-root`` runs the server of another checkout (its ``server`` package), so
-that a change can be measured against the code before it.
+rooms, as many turns (waited for at most ``--hog-seconds``). ``--server-root`` runs the
+server of another checkout (its ``server`` package), so that a change can be measured
+against the code before it.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ async def _room(url: str, bots: int, name: str, **connect: object) -> GameClient
     return client
 
 
-async def _waits(client: GameClient, waits: list[float], wanted: int) -> None:
+async def _waits(client: GameClient, waits: list[float], wanted: int, *,
+                 say: str | None = None) -> None:
     """End each of seat 0's turns at once; time the bot that plays next, ``wanted`` times."""
     while len(waits) < wanted:
         client.drain()
@@ -78,6 +80,8 @@ async def _waits(client: GameClient, waits: list[float], wanted: int) -> None:
             continue
         await client.wait_state(lambda p, v=version: p.version > v, 600)
         waits.append(time.monotonic() - asked)
+        if say is not None:
+            print(f"  {say}: {waits[-1]:.2f} s", flush=True)
 
 
 def _line(label: str, waits: list[float]) -> str:
@@ -100,8 +104,12 @@ async def run(args: argparse.Namespace) -> None:
         tasks = [asyncio.create_task(_waits(c, hog_waits, 1_000_000)) for c in hogs]
         honest = await _room(url, 1, "Honest", local_addr=("127.0.0.2", 0))
         honest_waits: list[float] = []
-        await _waits(honest, honest_waits, args.turns)
+        await _waits(honest, honest_waits, args.turns, say="honest room's bot")
         await honest.close()
+        # the hog's own bots, for comparison: as many turns as the honest room's (bounded)
+        deadline = time.monotonic() + args.hog_seconds
+        while len(hog_waits) < args.turns and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
         print(f"{args.rooms} rooms of 3 hard bots from one address, 1 from another; "
               f"{args.workers} workers, think {args.think} s, bot delay {args.bot_delay} s "
               f"({root.name}: {time.monotonic() - started:.0f} s)")
@@ -125,6 +133,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--think", type=float, default=1.5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--bot-delay", type=float, default=0.6)
+    parser.add_argument("--hog-seconds", type=float, default=300.0,
+                        help="how long to wait, at most, for the hog's rooms' turns to time")
     parser.add_argument("--server-root", default=None,
                         help="a checkout whose server to run (default: this one)")
     args = parser.parse_args(argv)

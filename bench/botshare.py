@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _start(root: Path, args: argparse.Namespace) -> tuple[subprocess.Popen[str], str]:
     env = dict(os.environ, PYTHONPATH=str(root))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", "0", "--rate", "100000",
+        [sys.executable, "-m", "server", "--port", "0", "--db", ":memory:", "--rate", "100000",
          "--address-rate", "100000", "--address-burst", "100000",
          "--rooms-per-address", str(args.rooms + 10), "--log-level", "error",
          "--bot-workers", str(args.workers), "--bot-think", str(args.think),

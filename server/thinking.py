@@ -191,8 +191,10 @@ class Thinkers:
                      ) -> tuple[Action, tuple[Action, ...]]:
         """The bot's action and the rest of its planned turn; :class:`ThinkingFailed` when
         no answer came in time (see the module's text). ``owner`` is the room asking, and
-        ``share`` whose share of the workers it draws on (the address that created the
-        room; None: the room's own)."""
+        ``share`` whose share of the workers it draws on: the address that created the
+        room; None for a room whose creator's address is not known (a room restored from
+        the store): those rooms share one share together, so that many rooms restored
+        after a restart do not count as many addresses."""
         if self._closed:
             raise ThinkingFailed("the server is stopping")
         job = Job(attrs.evolve(state, undo=None), seat, level, seed, think)
@@ -202,7 +204,7 @@ class Thinkers:
             return decision.action, decision.rest
         loop = asyncio.get_running_loop()
         pending = _Pending(job, owner, loop.create_future())
-        self._queue.push(pending, owner, owner if share is None else share)
+        self._queue.push(pending, owner, share)
         self._dispatch()
         budget = (QUICK if think is None else think + self.grace)
         try:

@@ -77,3 +77,10 @@ def test_clear_forgets_everything():
     q.pop()
     q.clear()
     assert len(q) == 0 and q.pop() is None and q.running("A") == 0
+
+
+def test_rooms_of_no_known_address_share_one_share():
+    """Rooms restored from the store have no creator's address (None): together they are
+    one share, not one each, beside a new room's address."""
+    q = _queue(*((f"r{i}", f"r{i}", None) for i in range(1, 51)), ("b1", "b1", "B"))
+    assert _drain(q)[:3] == ["r1", "b1", "r2"]

@@ -303,7 +303,8 @@ async def test_another_address_s_hard_bot_waits_for_a_worker_not_for_every_room_
             await asyncio.wait_for(measured.wait(), 60)
             hog = sorted(hog_waits)[len(hog_waits) // 2]
             assert len(honest_waits) == 3
-            assert max(honest_waits) * 3 < hog, (honest_waits, hog_waits)
+            # (first in, first out, the two were alike: 20.7 s against 13.3 s measured)
+            assert max(honest_waits) * 2 < hog, (honest_waits, hog_waits)
             scraped = await http_get(url, "/metrics")
             assert 'castell_bot_wait_seconds_count{level="hard"}' in scraped
             await honest.close()

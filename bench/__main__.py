@@ -25,6 +25,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "matchmaking": ["--players", "60"],
     "lobby": ["--rooms", "100,1000", "--calls", "50"],
     "mygames": ["--games", "20", "--turns", "6", "--calls", "20"],
+    "botshare": ["--rooms", "5", "--turns", "1", "--think", "0.1"],
 }
 
 

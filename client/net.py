@@ -28,7 +28,7 @@ import itertools
 import logging
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -42,6 +42,29 @@ from shared.codec import decode_server, encode, unpack
 from shared.errors import CastellError, ProtocolError
 from shared.logs import frame_safe_logger
 from shared.patch import apply
+from shared.record import GameRecordFile, RecordError
+
+
+async def fetch_record(request: Callable[..., Awaitable[Any]], room: str) -> GameRecordFile:
+    """A finished game's whole record, through ``request`` (a :meth:`GameClient.request`):
+    the ``record`` reply and, for a long game, the pages that follow it (``next``: asked for
+    with ``from``), their actions joined in order. :class:`RecordError` when the pages do not
+    follow on from each other."""
+    reply = await request(m.RecordRequest, room=room)
+    game = dict(reply.game)
+    actions = list(game.get("actions") or ())
+    while reply.next is not None:
+        if reply.next != len(actions):
+            raise RecordError(f"the server's record of {room!r} skips or repeats actions "
+                              f"(a page from {reply.next} after {len(actions)})")
+        reply = await request(m.RecordRequest, room=room, from_=reply.next)
+        page = reply.game.get("actions") or ()
+        if not page and reply.next is not None:
+            raise RecordError(f"the server's record of {room!r} has an empty page")
+        actions.extend(page)
+    game["actions"] = actions
+    return GameRecordFile.from_data(game)
+
 
 #: The largest frame the client accepts from a server.
 MAX_SIZE = 4 * 1024 * 1024

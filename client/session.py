@@ -32,7 +32,7 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI, W
 
 from client.describe import NOTICE_NAME
 from client.keys import KeyStore
-from client.net import GameClient, ServerError, join_anywhere
+from client.net import GameClient, ServerError, fetch_record, join_anywhere
 from client.sanitize import safe
 from client.seats import HeldSeat, SeatStore
 from shared import messages as m
@@ -500,9 +500,9 @@ class Session:
         return reply.entries
 
     async def record(self, room: str) -> GameRecordFile:
-        """A finished game's record, fetched from the server."""
-        reply = await self.request(m.RecordRequest, room=room)
-        return GameRecordFile.from_data(reply.game)
+        """A finished game's record, fetched from the server (page by page, for a long
+        game's: see :func:`client.net.fetch_record`)."""
+        return await fetch_record(self.request, room)
 
     async def take_back(self, room: str, name: str) -> m.Joined:
         """Signed in: take back the account's seat of ``room`` (no token needed)."""

@@ -111,6 +111,8 @@ class CastellServer:
                                  moderation=self.moderation)
         self.lobby.metrics = self.metrics
         self.admission.moderation = self.moderation
+        if self.metrics is not None:
+            self.thinkers.waited = self.metrics.bot_waited
         if self.config.metrics_listen is None:
             self.admission.metrics = self.metrics
         self.admin: AdminConsole | None = None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from server.dispatch import reply
 from server.export import record_file, room_record_file
+from server.record_pages import record_page
 from shared import messages as m
 from shared.errors import CastellError, RoomNotFound
 from shared.view import RoomStatus
@@ -58,4 +59,5 @@ class AccountHandlers:
             game = room_record_file(runner.room)
         else:
             raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
-        reply(conn, m.Record(re=msg.id, game=game.to_data()))
+        # a long game's record comes in pages, each in one frame (server.record_pages)
+        reply(conn, record_page(msg.id, game, msg.from_ or 0))

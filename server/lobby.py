@@ -25,6 +25,7 @@ from server.runner import RoomRunner
 from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
 from server.thinking import Thinkers
 from shared.errors import CastellError, RoomNotFound
+from shared.setup import SEED_BITS
 from shared.view import RoomStatus
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class Lobby:
         code = self._new_code() if private else None
         room: Room[Connection] = Room(
             room_id, name, seats, variant, turn_seconds, private,
-            seed=secrets.randbits(63) if seed is None else seed, code=code,
+            seed=secrets.randbits(SEED_BITS) if seed is None else seed, code=code,
             now=self.clock(), fenced=fenced, rated=rated, **self._room_options(),
         )
         room.offer_seats(offers or {})

@@ -19,10 +19,14 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
+from shared.bots import level_name
+
 __all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
 
 #: Seconds: the buckets of the latency histograms (a request, a store commit, a bot).
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+#: Seconds: the buckets of a bot's wait for a worker (a queue may hold it for long).
+_WAIT_BUCKETS = (*_BUCKETS, 30.0, 60.0)
 
 
 class _Live(Collector):
@@ -105,10 +109,18 @@ class Metrics:
                                     "reading too slowly", registry=r)
         self.bot_seconds = Histogram("castell_bot_decision_seconds", "A bot's decision, by "
                                      "level", ["level"], buckets=_BUCKETS, registry=r)
+        self.bot_wait_seconds = Histogram("castell_bot_wait_seconds", "How long a bot's "
+                                          "decision waited for a worker process before it "
+                                          "ran, by level", ["level"], buckets=_WAIT_BUCKETS,
+                                          registry=r)
         self.takeovers = PCounter("castell_cluster_takeovers", "Rooms this node took over "
                                   "from a node that stopped serving them", registry=r)
         self.moved = PCounter("castell_cluster_moved", "Requests answered moved (the room "
                               "is served by another node)", registry=r)
+
+    def bot_waited(self, level: str, seconds: float) -> None:
+        """A bot's decision of ``level`` waited ``seconds`` for a worker."""
+        self.bot_wait_seconds.labels(level=level_name(level)).observe(seconds)
 
     def refused(self, code: str) -> None:
         self.refusals.labels(code=code).inc()

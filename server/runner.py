@@ -622,8 +622,10 @@ class RoomRunner:
         think = self.bot_think if bots.level_name(turn.level) == "hard" else None
         try:
             thinking = time.perf_counter()
+            # the rooms of one address share one share of the workers (server.fairness)
             action, rest = await self.thinkers.decide(turn.state, turn.seat, turn.level, seed,
-                                                      think=think, owner=self)
+                                                      think=think, owner=self,
+                                                      share=self.room.host_address)
             if self.metrics is not None:
                 self.metrics.bot_seconds.labels(level=bots.level_name(turn.level)).observe(
                     time.perf_counter() - thinking)

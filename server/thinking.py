@@ -6,6 +6,13 @@ one thread of Python at a time). :class:`Thinkers` sends each decision, by value
 ``GameState`` pickles, without its undo chain), to one of at most ``workers`` processes
 started on first need, and waits for the answer without blocking.
 
+Decisions wait for a worker in a fair order (:mod:`server.fairness`): the addresses that
+created the rooms share the workers evenly, each address's rooms take turns, and a room has
+at most one decision running. One address's hundred rooms of ``hard`` bots are one share, so
+another address's bot waits for a worker to come free, not behind all of them. How long each
+decision waited is told to :attr:`Thinkers.waited` (``/metrics``:
+``castell_bot_wait_seconds``).
+
 What can go wrong is bounded and answered by :class:`ThinkingFailed`, on which the caller
 plays the ``normal`` choice instead (``server.runner``):
 
@@ -31,11 +38,13 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import random
-from collections import deque
+import time
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import attrs
 
+from server.fairness import FairQueue
 from shared import bots
 from shared.actions import Action
 from shared.state import GameState
@@ -133,6 +142,8 @@ class _Pending:
     owner: object
     future: asyncio.Future[tuple[Action, tuple[Action, ...]]]
     worker: _Worker | None = None
+    #: When it was asked for (``time.monotonic``): how long it waited is told when it runs.
+    asked: float = attrs.field(factory=time.monotonic)
     #: Set when a worker takes the job, or when the job ends before one does.
     started: asyncio.Event = attrs.field(factory=asyncio.Event)
 
@@ -151,7 +162,10 @@ class Thinkers:
         self.grace = grace
         self._context = multiprocessing.get_context("spawn")
         self._workers: list[_Worker] = []
-        self._queue: deque[_Pending] = deque()
+        self._queue: FairQueue[_Pending] = FairQueue()
+        #: Told, for each decision a worker takes, its level and the seconds it waited for
+        #: one (the server's metrics).
+        self.waited: Callable[[str, float], None] | None = None
         self._running: set[_Pending] = set()
         #: Workers killed and being reaped (in a thread: a join may take a moment).
         self._reaping: set[asyncio.Future[None]] = set()
@@ -163,14 +177,24 @@ class Thinkers:
         return bool(self._running)
 
     @property
+    def waiting(self) -> int:
+        """How many decisions wait for a worker."""
+        return len(self._queue)
+
+    @property
     def processes(self) -> list[int]:
         """The process ids of the live workers (tests, and a host's ``ps``)."""
         return [w.process.pid for w in self._workers if w.process.pid is not None]
 
     async def decide(self, state: GameState, seat: int, level: str, seed: int, *,
-                     think: float | None, owner: object) -> tuple[Action, tuple[Action, ...]]:
+                     think: float | None, owner: Hashable, share: Hashable | None = None
+                     ) -> tuple[Action, tuple[Action, ...]]:
         """The bot's action and the rest of its planned turn; :class:`ThinkingFailed` when
-        no answer came in time (see the module's text)."""
+        no answer came in time (see the module's text). ``owner`` is the room asking, and
+        ``share`` whose share of the workers it draws on: the address that created the
+        room; None for a room whose creator's address is not known (a room restored from
+        the store): those rooms share one share together, so that many rooms restored
+        after a restart do not count as many addresses."""
         if self._closed:
             raise ThinkingFailed("the server is stopping")
         job = Job(attrs.evolve(state, undo=None), seat, level, seed, think)
@@ -180,7 +204,7 @@ class Thinkers:
             return decision.action, decision.rest
         loop = asyncio.get_running_loop()
         pending = _Pending(job, owner, loop.create_future())
-        self._queue.append(pending)
+        self._queue.push(pending, owner, share)
         self._dispatch()
         budget = (QUICK if think is None else think + self.grace)
         try:
@@ -234,19 +258,25 @@ class Thinkers:
                 if starting < len(self._queue) and len(self._workers) < self.size:
                     self._start()
                 return
-            pending = self._queue.popleft()
+            pending = self._queue.pop()
+            if pending is None:  # only rooms with a decision running have more waiting
+                return
             if pending.future.done():
+                self._queue.done(pending)
                 continue
             try:
                 worker.conn.send(pending.job)
             except (OSError, ValueError) as exc:
                 self._lost(worker, f"it could not be sent a job ({exc})")
+                self._queue.done(pending)
                 pending.fail("the worker died")
                 continue
             worker.busy = True
             pending.worker = worker
             pending.started.set()
             self._running.add(pending)
+            if self.waited is not None:
+                self.waited(pending.job.level, time.monotonic() - pending.asked)
 
     def _start(self) -> _Worker:
         worker = _Worker(self._context)
@@ -264,6 +294,7 @@ class Thinkers:
                                f"{worker.process.exitcode})")
             if pending is not None:
                 self._running.discard(pending)
+                self._queue.done(pending)
                 pending.fail("the worker died")
             self._dispatch()
             return
@@ -274,6 +305,7 @@ class Thinkers:
         worker.busy = False
         if pending is not None:
             self._running.discard(pending)
+            self._queue.done(pending)
             if not pending.future.done():
                 if answer is None:
                     pending.fail("the bot failed")
@@ -282,8 +314,7 @@ class Thinkers:
         self._dispatch()
 
     def _drop(self, pending: _Pending, *, kill: bool) -> None:
-        with contextlib.suppress(ValueError):
-            self._queue.remove(pending)
+        self._queue.done(pending)
         if pending in self._running:
             self._running.discard(pending)
             if kill and pending.worker is not None:

@@ -28,6 +28,7 @@ from shared.wire import (
     ID_LIMIT,
     OMIT_NONE,
     AccountKey,
+    ActionIndex,
     ActionKind,
     BotLevel,
     ChatText,
@@ -217,11 +218,15 @@ class Rematch:
 @attrs.frozen
 class RecordRequest:
     """Ask for a finished game's record (what ``castell replay`` reads). Reply:
-    :class:`Record`."""
+    :class:`Record`. ``from`` (an addition, left out when None: 0) asks for the record's
+    actions from that one on: a reply holds as many as fit in a frame, and says where the
+    next page starts (:attr:`Record.next`)."""
 
     TYPE: ClassVar[str] = "record"
     id: MessageId
     room: RoomId
+    from_: ActionIndex | None = attrs.field(default=None,  # `from` on the wire
+                                            metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -494,11 +499,15 @@ class Games:
 @attrs.frozen
 class Record:
     """Reply to :class:`RecordRequest`: the finished game's record, the map a record file
-    holds (``shared.record``: ``format``, ``seed``, ``seats``, ``actions``, ``result``...)."""
+    holds (``shared.record``: ``format``, ``seed``, ``seats``, ``actions``, ``result``...),
+    its ``actions`` those of the page asked for (from ``from``, as many as fit a frame)."""
 
     TYPE: ClassVar[str] = "record"
     re: MessageId
     game: dict[str, Any]
+    #: Where the next page of the record's actions starts (an addition, left out when
+    #: None: ``game`` holds the record's last actions): ask ``record`` with ``from`` it.
+    next: ActionIndex | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen

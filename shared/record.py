@@ -22,6 +22,12 @@ from shared.state import GameState
 
 FORMAT = "castell-game"
 FORMAT_VERSION = 1
+#: The largest integer a record holds as a number: what a JSON reader holds exactly (2**53 - 1).
+#: A larger seed (a game stored before seeds were drawn within 53 bits, up to 2**63 - 1) is
+#: held as its decimal string instead; :meth:`GameRecordFile.from_data` reads either.
+SAFE_INT = 2**53 - 1
+#: Seeds a record may hold: 0 to SEED_LIMIT - 1 (the store's limit).
+SEED_LIMIT = 2**63
 
 
 class RecordError(CastellError):
@@ -67,7 +73,7 @@ class GameRecordFile:
             "name": self.name,
             "variant": self.variant,
             "turn_seconds": self.turn_seconds,
-            "seed": self.seed,
+            "seed": self.seed if self.seed <= SAFE_INT else str(self.seed),
             "seats": [{"seat": i, "name": n, "bot": b}
                       for i, (n, b) in enumerate(zip(self.seats, self.bots, strict=True))],
             "actions": [{"seat": a.seat, "at": a.at, "action": action_fields(a.action),
@@ -98,7 +104,7 @@ class GameRecordFile:
             seats = sorted(data["seats"], key=lambda s: s["seat"])
             return cls(
                 room=str(data["room"]), name=str(data["name"]), variant=str(data["variant"]),
-                turn_seconds=data.get("turn_seconds"), seed=int(data["seed"]),
+                turn_seconds=data.get("turn_seconds"), seed=_seed(data["seed"]),
                 seats=tuple(str(s["name"]) for s in seats),
                 bots=tuple(bool(s["bot"]) for s in seats),
                 actions=tuple(
@@ -112,6 +118,20 @@ class GameRecordFile:
             raise RecordError(f"a damaged game record: an action is not valid: {exc}") from exc
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordError(f"a damaged game record: {exc!r}") from exc
+
+
+def _seed(value: Any) -> int:
+    """A record's ``seed``: an integer, or (a seed over :data:`SAFE_INT`) its decimal
+    string; 0 to :data:`SEED_LIMIT` - 1 either way."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        seed = int(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        seed = value
+    else:
+        raise RecordError(f"a damaged game record: its seed is {value!r}, not an integer")
+    if not 0 <= seed < SEED_LIMIT:
+        raise RecordError(f"a damaged game record: its seed {seed} is out of range")
+    return seed
 
 
 def replay(record: GameRecordFile) -> list[tuple[GameState, list[Event]]]:

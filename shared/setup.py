@@ -59,6 +59,12 @@ def _calendar(seats: int, rng: random.Random) -> tuple[Festival, ...]:
     )
 
 
+#: A new game's seed is drawn from 0 to 2**SEED_BITS - 1: an integer every JSON reader holds
+#: exactly (a double's 53 bits), as every integer on the wire must be. Games stored before
+#: drew 63 bits: their records carry such a seed as a decimal string (``shared.record``).
+SEED_BITS = 53
+
+
 def new_game(names: Sequence[str], variant: str = "normal", seed: int = 0) -> GameState:
     """The whole setup of §3 for players ``names`` (seats 0..n-1 in that order).
 

@@ -118,7 +118,7 @@ def length(lo: int, hi: int) -> Check:
 
 # The limits of docs/protocol.md, named once.
 ID_LIMIT: Final = 2**31  # message ids: 0 <= id < 2^31
-VERSION_LIMIT: Final = 2**63  # room versions
+VERSION_LIMIT: Final = 2**53  # room versions: integers a JSON reader holds exactly
 PLAYER_NAME_MAX: Final = 24
 ROOM_NAME_MAX: Final = 40
 CHAT_MAX: Final = 200
@@ -155,6 +155,8 @@ RoomId = Annotated[str, text(1, ROOM_ID_MAX)]
 Token = Annotated[str, text(1, TOKEN_MAX)]
 NodeUrl = Annotated[str, text(1, URL_MAX)]
 HistoryLimit = Annotated[int, between(1, HISTORY_MAX)]
+#: An action's place in a game's record (``record.from``, ``record.next``), 0 first.
+ActionIndex = Annotated[int, between(0, ID_LIMIT - 1)]
 NodeUrls = Annotated[tuple[NodeUrl, ...], length(0, NODES_MAX)]
 AccountKey = Annotated[str, text(KEY_MIN, KEY_MAX)]
 GamesLimit = Annotated[int, between(1, GAMES_MAX)]

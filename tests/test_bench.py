@@ -54,6 +54,8 @@ def test_the_load_generator_picks_only_legal_actions(seed, variant):
     ("matchmaking", ["--players", "6", "--seats", "3", "--rated"], "grouping alone (baseline)"),
     ("lobby", ["--rooms", "12", "--calls", "3"], "1 (12 rooms)"),
     ("mygames", ["--games", "3", "--turns", "2", "--calls", "2"], "3 × 2 turns"),
+    ("botshare", ["--rooms", "2", "--turns", "1", "--think", "0.05", "--workers", "1",
+                  "--bot-delay", "0"], "the hog's rooms' bots"),
 ])
 def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys):
     bench_main.run(name, argv)

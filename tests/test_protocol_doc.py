@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import types
+import typing
 from pathlib import Path
 
 import attrs
@@ -215,3 +217,73 @@ def test_what_a_request_sends_first_is_its_reply_or_a_push_named_so():
     for request, row in refusal_rows().items():
         first = names(row[2])[0]
         assert first in m.SERVER_TYPES, (request, first)
+
+
+# -- every integer's range ----------------------------------------------------------------------
+
+#: How a range is stated: "0 to 2^31 − 1", "2 to 4", "−100000 to 100000".
+_RANGE = re.compile(r"(?:−|-)?(?:2\^\d+(?: − 1)?|\d[\d,]*) to (?:−|-)?(?:2\^\d+(?: − 1)?|\d[\d,]*)")
+
+
+def _is_int(hint: object) -> bool:
+    """Whether a field's type holds integers (alone, optional, or in a list; bools not)."""
+    if hint is int:
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _is_int(args[0])
+    if origin in (types.UnionType, typing.Union, tuple, list):
+        return any(_is_int(a) for a in args if a is not Ellipsis)
+    return False
+
+
+def _nested(hint: object) -> list[type]:
+    """The attrs classes of messages a field's type holds (a room summary in ``rooms``...)."""
+    if isinstance(hint, type) and attrs.has(hint) and hint.__module__ == m.__name__:
+        return [hint]
+    return [c for a in typing.get_args(hint) for c in _nested(a)]
+
+
+def _integer_fields(cls: type) -> set[str]:
+    """The wire names of ``cls``'s integer fields, its nested maps' included."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    out: set[str] = set()
+    for field in attrs.fields(cls):
+        if _is_int(hints[field.name]):
+            out.add(field.name.removesuffix("_"))
+        for inner in _nested(hints[field.name]):
+            out |= _integer_fields(inner)
+    return out
+
+
+def _rows(body: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in body.splitlines() if line.startswith("| `")]
+
+
+@pytest.mark.parametrize(("kind", "registry", "docs"), [
+    *((k, m.REQUEST_TYPES, REQUESTS) for k in m.REQUEST_TYPES),
+    *((k, m.SERVER_TYPES, REPLIES) for k in m.SERVER_TYPES),
+])
+def test_every_integer_field_states_its_range(kind, registry, docs):
+    """Each integer a message carries (its own fields, its nested maps', and the record's
+    ``game`` map) has a row in the message's section saying its range, "A to B"."""
+    cls = registry[kind]
+    fields = {"id"} if cls is m.ActionRequest else _integer_fields(cls)
+    if cls is m.Record:
+        fields |= {"seed", "turn_seconds", "seat", "version"}  # the record's own map
+    rows = _rows(docs[kind][0])
+    for name in fields:
+        stated = [r for r in rows if names(r[0])[:1] == [name]]
+        assert stated, f"{kind}: no row for {name}"
+        assert any(_RANGE.search(" ".join(r[1:])) for r in stated), \
+            f"{kind}: the range of {name} is not stated"
+
+
+def test_the_version_and_seed_ranges_are_the_code_s():
+    from shared.record import SAFE_INT
+    from shared.setup import SEED_BITS
+
+    assert wire.VERSION_LIMIT == 2**53 and SAFE_INT == 2**53 - 1 and SEED_BITS == 53
+    assert "0 to 2^53 − 1" in REPLIES["state"][0]
+    assert "0 to 2^53 − 1" in REPLIES["record"][0]

@@ -12,6 +12,7 @@ import logging
 import os
 import random
 import signal
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from client.net import GameClient, join_anywhere
 from server.app import CastellServer
 from shared import messages as m
+from shared.actions import EndTurn
 from tests.support.servers import ServerProcess, serving
 from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
 from tests.support.wire import play_legal
@@ -238,3 +240,87 @@ async def test_hard_bots_play_on_at_another_node_after_a_takeover():
             assert client.state is not None and client.state.view["status"] == "finished"
             assert _children(b.proc.pid), "the bot thought in a worker process of node b"
             await client.close()
+
+
+# -- a fair share: one address's many rooms of hard bots, another address's one ----------------
+
+#: The rooms of hard bots one address opens, and how long each decision may think (seconds).
+HOG_ROOMS = 20
+HOG_THINK = 0.1
+
+
+async def _bot_waits(client: GameClient, seat: int, waits: list[float], *,
+                     measured: asyncio.Event | None = None, wanted: int = 1_000_000) -> None:
+    """At each of ``seat``'s turns, end it at once, and time from the ``ok`` to the next
+    bot's first action (its decision's wait for a worker and its thought): into ``waits``,
+    until ``wanted`` of them (``measured`` set then) or the game's end."""
+    while len(waits) < wanted:
+        client.drain()  # the pushes read so far: client.state is the latest
+        assert client.state is not None
+        if client.state.view["status"] != "playing":
+            return
+        if client.state.view["turn"] != seat:
+            await client.wait_state(lambda p, v=client.state.version: p.version > v, 120)
+            continue
+        version = await client.act(EndTurn())
+        asked = time.monotonic()
+        after = await client.wait_state(lambda p, v=version: p.version >= v, 120)
+        if after.view["turn"] == seat or after.view["status"] != "playing":
+            continue  # the seat plays again (first in the next round): no bot to time
+        await client.wait_state(lambda p, v=version: p.version > v, 120)
+        waits.append(time.monotonic() - asked)
+        if measured is not None and len(waits) >= 5:
+            measured.set()
+
+
+async def _room_of_hard_bots(url: str, bots: int, **connect: object) -> GameClient:
+    client = await GameClient.connect(url, **connect)
+    await client.hello("Hog" if bots > 1 else "Honest")
+    await client.request(m.CreateRoom, name="Bots", seats=bots + 1)
+    for _ in range(bots):
+        await client.request(m.AddBot, level="hard")
+    await client.request(m.StartGame)
+    await client.wait_state(lambda p: p.view["status"] == "playing")
+    return client
+
+
+async def test_another_address_s_hard_bot_waits_for_a_worker_not_for_every_room_of_a_hog():
+    """One address (127.0.0.1) opens 20 rooms of three hard bots; another (127.0.0.2) one
+    room with one. On one worker, in the order asked (first in, first out), the honest
+    room's bot waited behind all 20 rooms, as long as the hog's bots; in a fair share it
+    waits for the worker to come free, a fraction of the hog's wait."""
+    async with serving(bot_workers=1, bot_think=HOG_THINK) as (server, url):
+        hogs = await asyncio.gather(*(_room_of_hard_bots(url, 3) for _ in range(HOG_ROOMS)))
+        hog_waits: list[float] = []
+        measured = asyncio.Event()
+        playing = [asyncio.create_task(_bot_waits(c, 0, hog_waits, measured=measured))
+                   for c in hogs]
+        try:
+            await _until(lambda: server.thinkers.busy, 30)  # the worker has started
+            honest = await _room_of_hard_bots(url, 1, local_addr=("127.0.0.2", 0))
+            honest_waits: list[float] = []
+            await _bot_waits(honest, 0, honest_waits, wanted=3)
+            await asyncio.wait_for(measured.wait(), 60)
+            hog = sorted(hog_waits)[len(hog_waits) // 2]
+            assert len(honest_waits) == 3
+            # (first in, first out, the two were alike: 20.7 s against 13.3 s measured)
+            assert max(honest_waits) * 2 < hog, (honest_waits, hog_waits)
+            scraped = await http_get(url, "/metrics")
+            assert 'castell_bot_wait_seconds_count{level="hard"}' in scraped
+            await honest.close()
+        finally:
+            for task in playing:
+                task.cancel()
+            await asyncio.gather(*playing, return_exceptions=True)
+            for client in hogs:
+                await client.close()
+
+
+async def http_get(url: str, path: str) -> str:
+    """A plain HTTP GET of ``path`` on the server at ``url`` (ws://HOST:PORT): its body."""
+    host, port = url.removeprefix("ws://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    data = await reader.read()
+    writer.close()
+    return data.decode().partition("\r\n\r\n")[2]

@@ -44,7 +44,7 @@ from server.store.base import (
     hash_token,
     token_matches,
 )
-from shared import engine
+from shared import engine, replay
 from shared import events as ev
 from shared import messages as m
 from shared.actions import Action, EndTurn
@@ -459,11 +459,8 @@ class Room(Generic[M]):
         room.reserved = dict(r.offers)
         if r.status != RoomStatus.WAITING:
             names = [s.name for s in room.seats if s is not None]
-            state = engine.new_game(names, r.variant, r.seed)
-            for a in record.actions:
-                action = unpack_action(a.action)
-                state, _ = engine.apply(state, a.seat, action)
-                room.log.append((a.seat, action))
+            room.log = [(a.seat, unpack_action(a.action)) for a in record.actions]
+            state = replay.final_state(names, r.variant, r.seed, room.log)
             room.state = state
             room._turn_key = (state.round, state.turn)
             if state.over:

@@ -207,6 +207,7 @@ class RoomRunner:
         free seats filled with bots of the normal level, and the game started."""
         async with self._lock:
             self._check_held()
+            await self._settle()
             for index, (name, token, account) in enumerate(players):
                 rating = await self._rating_of(account)
                 await self._request(self.room.seat_matched(
@@ -252,6 +253,7 @@ class RoomRunner:
         """A rematch's bots back in their seats (seat → level), one stored change each."""
         async with self._lock:
             self._check_held()
+            await self._settle()
             for index, level in sorted(levels.items()):
                 await self._request(self.room.seat_bot(index, level))
 
@@ -425,7 +427,13 @@ class RoomRunner:
                 self.room.abort(change)
                 self._lose("another server wrote to it (version_conflict)")
                 return False
-            if await self._read_back(change, exc):
+            try:
+                held = await self._read_back(change, exc)
+            except BaseException:  # cancelled while reading back: the version is in doubt
+                self._doubt = change.version
+                self.room.abort(change)
+                raise
+            if held:
                 log.warning("room %s: the store's answer to version %d was lost, but the "
                             "version was stored: the room goes on from it", self.room.id,
                             change.version)

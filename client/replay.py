@@ -1,6 +1,6 @@
 """``castell replay FILE``: step through a game record written by ``castell-server export``.
 
-The record holds the seed and the actions (:mod:`shared.record`); :func:`shared.record.replay`
+The record holds the seed and the actions (:mod:`shared.record`); :mod:`shared.replay`
 rebuilds every state with the rules engine, and each step is drawn as a spectator sees it,
 with the log of the steps so far. Interactively: ``n``/→/Space forward, ``p``/← back,
 ``Home`` and ``End`` for the first and last step, ↑/↓ to scroll a screen too short for the
@@ -17,7 +17,8 @@ from rich.console import Console, Group
 
 from client.render import event_lines, render, render_plain
 from shared.codec import event_to_wire
-from shared.record import GameRecordFile, replay
+from shared.record import GameRecordFile
+from shared.replay import record_steps
 from shared.state import GameState
 from shared.view import RoomInfo, RoomStatus, SeatInfo, View, make_view
 
@@ -45,7 +46,7 @@ def steps_of(record: GameRecordFile) -> list[Step]:
         return make_view(room, state)
 
     out = []
-    for i, (state, events) in enumerate(replay(record)):
+    for i, (state, events) in enumerate(record_steps(record)):
         seat = record.actions[i - 1].seat if i else None
         wire = tuple(event_to_wire(e) for e in events)
         if i and record.actions[i - 1].timed_out:  # as the room's push said it

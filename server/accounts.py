@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from server.export import stored_state
 from server.names import name_key
 from server.store.base import (
     AccountGame,
@@ -292,10 +293,8 @@ class Accounts:
 
 def replay_state(record: GameRecord) -> GameState | None:
     """The game of a stored room, replayed (None before the start, or when it cannot be)."""
-    from server.room import Room
-
     try:
-        return Room.from_record(record, now=0.0).state
+        return stored_state(record)
     except Exception:
         log.exception("room %s: its stored game cannot be replayed", record.room.room)
         return None

@@ -159,7 +159,7 @@ class AdminConsole:
         back in the lobby with the host's reason, and let it go: it is never served again."""
         r = self._room(room)
         lobby = self.server.lobby
-        async with r._lock:
+        async with r.lock:
             if r.room.status != RoomStatus.FINISHED and lobby.store is not None:
                 await perform(lobby.store, Finish(r.id, {CLOSED: reason}, time.time(),
                                                   expect_version=r.room.fence))

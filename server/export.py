@@ -1,4 +1,5 @@
-"""``castell-server export``: a stored game as a record file (``shared.record``)."""
+"""``castell-server export``: a stored game as a record file (``shared.record``), and the
+state a stored game stands at (:func:`stored_state`, replayed by :mod:`shared.replay`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from shared.actions import Action
 from shared.codec import unpack_action
 from shared.errors import ProtocolError
 from shared.record import GameRecordFile, RecordedAction
+from shared.replay import record_state
+from shared.state import GameState
+from shared.view import RoomStatus
 
 
 def _action(stored: ActionRecord) -> Action:
@@ -35,6 +39,15 @@ def record_file(record: GameRecord) -> GameRecordFile:
                       for a in record.actions),
         result=record.result,
     )
+
+
+def stored_state(record: GameRecord) -> GameState | None:
+    """The state a stored game stands at, replayed from its record (None before its start).
+    Raises ``corrupt_database`` when a stored action cannot be read, and what the rules
+    engine raises when they refuse one."""
+    if record.room.status == RoomStatus.WAITING:
+        return None
+    return record_state(record_file(record))
 
 
 def room_record_file(room: Any) -> GameRecordFile:

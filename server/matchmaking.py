@@ -404,12 +404,22 @@ class Matchmaker:
         self._tasks.append(asyncio.get_running_loop().create_task(self._hearing(pubsub)))
 
     async def close(self) -> None:
-        await self.reservations.close()
-        for task in [self._loop, *self._tasks, self._collecting]:
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+        """Stop matching: every task of the matcher cancelled and waited for, and this node's
+        tickets taken out of the queue. When the caller itself is cancelled meanwhile, the
+        tasks are still all cancelled and waited for, then the cancellation goes on up."""
+        closer = asyncio.current_task()
+        cancelling = closer.cancelling() if closer is not None else 0
+        with contextlib.suppress(asyncio.CancelledError):  # (told by cancelling() below)
+            await self.reservations.close()
+        tasks = [task for task in (self._loop, *self._tasks, self._collecting)
+                 if task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await task  # a task's own end (cancelled, or failed) is no concern here
+        if closer is not None and closer.cancelling() > cancelling:
+            raise asyncio.CancelledError  # the closer was cancelled: it stops here
         for ticket in list(self.here):
             with contextlib.suppress(Exception):
                 await self.queue.remove(ticket)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from server.room_effects import ArmTimer, BotTurn, CancelTimer, TurnKey, WakeBot
-from shared import engine
+from shared import engine, replay
 from shared.actions import Action
 from shared.state import GameState
 from shared.view import RoomStatus
@@ -56,10 +56,8 @@ class RoomGame:
 
     def replay(self, names: list[str], actions: Iterable[tuple[int, Action]]) -> None:
         """The stored game: set up from the seed, then every stored action applied."""
-        state = self.new(names)
-        for seat, action in actions:
-            state, _ = engine.apply(state, seat, action)
-            self.log.append((seat, action))
+        self.log.extend(actions)
+        state = replay.final_state(names, self.variant, self.seed, self.log)
         self.state = state
         self.turn_key = (state.round, state.turn)
 

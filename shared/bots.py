@@ -27,14 +27,16 @@ reproduced exactly. The levels, weakest first:
     (:class:`Decision`'s ``rest``), which :func:`follow` then plays without searching again.
 
 :func:`decide` never returns an illegal action: should a policy ever propose one, or fail,
-it ends the turn instead (a bot must not stall a game). Nor does it ever return an ``undo``
-(a bot has no misclicks to take back, and one that undid could loop forever): the policies
-choose among :func:`~shared.engine.legal_actions`, which never lists it, and :func:`decide`
-ends the turn instead of passing one on.
+it ends the turn instead (a bot must not stall a game), and says why to this module's logger
+(``shared.bots``: the server's logging sets where that goes, nothing here does). Nor does it
+ever return an ``undo`` (a bot has no misclicks to take back, and one that undid could loop
+forever): the policies choose among :func:`~shared.engine.legal_actions`, which never lists
+it, and :func:`decide` ends the turn instead of passing one on.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections import Counter
@@ -51,6 +53,8 @@ from shared.tower import check_tower
 LEVELS = ("random", "easy", "normal", "hard")
 #: Other names a level is known by: ``greedy`` was ``normal``'s name before there were three.
 ALIASES = {"greedy": "normal"}
+
+log = logging.getLogger(__name__)
 
 Policy = Callable[[GameState, int, random.Random], Action]
 
@@ -162,7 +166,9 @@ def decide(state: GameState, seat: int, level: str, rng: random.Random, *,
         if isinstance(action, Undo):
             return Decision(EndTurn())
         after, _ = engine.apply(state, seat, action)
-    except Exception:  # a bot's bug must not stall the room; the tests call policies bare
+    except Exception as exc:  # a bot's bug must not stall the room; the tests call policies bare
+        log.warning("the %s bot in seat %d failed to choose (%s: %s); it ends its turn instead",
+                    name, seat, type(exc).__name__, exc, exc_info=exc)
         return Decision(EndTurn())
     return Decision(action, rest, after if rest else None)
 

@@ -1,8 +1,8 @@
 """A game's record: the file ``castell-server export`` writes and ``castell replay`` reads.
 
 A game is its seed, its seats and its list of actions, so the record holds exactly those
-(plus the room's settings and the result) as JSON, and :func:`replay` rebuilds every state
-of the game from it with the rules engine. Note that a record holds the seed, which reveals
+(plus the room's settings and the result) as JSON, and :mod:`shared.replay` rebuilds every
+state of the game from it with the rules engine. Note that a record holds the seed, which reveals
 the bag's order: export a game only when it is over, or only for yourself.
 """
 
@@ -13,7 +13,6 @@ from typing import Any
 
 import attrs
 
-from shared import engine
 from shared.actions import Action, action_fields
 from shared.errors import CastellError, ProtocolError
 from shared.events import Event
@@ -135,10 +134,8 @@ def _seed(value: Any) -> int:
 
 
 def replay(record: GameRecordFile) -> list[tuple[GameState, list[Event]]]:
-    """Every state of the game, from the setup (with no events) to the last action."""
-    state = engine.new_game(list(record.seats), record.variant, record.seed)
-    steps: list[tuple[GameState, list[Event]]] = [(state, [])]
-    for recorded in record.actions:
-        state, events = engine.apply(state, recorded.seat, recorded.action)
-        steps.append((state, events))
-    return steps
+    """Every state of the game, from the setup (with no events) to the last action
+    (:func:`shared.replay.record_steps`)."""
+    from shared.replay import record_steps
+
+    return record_steps(record)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import random
 from collections import Counter
 
@@ -200,6 +201,23 @@ def test_choose_ends_the_turn_rather_than_act_illegally(monkeypatch):
     for broken in (lambda state, seat, rng: Move("nowhere"), failing):
         monkeypatch.setitem(bots.POLICIES, "random", broken)
         assert bots.choose(state, state.turn, "random", random.Random(0)) == EndTurn()
+
+
+def test_a_policy_that_fails_is_logged_with_its_cause_and_the_turn_still_ends(
+        monkeypatch, caplog):
+    # a bot's bug is not swallowed: the log says which bot failed and why (with the
+    # exception itself), and the fallback still plays so that the game goes on
+    def failing(state, seat, rng):
+        raise ZeroDivisionError("a policy's bug")
+
+    caplog.set_level(logging.WARNING, logger="shared.bots")
+    monkeypatch.setitem(bots.POLICIES, "easy", failing)
+    state = new_game(NAMES[:2], seed=1)
+    decision = bots.decide(state, state.turn, "easy", random.Random(0))
+    assert decision == bots.Decision(EndTurn())
+    (record,) = [r for r in caplog.records if r.name == "shared.bots"]
+    assert "easy bot" in record.getMessage() and "a policy's bug" in record.getMessage()
+    assert record.exc_info is not None and isinstance(record.exc_info[1], ZeroDivisionError)
 
 
 def test_the_server_seats_the_shared_levels():

@@ -284,3 +284,20 @@ async def test_a_match_published_while_a_node_is_cut_from_redis_still_reaches_it
             biel_got = await pushed(biel, m.MatchedPush, timeout=20)
             assert biel_got.room == anna_got.room and biel_got.url == a_url
             assert {biel_got.seat, anna_got.seat} == {0, 1}
+
+
+async def test_a_closer_cancelled_while_awaiting_close_is_cancelled_and_the_tasks_stop(lone):
+    # close cancels the matcher's tasks and waits for them; when whoever awaits close is
+    # cancelled meanwhile (a shutdown with a deadline), that cancellation is not swallowed
+    server, _url, _ = lone
+    matcher = mm(server)
+    running = matcher._loop
+    assert running is not None and not running.done()
+    closer = asyncio.get_running_loop().create_task(matcher.close())
+    await asyncio.sleep(0)  # the closer is inside close, waiting for the loop to stop
+    assert not closer.done()
+    closer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closer
+    assert closer.cancelled()
+    assert running.done() and running.cancelled()

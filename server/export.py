@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from server.store.base import ActionRecord, GameRecord
 from server.store.errors import StoreError
@@ -34,19 +33,6 @@ def record_file(record: GameRecord) -> GameRecordFile:
         actions=tuple(RecordedAction(a.seat, _action(a), a.at, a.timed_out)
                       for a in record.actions),
         result=record.result,
-    )
-
-
-def room_record_file(room: Any) -> GameRecordFile:
-    """The record file of a finished game held in memory (a :class:`server.room.Room` of a
-    server without a store)."""
-    seats = [s for s in room.seats if s is not None]
-    return GameRecordFile(
-        room=room.id, name=room.name, variant=room.variant, turn_seconds=room.turn_seconds,
-        seed=room.seed, seats=tuple(s.name for s in seats),
-        bots=tuple(s.bot is not None for s in seats),
-        actions=tuple(RecordedAction(seat, action) for seat, action in room.log),
-        result=None,
     )
 
 

@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from server.accounts import Accounts
 from server.connection import Connection, ConnState
-from server.export import record_file, room_record_file
+from server.export import record_file
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.matchmaking import Matchmaker
 from server.names import clean_name
 from server.ratings import Ratings, check_may_sit
-from server.registrations import Registrations
 from server.rematch import Rematches
 from server.room import RESERVED_NAMES, BadToken
 from server.runner import RoomRunner
@@ -45,8 +44,8 @@ from shared.view import RoomStatus
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from server.cluster import ClusterNode
     from server.config import ServerConfig
+    from server.directory import Directory
     from server.lobby import Lobby
     from server.metrics import Metrics
     from server.moderation import Moderation
@@ -112,11 +111,16 @@ def error_reply(re: int | None, exc: BaseException, conn: Connection) -> m.Error
 class Requests:
     """Answers the requests of every connection of one server."""
 
-    def __init__(self, config: ServerConfig, lobby: Lobby) -> None:
+    def __init__(self, config: ServerConfig, lobby: Lobby, directory: Directory, *,
+                 accounts: Accounts, ratings: Ratings, matchmaker: Matchmaker,
+                 moderation: Moderation | None = None,
+                 metrics: Metrics | None = None) -> None:
+        """``directory``: where rooms are made, found and listed (this server's alone, or a
+        cluster's); the host's tools, ``moderation`` and ``metrics`` (None: none)."""
         self.config = config
         self.lobby = lobby
+        self.directory = directory
         self.limits = config.frame_limits
-        self.cluster: ClusterNode | None = None
         #: Recent failed seat-token attempts, by address (see _check_resume_rate).
         self.failed_resumes: dict[str, list[float]] = {}
         #: Rooms being created (stored, not yet in the lobby), by address.
@@ -129,13 +133,11 @@ class Requests:
         #: The chat lines of each room, all its members together.
         self.chat_by_room = Buckets(config.room_chat_rate, 2 * config.room_chat_rate)
         #: Players' accounts (server.accounts); recent hellos with a wrong key, by address.
-        self.accounts = Accounts(lobby.store, lobby, registrations=Registrations(
-            config.accounts_per_address, config.accounts_per_network,
-            config.account_release_days))
+        self.accounts = accounts
         self.failed_keys: dict[str, list[float]] = {}
-        #: The host's tools (server.metrics, server.moderation), set by the server.
-        self.metrics: Metrics | None = None
-        self.moderation: Moderation | None = None
+        #: The host's tools (server.metrics, server.moderation).
+        self.metrics = metrics
+        self.moderation = moderation
         #: Set while the server drains (admin drain): no new rooms.
         self.draining = False
         #: Who this server is (server.identity), set by the server once its store is open.
@@ -158,8 +160,8 @@ class Requests:
             m.Identify: self.on_identify,
         }
         #: Ratings (server.ratings) and the quick-match queue (server.matchmaking).
-        self.ratings = Ratings(lobby.store, min_games=config.leaderboard_min_games)
-        self.matchmaker = Matchmaker(config, lobby, self.ratings)
+        self.ratings = ratings
+        self.matchmaker = matchmaker
         self._handlers.update({
             m.Leaderboard: self.on_leaderboard,
             m.ProfileRequest: self.on_profile,
@@ -168,11 +170,6 @@ class Requests:
         })
         #: Finished rooms' rematches (server.rematch).
         self.rematches = Rematches(self)
-
-    def use_cluster(self, node: ClusterNode) -> None:
-        """Rooms are found, created and listed across the cluster from now on."""
-        self.cluster = node
-        self.matchmaker.cluster = node
 
     def sweep(self, now: float) -> None:
         """Forget failed attempts older than the window, and buckets that are full again."""
@@ -317,15 +314,9 @@ class Requests:
         self.failed_keys.setdefault(conn.address, []).append(now)
 
     async def on_list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
-        if self.cluster is not None:
-            rooms, nodes, more = await self.cluster.list_page(msg.after,
-                                                              self.config.max_listed)
-            self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes, more=more))
-            return
         # A reply must fit in a frame: a page of at most max_listed rooms, in list order.
-        public, more = self.lobby.list_page(msg.after, self.config.max_listed)
-        self.reply(conn, m.Rooms(re=msg.id, rooms=tuple(r.summary() for r in public),
-                                 more=more))
+        rooms, nodes, more = await self.directory.list_page(msg.after, self.config.max_listed)
+        self.reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes, more=more))
 
     async def on_create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
         turn_seconds = msg.turn_seconds
@@ -357,7 +348,7 @@ class Requests:
         if (conn.name or "").casefold() in RESERVED_NAMES:  # refused before a room is made
             raise CastellError(f"{conn.name!r} is the name the server's own notices go under: "
                                "connect under another name to create a room", code="name_taken")
-        create = self.cluster.create if self.cluster is not None else self.lobby.create
+        create = self.directory.create
         self.creating[address] = self.creating.get(address, 0) + 1
         try:
             runner = await create(name, seats, variant, turn_seconds, private, rated=rated,
@@ -372,8 +363,7 @@ class Requests:
         return runner
 
     def _check_rated(self, conn: Connection) -> None:
-        """A rated room needs a store (for the ratings) and a creator with an account."""
-        self.ratings.need_store()
+        """A rated room needs a creator with an account."""
         if conn.account is None:
             raise CastellError("a rated room seats signed-in accounts only: connect with "
                                "your account (not as a guest)", code="not_signed_in")
@@ -434,15 +424,8 @@ class Requests:
             conn.enter(runner, seated=True)
 
     async def find_room(self, key: str, *, by_id_private: bool) -> RoomRunner:
-        """The room ``key`` names: in this server's lobby, or else on a cluster node
-        (:class:`~shared.errors.RoomMoved` says which) or taken over by this one."""
-        if self.cluster is None:
-            return await self.lobby.find_or_load(key, by_id_private=by_id_private)
-        try:
-            return self.lobby.find(key, by_id_private=by_id_private)
-        except RoomNotFound:
-            pass
-        return await self.cluster.locate(key, by_id_private=by_id_private)
+        """The room ``key`` names (:meth:`server.directory.Directory.find`)."""
+        return await self.directory.find(key, by_id_private=by_id_private)
 
     def _check_resume_rate(self, conn: Connection) -> None:
         """Refuse a seat-token attempt once this connection, or its address, has failed
@@ -534,27 +517,18 @@ class Requests:
         await self.rematches.rematch(conn, msg)
 
     async def on_record(self, conn: Connection, msg: m.RecordRequest) -> None:
-        """A finished game's record: from the store, or from memory on a server without
-        one. A private room's only for an account that played it."""
-        runner = self.lobby.rooms.get(msg.room)
-        store = self.lobby.store
-        record = await store.load(msg.room) if store is not None else None
-        private = record.room.private if record is not None \
-            else runner is not None and runner.room.private
-        if private and not (conn.account is not None
-                            and await self.accounts.holds_seat(msg.room, conn.account)):
+        """A finished game's record, from the store. A private room's only for an account
+        that played it."""
+        record = await self.lobby.store.load(msg.room)
+        if record is not None and record.room.private and not (
+                conn.account is not None
+                and await self.accounts.holds_seat(msg.room, conn.account)):
             record = None
-            runner = None
-        if record is not None:
-            if record.room.status != RoomStatus.FINISHED:
-                raise CastellError("that game is not over yet", code="not_finished")
-            game = record_file(record)
-        elif runner is not None and store is None:
-            if runner.room.status != RoomStatus.FINISHED:
-                raise CastellError("that game is not over yet", code="not_finished")
-            game = room_record_file(runner.room)
-        else:
+        if record is None:
             raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
+        if record.room.status != RoomStatus.FINISHED:
+            raise CastellError("that game is not over yet", code="not_finished")
+        game = record_file(record)
         self.reply(conn, m.Record(re=msg.id, game=game.to_data()))
 
     async def on_resync(self, conn: Connection, msg: m.Resync) -> None:
@@ -572,7 +546,6 @@ class Requests:
         self.reply(conn, m.LeaderboardReply(re=msg.id, entries=entries))
 
     async def on_profile(self, conn: Connection, msg: m.ProfileRequest) -> None:
-        self.ratings.need_store()
         account = await self.accounts.owner(msg.name)
         if account is None:
             raise CastellError(f"no account of this server is called {msg.name!r}",
@@ -581,8 +554,6 @@ class Requests:
                                                     last=10))
 
     async def on_quick_match(self, conn: Connection, msg: m.QuickMatch) -> None:
-        if msg.rated:
-            self.ratings.need_store()
         await self.matchmaker.enqueue(conn, msg)
         self.reply(conn, m.Ok(re=msg.id))
 

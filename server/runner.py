@@ -107,14 +107,14 @@ async def perform(store: Store, write: Write) -> Any:
 class RoomRunner:
     """One room, driven. See the module docstring."""
 
-    def __init__(self, room: Room[Connection], store: Store | None, *,
+    def __init__(self, room: Room[Connection], store: Store, *,
                  clock: Callable[[], float] = time.time,
                  on_change: Callable[[RoomRunner], None] | None = None,
                  on_empty: Callable[[RoomRunner], None] | None = None,
                  on_lost: Callable[[RoomRunner, str], None] | None = None,
                  held: Callable[[RoomRunner], bool] | None = None,
                  thinkers: Thinkers | None = None, bot_think: float = 1.5,
-                 retries: Retries | None = None) -> None:
+                 retries: Retries | None = None, metrics: Metrics | None = None) -> None:
         self.room = room
         self.store = store
         self.clock = clock
@@ -145,14 +145,14 @@ class RoomRunner:
         self._timer_retry: TurnKey | None = None
         self._bot_retry: asyncio.Event | None = None
         self._closed = False
-        #: The server's metrics (None: not counted), set by the lobby.
-        self.metrics: Metrics | None = None
+        #: The server's metrics (None: not counted).
+        self.metrics = metrics
         #: A version the store may or may not hold: a write's answer was lost and could not
         #: be read back (see :meth:`_settle`).
         self._doubt: int | None = None
         #: The room's history as derived from the store (None: not yet, or to derive
-        #: again), kept up to date as changes commit; without a store, from memory alone.
-        self._history: History | None = None if store is not None else History()
+        #: again), kept up to date as changes commit.
+        self._history: History | None = None
         #: The addresses this room counts against for ``--rooms-per-address`` besides its
         #: creator's (``room.host_address``): a quick match's players' (server.matchmaking).
         self.addresses: frozenset[str] = frozenset()
@@ -217,19 +217,18 @@ class RoomRunner:
 
     async def _rating_of(self, account: str | None) -> int | None:
         """The displayed rating of ``account`` in a rated room (None elsewhere)."""
-        if not self.room.rated or account is None or self.store is None:
+        if not self.room.rated or account is None:
             return None
         return (await shown_ratings(self.store, (account,)))[account]
 
     async def _provisional(self, account: str | None) -> bool | None:
         """Whether ``account``'s rating is provisional, in a rated room (None elsewhere)."""
-        if not self.room.rated or account is None or self.store is None:
+        if not self.room.rated or account is None:
             return None
         return (await provisional_of(self.store, (account,)))[account]
 
     async def _read_provisional(self, accounts: dict[int, str]) -> None:
         """Which of the seats' (seat → account) ratings are provisional now."""
-        assert self.store is not None
         known = await provisional_of(self.store, tuple(set(accounts.values())))
         for index, account in accounts.items():
             self.room.provisional[index] = known[account]
@@ -238,7 +237,7 @@ class RoomRunner:
         """A rated room read from the store learns its seats' ratings (and a finished one,
         what its end changed) before someone takes a seat back."""
         room = self.room
-        if not room.rated or room.ratings or self.store is None:
+        if not room.rated or room.ratings:
             return
         accounts = await self.store.seat_accounts(room.id)
         shown = await shown_ratings(self.store, tuple(accounts.values()))
@@ -305,26 +304,24 @@ class RoomRunner:
             self._check_held()
             await self._settle()
             write = self.room.chat_line(conn, name, text, now=self.clock())
-            if self.store is not None:
-                try:
-                    await perform(self.store, write)
-                except VersionConflict as exc:
-                    log.warning("room %s: a chat line was refused, another server holds the "
-                                "room: %s", self.room.id, exc)
-                    self._lose("another server wrote to it (version_conflict)")
-                    raise RoomMoved("this room is no longer served here: ask again",
-                                    url=None) from exc
-                except Exception as exc:
-                    log.error("room %s: a chat line could not be stored: %s", self.room.id,
-                              exc, exc_info=exc)
-                    raise StoreUnavailable("the chat line could not be saved just now: try "
-                                           "again in a moment") from exc
-            if self.store is not None:
-                self.retries.stored()
+            try:
+                await perform(self.store, write)
+            except VersionConflict as exc:
+                log.warning("room %s: a chat line was refused, another server holds the "
+                            "room: %s", self.room.id, exc)
+                self._lose("another server wrote to it (version_conflict)")
+                raise RoomMoved("this room is no longer served here: ask again",
+                                url=None) from exc
+            except Exception as exc:
+                log.error("room %s: a chat line could not be stored: %s", self.room.id,
+                          exc, exc_info=exc)
+                raise StoreUnavailable("the chat line could not be saved just now: try "
+                                       "again in a moment") from exc
+            self.retries.stored()
             line = write.record
             if self._history is not None:
                 self._history.add_chat(line.version, line.seat, line.name, line.text)
-                if self.store is not None and self._history.chat_lines > CHAT_KEPT:
+                if self._history.chat_lines > CHAT_KEPT:
                     self._history = None  # the store forgot the oldest: derive it again
             self._perform(self.room.chat(conn, name, text, re))
 
@@ -334,7 +331,6 @@ class RoomRunner:
         async with self._lock:
             self._check_held()
             if self._history is None:
-                assert self.store is not None
                 try:
                     record = await self.store.load(self.room.id)
                     chat = await self.store.load_chat(self.room.id)
@@ -356,9 +352,8 @@ class RoomRunner:
         async with self._lock:
             change = self.room.take_over()
             try:
-                if self.store is not None:
-                    for write in change.writes:
-                        await perform(self.store, write)
+                for write in change.writes:
+                    await perform(self.store, write)
             except BaseException:
                 self.room.abort(change)
                 raise
@@ -408,14 +403,13 @@ class RoomRunner:
         (a forced change is committed all the same). Returns whether it was stored."""
         started = time.perf_counter()
         try:
-            if self.store is not None:
-                for write in change.writes:
-                    done = await perform(self.store, write)
-                    if isinstance(write, Finish) and done:
-                        self.room.rated_end(rating_changes(done))
-                        await self._read_provisional({g.seat: g.account for g in done})
-                if self.metrics is not None:
-                    self.metrics.commit_seconds.observe(time.perf_counter() - started)
+            for write in change.writes:
+                done = await perform(self.store, write)
+                if isinstance(write, Finish) and done:
+                    self.room.rated_end(rating_changes(done))
+                    await self._read_provisional({g.seat: g.account for g in done})
+            if self.metrics is not None:
+                self.metrics.commit_seconds.observe(time.perf_counter() - started)
         except Exception as exc:
             if isinstance(exc, VersionConflict):
                 # Another server took the room over: this one must stop serving it now,
@@ -446,8 +440,7 @@ class RoomRunner:
         if self.room.failures:
             log.info("room %s: the store works again", self.room.id)
         self._commit(change)
-        if self.store is not None:
-            self.retries.stored()
+        self.retries.stored()
         if self.on_change is not None:
             self.on_change(self)
         return True
@@ -456,7 +449,7 @@ class RoomRunner:
         """After a failed write: whether the store holds the change's version all the same
         (its answer, not the write, was lost: a connection cut after COMMIT). When even that
         cannot be read, the version is in doubt until :meth:`_settle` learns the truth."""
-        if self.store is None or not self.room.stores_version(change):
+        if not self.room.stores_version(change):
             return False
         try:
             stored = await self.store.stored_version(self.room.id)
@@ -468,7 +461,7 @@ class RoomRunner:
     async def _settle(self) -> None:
         """Before the next change, when a version is in doubt: read what the store holds
         and go on from there (raises :class:`StoreUnavailable` while it cannot be read)."""
-        if self._doubt is None or self.store is None:
+        if self._doubt is None:
             return
         try:
             stored = await self.store.stored_version(self.room.id)

@@ -28,7 +28,7 @@ from server.cluster import ClusterConfig, ClusterDirectory, ClusterNode, Leases
 from server.config import ServerConfig
 from server.connection import CastellWebSocket, Connection, ConnState
 from server.directory import Directory, LocalDirectory
-from server.identity import server_id
+from server.identity import Identity
 from server.limits import TokenBucket
 from server.lobby import Lobby
 from server.matchmaking import Matchmaker
@@ -123,9 +123,12 @@ class CastellServer:
         self.admission = Admission(cfg, moderation=self.moderation,
                                    metrics=self.metrics if cfg.metrics_listen is None
                                    else None)
+        #: Who this server is, read from its store at the start (server.identity).
+        self.identity = Identity(self.store)
         self.requests = Requests(cfg, self.lobby, self.directory, accounts=self.accounts,
                                  ratings=self.ratings, matchmaker=self.matchmaker,
-                                 moderation=self.moderation, metrics=self.metrics)
+                                 identity=self.identity, moderation=self.moderation,
+                                 metrics=self.metrics)
         self.admin: AdminConsole | None = None
         self._metrics_http: Any = None
         #: Set when the server drained (admin drain) and should now stop.
@@ -150,7 +153,7 @@ class CastellServer:
         rooms that no node serves."""
         cfg = self.config
         await self.store.open()
-        self.requests.server_id = await server_id(self.store)
+        await self.identity.load()
         if not self.directory.shared:
             restored = await self.lobby.restore()
             if restored:

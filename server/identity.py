@@ -27,3 +27,17 @@ def new_server_id() -> str:
 async def server_id(store: Store) -> str:
     """The identity kept in ``store`` (made and kept now, the first time)."""
     return await store.server_meta(META_NAME, new_server_id())
+
+
+class Identity:
+    """This server's identity, as its store keeps it: None until :meth:`load` read it (the
+    server does once its store is open, before it listens)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.id: str | None = None
+
+    async def load(self) -> str:
+        """Read the identity (made and kept now, the first time)."""
+        self.id = await server_id(self.store)
+        return self.id

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from server.config import ServerConfig
     from server.directory import Directory
+    from server.identity import Identity
     from server.lobby import Lobby
     from server.metrics import Metrics
     from server.moderation import Moderation
@@ -113,7 +114,7 @@ class Requests:
 
     def __init__(self, config: ServerConfig, lobby: Lobby, directory: Directory, *,
                  accounts: Accounts, ratings: Ratings, matchmaker: Matchmaker,
-                 moderation: Moderation | None = None,
+                 identity: Identity, moderation: Moderation | None = None,
                  metrics: Metrics | None = None) -> None:
         """``directory``: where rooms are made, found and listed (this server's alone, or a
         cluster's); the host's tools, ``moderation`` and ``metrics`` (None: none)."""
@@ -140,8 +141,8 @@ class Requests:
         self.moderation = moderation
         #: Set while the server drains (admin drain): no new rooms.
         self.draining = False
-        #: Who this server is (server.identity), set by the server once its store is open.
-        self.server_id: str | None = None
+        #: Who this server is (server.identity), read once its store is open.
+        self.identity = identity
         self._handlers: dict[type, Callable[[Connection, Any], Awaitable[None]]] = {
             m.Hello: self.on_hello,
             m.ListRooms: self.on_list_rooms,
@@ -170,6 +171,11 @@ class Requests:
         })
         #: Finished rooms' rematches (server.rematch).
         self.rematches = Rematches(self)
+
+    @property
+    def server_id(self) -> str | None:
+        """This server's identity (None while it starts)."""
+        return self.identity.id
 
     def sweep(self, now: float) -> None:
         """Forget failed attempts older than the window, and buckets that are full again."""

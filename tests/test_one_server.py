@@ -37,13 +37,13 @@ def test_no_part_of_the_server_branches_on_having_a_store_or_a_cluster():
 def test_parts_get_their_collaborators_from_their_constructors():
     """No ``use_*`` method hands a part a collaborator later, and the composition root
     assigns no other object's attribute but the flags of the server's life (ready,
-    draining, stopping, who it is)."""
+    draining, stopping)."""
     uses = [f"{path.name}: {match.group(0)}" for path, text in sources().items()
             for match in re.finditer(r"def use_\w+", text)]
     assert uses == []
     app = (SERVER / "app.py").read_text(encoding="utf-8")
     assigned = set(re.findall(r"self\.\w+\.(\w+) = ", app))
-    assert assigned <= {"ready", "draining", "stopping", "server_id"}
+    assert assigned <= {"ready", "draining", "stopping"}
 
 
 async def test_a_server_given_no_store_keeps_its_games_in_one_in_memory():

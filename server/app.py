@@ -1,7 +1,8 @@
 """The server's life: it opens its store, listens, runs each connection, and stops.
 
-:class:`CastellServer` puts the parts together and owns each connection's life — the hello
-and idle deadlines, the message loop, the cleanup in ``finally``. Who may connect is
+:class:`CastellServer` puts the parts together (here and nowhere else: each part is given its
+collaborators when it is made) and owns each connection's life: the hello and idle
+deadlines, the message loop, the cleanup in ``finally``. Who may connect is
 :mod:`server.admission`'s business; what a request means, :mod:`server.requests`'s; what it
 does to a room, :mod:`server.room`'s (driven by :mod:`server.runner`); what an action means
 for the game, :mod:`shared.engine`'s. Every limit is a :class:`~server.config.ServerConfig`
@@ -91,6 +92,8 @@ class CastellServer:
         """``store``: where the games are kept (none given: a SQLite database in memory,
         for as long as the server runs); ``cluster``: the cluster this server is a node of
         (its nodes share ``store``)."""
+        if cluster and not store:
+            raise ValueError("a cluster node needs the store the cluster shares")
         cfg = self.config = config or ServerConfig()
         self.store: Store = store or open_store(MEMORY)
         self.cluster_config = cluster

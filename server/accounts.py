@@ -20,8 +20,8 @@ key's hash (:func:`~server.store.base.hash_token`), as it does seat tokens.
   stands with its room (:class:`~server.store.base.Progress`), so no game is replayed for
   it (but once, a game stored before schema 11).
 
-With a store, accounts and seat claims are stored (schema 4). A server without a store keeps
-its accounts in memory for as long as it runs, like its rooms.
+Accounts and seat claims are stored (schema 4): every server has a store (one in memory when
+it is given none).
 """
 
 from __future__ import annotations
@@ -80,9 +80,11 @@ def new_account_id() -> str:
 class Accounts:
     """The accounts of one server. See the module docstring."""
 
-    def __init__(self, store: Store | None, lobby: Lobby, *,
-                 registrations: Registrations | None = None,
+    def __init__(self, store: Store, lobby: Lobby, *,
+                 registrations: Registrations | None = None, relay: Relay | None = None,
                  clock: Callable[[], float] = time.time) -> None:
+        """``relay``: sends a push to the account's connections on the other nodes of a
+        cluster (None: a lone server, no other nodes)."""
         self.store = store
         self.lobby = lobby
         self.clock = clock
@@ -90,11 +92,7 @@ class Accounts:
         self.registrations = registrations
         #: The signed-in connections of each account on this server.
         self.connections: dict[str, set[Connection]] = {}
-        #: Sends a push to the account's connections on the other nodes (a cluster's).
-        self.relay: Relay | None = None
-        # Without a store: the accounts themselves, by key hash and by name key.
-        self._by_key: dict[bytes, AccountRecord] = {}
-        self._by_name: dict[str, AccountRecord] = {}
+        self.relay = relay
         self._tasks: set[asyncio.Task[Any]] = set()
         lobby.subscribe(on_change=self.room_changed)
 
@@ -108,30 +106,16 @@ class Accounts:
         now = self.clock()
         wanted = AccountRecord(new_account_id(), name, name_key(name), hash_token(key), now)
         limits = self.registrations if address is not None else None
-        if self.store is not None:
-            registration = None if limits is None or address is None \
-                else limits.for_store(address, now)
-            signed = await self.store.sign_in(wanted, registration)
-            if signed is Refusal.TOO_MANY:
-                raise too_many_accounts()
-            return None if isinstance(signed, Refusal) else signed
-        known = self._by_key.get(wanted.key_hash)
-        if known is not None:
-            return known
-        if wanted.name_key in self._by_name:
-            return None
-        if limits is not None and address is not None:
-            if limits.full(address, now):
-                raise too_many_accounts()
-            limits.add(address, now)
-        self._by_key[wanted.key_hash] = self._by_name[wanted.name_key] = wanted
-        return wanted
+        registration = None if limits is None or address is None \
+            else limits.for_store(address, now)
+        signed = await self.store.sign_in(wanted, registration)
+        if signed is Refusal.TOO_MANY:
+            raise too_many_accounts()
+        return None if isinstance(signed, Refusal) else signed
 
     async def owner(self, name: str) -> AccountRecord | None:
         """The account that owns ``name`` (as names compare), if any."""
-        if self.store is not None:
-            return await self.store.account_named(name_key(name))
-        return self._by_name.get(name_key(name))
+        return await self.store.account_named(name_key(name))
 
     def attach(self, conn: Connection, account: str) -> None:
         self.detach(conn)
@@ -182,7 +166,7 @@ class Accounts:
         seat = room.seats[turns[-1]]
         if seat is None or seat.bot is not None:
             return
-        if seat.account is None and (room.accounts_read or self.store is None):
+        if seat.account is None and room.accounts_read:
             return  # a guest's seat: nobody to tell (and no task made for it)
         task = asyncio.get_running_loop().create_task(self._tell_turn(runner, seat.index))
         self._tasks.add(task)
@@ -205,14 +189,14 @@ class Accounts:
         seat = runner.room.seats[index]
         if seat is None or seat.bot is not None:
             return None
-        if seat.account is None and self.store is not None and not runner.room.accounts_read:
+        if seat.account is None and not runner.room.accounts_read:
             runner.room.know_accounts(await self.store.seat_accounts(runner.id))
         return seat.account
 
     async def seat_of(self, runner: RoomRunner, account: str) -> int | None:
         """The seat of ``runner``'s room that belongs to ``account``, if any."""
         room = runner.room
-        if self.store is not None and not room.accounts_read:
+        if not room.accounts_read:
             room.know_accounts(await self.store.seat_accounts(room.id))
         for seat in room.seats:
             if seat is not None and seat.bot is None and seat.account == account:
@@ -225,8 +209,6 @@ class Accounts:
         runner = self.lobby.rooms.get(room_id)
         if runner is not None:
             return await self.seat_of(runner, account) is not None
-        if self.store is None:
-            return False
         return account in (await self.store.seat_accounts(room_id)).values()
 
     # -- my games --------------------------------------------------------------------------
@@ -234,23 +216,8 @@ class Accounts:
     async def games(self, account: str, status: str | None, limit: int) -> list[m.GameEntry]:
         """The ``games`` reply's entries for ``account`` (newest first)."""
         finished = None if status is None else status == "finished"
-        if self.store is None:
-            return self._games_here(account, finished)[:limit]
         stored = await self.store.account_games(account, finished=finished, limit=limit)
         return [await self._entry(game) for game in stored]
-
-    def _games_here(self, account: str, finished: bool | None) -> list[m.GameEntry]:
-        out = []
-        for runner in sorted(self.lobby.rooms.values(), key=lambda r: -r.room.created_at):
-            room = runner.room
-            if finished is not None and (room.status == RoomStatus.FINISHED) != finished:
-                continue
-            for seat in room.seats:
-                if seat is not None and seat.bot is None and seat.account == account:
-                    names = tuple(s.name if s is not None else None for s in room.seats)
-                    out.append(entry_of(room.id, room.name, room.status, seat.index, names,
-                                        room.turn_seconds, room.state, room.finished_at))
-        return out
 
     async def _entry(self, game: AccountGame) -> m.GameEntry:
         r = game.room
@@ -276,7 +243,6 @@ class Accounts:
     async def _filled(self, game: AccountGame) -> AccountGame:
         """A game stored before schema 11 (where it stands unknown): replayed once, and
         where it stands written back to the store, so that it is never replayed again."""
-        assert self.store is not None
         r = game.room
         record = await self.store.load(r.room)
         state = replay_state(record) if record is not None else None

@@ -160,7 +160,7 @@ class AdminConsole:
         r = self._room(room)
         lobby = self.server.lobby
         async with r.lock:
-            if r.room.status != RoomStatus.FINISHED and lobby.store is not None:
+            if r.room.status != RoomStatus.FINISHED:
                 await perform(lobby.store, Finish(r.id, {CLOSED: reason}, time.time(),
                                                   expect_version=r.room.fence))
             notice = encode(m.NoticePush(room=r.id, text=f"the host closed this room: "

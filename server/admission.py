@@ -75,7 +75,10 @@ def quiet(connection: ServerConnection) -> ServerConnection:
 class Admission:
     """The connection caps of one server (see the module docstring)."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, *, moderation: Moderation | None = None,
+                 metrics: Metrics | None = None) -> None:
+        """``moderation``: the bans checked at the handshake; ``metrics``: served at
+        ``/metrics`` (None: not on this port)."""
         self.config = config
         #: Every admitted connection, from process_request until its socket closes, with
         #: the address it counts against: what the connection caps count.
@@ -83,9 +86,8 @@ class Admission:
         self.per_address: Counter[str] = Counter()
         #: Whether the server takes new players (``/ready``): not while it starts or drains.
         self.ready = False
-        #: Served at ``/metrics`` (None: not on this port); bans checked at the handshake.
-        self.metrics: Metrics | None = None
-        self.moderation: Moderation | None = None
+        self.metrics = metrics
+        self.moderation = moderation
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """websockets' hook: refuse, or admit and count, one connection."""

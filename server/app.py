@@ -1,7 +1,8 @@
 """The server's life: it opens its store, listens, runs each connection, and stops.
 
-:class:`CastellServer` puts the parts together and owns each connection's life — the hello
-and idle deadlines, the message loop, the cleanup in ``finally``. Who may connect is
+:class:`CastellServer` puts the parts together (here and nowhere else: each part is given its
+collaborators when it is made) and owns each connection's life: the hello and idle
+deadlines, the message loop, the cleanup in ``finally``. Who may connect is
 :mod:`server.admission`'s business; what a request means, :mod:`server.requests`'s; what it
 does to a room, :mod:`server.room`'s (driven by :mod:`server.runner`); what an action means
 for the game, :mod:`shared.engine`'s. Every limit is a :class:`~server.config.ServerConfig`
@@ -15,32 +16,36 @@ import logging
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
+from server.accounts import Accounts
 from server.admin import AdminConsole
 from server.admission import Admission
+from server.cluster import ClusterConfig, ClusterDirectory, ClusterNode, Leases
 from server.config import ServerConfig
 from server.connection import CastellWebSocket, Connection, ConnState
-from server.identity import server_id
+from server.directory import Directory, LocalDirectory
+from server.identity import Identity
 from server.limits import TokenBucket
 from server.lobby import Lobby
+from server.matchmaking import Matchmaker
 from server.metrics import Metrics
 from server.moderation import Moderation
+from server.ratings import Ratings
+from server.registrations import Registrations
 from server.requests import Requests
+from server.store import open_store
 from server.store.base import Store
+from server.store.sqlite import MEMORY
 from server.thinking import Thinkers
 from server.tls import server_ssl_context
-from shared.errors import CastellError
 from shared.logs import frame_safe_logger
 from shared.messages import SUBPROTOCOL
 from shared.view import RoomStatus
-
-if TYPE_CHECKING:
-    from server.cluster import ClusterConfig, ClusterNode
 
 log = logging.getLogger("castell.server")
 
@@ -84,37 +89,50 @@ class CastellServer:
 
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None,
                  *, cluster: ClusterConfig | None = None) -> None:
-        self.config = config or ServerConfig()
-        self.store = store
-        if cluster is not None and store is None:
+        """``store``: where the games are kept (none given: a SQLite database in memory,
+        for as long as the server runs); ``cluster``: the cluster this server is a node of
+        (its nodes share ``store``)."""
+        if cluster and not store:
             raise ValueError("a cluster node needs the store the cluster shares")
+        cfg = self.config = config or ServerConfig()
+        self.store: Store = store or open_store(MEMORY)
         self.cluster_config = cluster
-        #: This server as a node of its cluster, once started (None on a lone server).
-        self.cluster: ClusterNode | None = None
-        self.thinkers = Thinkers(self.config.bot_workers)
-        self.lobby = Lobby(store=store, max_rooms=self.config.max_rooms,
-                           bot_delay=self.config.bot_delay,
-                           thinkers=self.thinkers, bot_think=self.config.bot_think,
-                           room_linger=self.config.room_linger,
-                           unload_after=self.config.room_unload_after,
+        # The host's tools (docs/operations.md): metrics, bans and mutes, the console.
+        self.metrics: Metrics | None = None if cfg.no_metrics else Metrics(self._sample)
+        self.thinkers = Thinkers(cfg.bot_workers, waited=self.metrics.bot_waited
+                                 if self.metrics is not None else None)
+        self.moderation = Moderation(self.store)
+        leases = Leases(cluster) if cluster else None
+        self.lobby = Lobby(store=self.store, max_rooms=cfg.max_rooms,
+                           bot_delay=cfg.bot_delay,
+                           thinkers=self.thinkers, bot_think=cfg.bot_think,
+                           room_linger=cfg.room_linger,
+                           unload_after=cfg.room_unload_after,
                            # A cluster keeps every unfinished game served by some node: one
                            # unloaded there would only be adopted again.
-                           unattended_after=(self.config.room_unattended_after
-                                             if cluster is None else None),
-                           turn_time_scale=self.config.turn_time_scale)
-        self.admission = Admission(self.config)
-        # The host's tools (docs/operations.md): metrics, bans and mutes, the console.
-        self.metrics: Metrics | None = None if self.config.no_metrics \
-            else Metrics(self._sample)
-        self.moderation = Moderation(store)
-        self.requests = Requests(self.config, self.lobby, metrics=self.metrics,
-                                 moderation=self.moderation)
-        self.lobby.metrics = self.metrics
-        self.admission.moderation = self.moderation
-        if self.metrics is not None:
-            self.thinkers.waited = self.metrics.bot_waited
-        if self.config.metrics_listen is None:
-            self.admission.metrics = self.metrics
+                           unattended_after=None if leases else cfg.room_unattended_after,
+                           turn_time_scale=cfg.turn_time_scale,
+                           guard=leases.holds if leases else None, metrics=self.metrics)
+        #: This server as a node of its cluster (None on a lone server).
+        self.cluster = ClusterNode(cluster, self.lobby, self.store, leases) \
+            if cluster and leases else None
+        #: Where rooms are made, found and listed: the lobby alone, or the cluster's.
+        self.directory: Directory = ClusterDirectory(self.cluster) if self.cluster \
+            else LocalDirectory(self.lobby)
+        self.accounts = Accounts(self.store, self.lobby, registrations=Registrations(
+            cfg.accounts_per_address, cfg.accounts_per_network, cfg.account_release_days),
+            relay=self.cluster.relay_push if self.cluster else None)
+        self.ratings = Ratings(self.store, min_games=cfg.leaderboard_min_games)
+        self.matchmaker = Matchmaker(cfg, self.lobby, self.ratings, self.directory)
+        self.admission = Admission(cfg, moderation=self.moderation,
+                                   metrics=self.metrics if cfg.metrics_listen is None
+                                   else None)
+        #: Who this server is, read from its store at the start (server.identity).
+        self.identity = Identity(self.store)
+        self.requests = Requests(cfg, self.lobby, self.directory, accounts=self.accounts,
+                                 ratings=self.ratings, matchmaker=self.matchmaker,
+                                 identity=self.identity, moderation=self.moderation,
+                                 metrics=self.metrics)
         self.admin: AdminConsole | None = None
         self._metrics_http: Any = None
         #: Set when the server drained (admin drain) and should now stop.
@@ -138,10 +156,9 @@ class CastellServer:
         restores nothing itself: once listening, it joins its cluster and takes over the
         rooms that no node serves."""
         cfg = self.config
-        if self.store is not None:
-            await self.store.open()
-        self.requests.server_id = await server_id(self.store)
-        if self.store is not None and self.cluster_config is None:
+        await self.store.open()
+        await self.identity.load()
+        if not self.directory.shared:
             restored = await self.lobby.restore()
             if restored:
                 log.info("restored %d unfinished room(s) into memory", restored)
@@ -156,10 +173,13 @@ class CastellServer:
             **connection_options(cfg),
         )
         self._sweeper = asyncio.create_task(self._sweep())
-        self.requests.matchmaker.start()
         # Where it listens is said once, by castell-server (with the addresses for friends).
-        if self.cluster_config is not None:
-            await self._join_cluster(self.cluster_config)
+        try:
+            await self.directory.start(f"{cfg.scheme}://{cfg.host}:{self.port}", self.accounts)
+        except BaseException:
+            await self.close()
+            raise
+        await self.matchmaker.start()
         await self._start_tools()
 
     async def _start_tools(self) -> None:
@@ -184,7 +204,7 @@ class CastellServer:
         return {"connections": {s.value: states.get(s.value, 0) for s in ConnState},
                 "rooms": {str(s): rooms.get(str(s), 0) for s in RoomStatus},
                 "ready": self.admission.ready,
-                "leases": None if self.cluster is None else len(self.cluster.owned)}
+                "leases": self.directory.leases()}
 
     def drain(self) -> str:
         """Stop taking players (``/ready`` false, no new rooms), finish or hand over this
@@ -195,14 +215,14 @@ class CastellServer:
             self._draining = asyncio.create_task(self._drain())
         unfinished = sum(r.room.status != RoomStatus.FINISHED
                          for r in self.lobby.rooms.values())
-        how = "handed over to the other nodes" if self.cluster is not None \
+        how = "handed over to the other nodes" if self.directory.shared \
             else "finished (or left by their players)"
         return f"draining: {unfinished} unfinished room(s) to be {how}"
 
     async def _drain(self) -> None:
         log.info("draining: no new rooms; the rooms here are %s",
-                 "handed over" if self.cluster is not None else "played out")
-        if self.cluster is not None:
+                 "handed over" if self.directory.shared else "played out")
+        if self.directory.shared:
             # Each room's members are sent to find it again (4002): another node takes it
             # over (its lease is given up at once, as a stopping node does).
             for runner in list(self.lobby.rooms.values()):
@@ -214,25 +234,6 @@ class CastellServer:
                 await asyncio.sleep(0.5)
         log.info("drained: the server stops")
         self.drained.set()
-
-    async def _join_cluster(self, config: ClusterConfig) -> None:
-        from server.cluster import ClusterNode
-
-        assert self.store is not None
-        if config.advertise is None and self.config.host in ("0.0.0.0", "::", ""):
-            await self.close()
-            raise CastellError("a cluster node listening on every address must say where it "
-                               "is reached: give --advertise ws://HOST:PORT")
-        node = ClusterNode(config, self.lobby, self.store)
-        try:
-            await node.start(f"{self.config.scheme}://{self.config.host}:{self.port}")
-        except BaseException:
-            await self.close()
-            raise
-        self.cluster = node
-        self.requests.use_cluster(node)
-        await node.serve_accounts(self.requests.accounts)
-        await self.requests.matchmaker.use_cluster(node)
 
     async def close(self) -> None:
         """Stop accepting, close every connection with 1001, stop every room. Every room
@@ -255,12 +256,10 @@ class CastellServer:
         for runner in list(self.lobby.rooms.values()):
             runner.close()
         await self.lobby.retries.close()
-        await self.requests.matchmaker.close()
+        await self.matchmaker.close()
         await self.thinkers.close()  # no bot worker outlives the server
-        if self.cluster is not None:
-            await self.cluster.close()
-        if self.store is not None:
-            await self.store.close()
+        await self.directory.close()
+        await self.store.close()
         log.info("server stopped")
 
     async def __aenter__(self) -> CastellServer:
@@ -284,7 +283,7 @@ class CastellServer:
             try:
                 self.lobby.sweep()
                 self.requests.sweep(time.monotonic())
-                if ticks % 2 == 0 and self.cluster is not None:  # other nodes' bans
+                if ticks % 2 == 0 and self.directory.shared:  # other nodes' bans
                     await self.moderation.load()
             except Exception:
                 log.exception("the sweeper failed; it goes on")
@@ -296,9 +295,9 @@ class CastellServer:
         address = self.admission.address(ws, ws.request)
         now = time.monotonic()
         conn = Connection(ws, address, TokenBucket(cfg.rate, cfg.burst, stamp=now),
-                          cfg.write_buffer_limit, close_timeout=cfg.close_timeout)
+                          cfg.write_buffer_limit, close_timeout=cfg.close_timeout,
+                          metrics=self.metrics)
         conn.opened = conn.last_seen = now
-        conn.metrics = self.metrics
         if isinstance(ws, CastellWebSocket):  # pings and pongs cost like messages
             ws.on_control = lambda: self.requests.charge(conn, control=True)
         self.connections.add(conn)
@@ -314,8 +313,8 @@ class CastellServer:
         finally:
             conn.unwatch()
             self.connections.discard(conn)
-            self.requests.accounts.detach(conn)
-            await self.requests.matchmaker.dropped(conn)
+            self.accounts.detach(conn)
+            await self.matchmaker.dropped(conn)
             runner = conn.room
             if runner is not None:
                 conn.leave_room()

@@ -297,7 +297,7 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise CastellError(f"cannot use the certificate or key: {reason}") from exc
     # The nodes of a cluster share their database; a lone server keeps it to itself.
-    store = open_store(db, shared=True, group_commit=group_commit) if cluster is not None \
+    store = open_store(db, shared=True, group_commit=group_commit) if cluster \
         else open_store(db, group_commit=group_commit)
     server = CastellServer(config, store, cluster=cluster)
     try:

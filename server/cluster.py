@@ -80,7 +80,7 @@ from server.relay import listen
 from server.room import Room
 from server.runner import RoomRunner
 from shared import messages as m
-from shared.errors import CastellError, RoomMoved
+from shared.errors import CastellError, RoomMoved, RoomNotFound
 from shared.view import RoomStatus
 from shared.wire import NODES_MAX
 
@@ -89,6 +89,7 @@ if TYPE_CHECKING:
 
     from server.accounts import Accounts
     from server.lobby import Lobby
+    from server.matchmaking import LocalQueue, RedisQueue
     from server.store.base import Store
 
 log = logging.getLogger("castell.cluster")
@@ -313,6 +314,24 @@ class Lease:
     valid_until: float
 
 
+class Leases:
+    """The leases this node holds, by room id, and whether it may serve a room now (the
+    lobby asks before every request: :meth:`holds`)."""
+
+    def __init__(self, config: ClusterConfig) -> None:
+        #: Seconds before a lease's end this node stops serving its room (two renewals).
+        self.margin = 2 * config.renew_every
+        self.owned: dict[str, Lease] = {}
+
+    def holds(self, runner: RoomRunner) -> bool:
+        """Whether this node may serve the room now: its lease is this node's and, on this
+        node's clock, still has the margin :meth:`ClusterNode.renew` keeps (asked before
+        every request, so a node that was stalled past its lease serves nothing once it
+        wakes)."""
+        lease = self.owned.get(runner.id)
+        return lease is not None and time.monotonic() < lease.valid_until - self.margin
+
+
 class Keys:
     """The Redis key names of one cluster."""
 
@@ -376,7 +395,10 @@ class ClusterNode:
     """This server as one node of a cluster: its leases, its share of the room list, and the
     rooms it takes over. See the module docstring."""
 
-    def __init__(self, config: ClusterConfig, lobby: Lobby, store: Store) -> None:
+    def __init__(self, config: ClusterConfig, lobby: Lobby, store: Store,
+                 leases: Leases | None = None) -> None:
+        """``leases``: the table the lobby asks (:meth:`Leases.holds`) before serving a
+        room; a node given none keeps its own (the lobby then serves what it has)."""
         self.config = config
         self.lobby = lobby
         self.store = store
@@ -385,7 +407,8 @@ class ClusterNode:
         #: its previous life's leases for its own.
         self.node_id = secrets.token_hex(6)
         self.url = ""
-        self.owned: dict[str, Lease] = {}
+        self.leases = leases or Leases(config)
+        self.owned = self.leases.owned
         self.redis: redis.asyncio.Redis | None = None
         #: The leases' own connection: renewals never wait behind client traffic.
         self._lease_redis: redis.asyncio.Redis | None = None
@@ -408,7 +431,6 @@ class ClusterNode:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loops: list[asyncio.Task[None]] = []
         lobby.subscribe(on_change=self._changed, on_remove=self._removed)
-        lobby.guard = self.holds
 
     @property
     def ttl(self) -> int:
@@ -491,14 +513,15 @@ class ClusterNode:
     # -- accounts ------------------------------------------------------------------------------
 
     async def serve_accounts(self, accounts: Accounts) -> None:
-        """Relay ``accounts``' pushes to the other nodes, and deliver theirs here: subscribed
-        before this returns, so no push published afterwards is missed."""
+        """Deliver here the pushes the other nodes relay for ``accounts``
+        (:meth:`relay_push`, ``accounts``' relay): subscribed before this returns, so no push
+        published afterwards is missed."""
         pubsub = self._need_redis().pubsub()
         await pubsub.subscribe(self.keys.accounts)
-        accounts.relay = self._relay_push
         self._loops.append(asyncio.create_task(self._hearing(pubsub, accounts)))
 
-    async def _relay_push(self, account: str, push: Any) -> None:
+    async def relay_push(self, account: str, push: Any) -> None:
+        """Send ``push`` to ``account``'s connections on the other nodes."""
         await self._need_redis().publish(self.keys.accounts, json.dumps(
             {"node": self.node_id, "account": account, "push": m.to_wire(push)}))
 
@@ -670,12 +693,8 @@ class ClusterNode:
                 self._lost(room_id, "its lease could not be renewed in time")
 
     def holds(self, runner: RoomRunner) -> bool:
-        """Whether this node may serve the room now: its lease is this node's and, on this
-        node's clock, still has the margin :meth:`renew` keeps (asked before every request,
-        so a node that was stalled past its lease serves nothing once it wakes)."""
-        lease = self.owned.get(runner.id)
-        return (lease is not None
-                and time.monotonic() < lease.valid_until - 2 * self.config.renew_every)
+        """Whether this node may serve the room now (:meth:`Leases.holds`)."""
+        return self.leases.holds(runner)
 
     def _lease_keys(self, room_id: str) -> tuple[str, str, str]:
         runner = self.lobby.rooms.get(room_id)
@@ -889,3 +908,59 @@ class ClusterNode:
     async def _read_nodes(self) -> tuple[str, ...]:
         nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
         return tuple(sorted(nodes))[:NODES_MAX]
+
+
+class ClusterDirectory:
+    """A cluster node's room directory (:class:`server.directory.Directory`): the rooms of
+    every node, with :class:`ClusterNode` behind it. A room not in this node's lobby is
+    located in Redis (``moved``) or taken over here."""
+
+    shared = True
+
+    def __init__(self, node: ClusterNode) -> None:
+        self.node = node
+        self.lobby = node.lobby
+
+    @property
+    def node_id(self) -> str:
+        return self.node.node_id
+
+    @property
+    def url(self) -> str:
+        return self.node.url
+
+    async def start(self, url: str, accounts: Accounts) -> None:
+        host = url.partition("://")[2].rpartition(":")[0]
+        if self.node.config.advertise is None and host in ("0.0.0.0", "::", ""):
+            raise CastellError("a cluster node listening on every address must say where it "
+                               "is reached: give --advertise ws://HOST:PORT")
+        await self.node.start(url)
+        await self.node.serve_accounts(accounts)
+
+    async def close(self) -> None:
+        await self.node.close()
+
+    async def create(self, name: str, seats: int, variant: str, turn_seconds: int | None,
+                     private: bool, *, rated: bool = False,
+                     offers: dict[int, str] | None = None) -> RoomRunner:
+        return await self.node.create(name, seats, variant, turn_seconds, private,
+                                      rated=rated, offers=offers)
+
+    async def find(self, key: str, *, by_id_private: bool) -> RoomRunner:
+        try:
+            return self.lobby.find(key, by_id_private=by_id_private)
+        except RoomNotFound:
+            pass
+        return await self.node.locate(key, by_id_private=by_id_private)
+
+    async def list_page(self, after: str | None, limit: int,
+                        ) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...] | None, bool]:
+        return await self.node.list_page(after, limit)
+
+    def leases(self) -> int | None:
+        return len(self.node.owned)
+
+    def queue(self) -> LocalQueue | RedisQueue:
+        from server.matchmaking import RedisQueue
+
+        return RedisQueue(self.node)

@@ -87,7 +87,8 @@ class Connection:
     """A client connected over one websocket."""
 
     def __init__(self, ws: ServerConnection, address: str, bucket: TokenBucket,
-                 write_limit: int, *, close_timeout: float = 10.0) -> None:
+                 write_limit: int, *, close_timeout: float = 10.0,
+                 metrics: Metrics | None = None) -> None:
         self.ws = ws
         self.address = address
         self.id = f"p{next(_ids)}"
@@ -121,7 +122,7 @@ class Connection:
         self._deadline: asyncio.TimerHandle | None = None
         self._timeouts: tuple[float, float | None] = (0.0, None)
         #: The server's metrics (None: not counted).
-        self.metrics: Metrics | None = None
+        self.metrics = metrics
 
     @property
     def closing(self) -> bool:

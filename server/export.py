@@ -4,7 +4,6 @@ state a stored game stands at (:func:`stored_state`, replayed by :mod:`shared.re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from server.store.base import ActionRecord, GameRecord
 from server.store.errors import StoreError
@@ -48,19 +47,6 @@ def stored_state(record: GameRecord) -> GameState | None:
     if record.room.status == RoomStatus.WAITING:
         return None
     return record_state(record_file(record))
-
-
-def room_record_file(room: Any) -> GameRecordFile:
-    """The record file of a finished game held in memory (a :class:`server.room.Room` of a
-    server without a store)."""
-    seats = [s for s in room.seats if s is not None]
-    return GameRecordFile(
-        room=room.id, name=room.name, variant=room.variant, turn_seconds=room.turn_seconds,
-        seed=room.seed, seats=tuple(s.name for s in seats),
-        bots=tuple(s.bot is not None for s in seats),
-        actions=tuple(RecordedAction(seat, action) for seat, action in room.log),
-        result=None,
-    )
 
 
 def export_game(record: GameRecord, path: str | Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from server.dispatch import reply
-from server.export import record_file, room_record_file
+from server.export import record_file
 from server.record_pages import record_page
 from shared import messages as m
 from shared.errors import CastellError, RoomNotFound
@@ -38,26 +38,17 @@ class AccountHandlers:
         await self.rematches.rematch(conn, msg)
 
     async def record(self, conn: Connection, msg: m.RecordRequest) -> None:
-        """A finished game's record: from the store, or from memory on a server without
-        one. A private room's only for an account that played it."""
-        runner = self.lobby.rooms.get(msg.room)
-        store = self.lobby.store
-        record = await store.load(msg.room) if store is not None else None
-        private = record.room.private if record is not None \
-            else runner is not None and runner.room.private
-        if private and not (conn.account is not None
-                            and await self.accounts.holds_seat(msg.room, conn.account)):
+        """A finished game's record, from the store. A private room's only for an account
+        that played it."""
+        record = await self.lobby.store.load(msg.room)
+        if record is not None and record.room.private and not (
+                conn.account is not None
+                and await self.accounts.holds_seat(msg.room, conn.account)):
             record = None
-            runner = None
-        if record is not None:
-            if record.room.status != RoomStatus.FINISHED:
-                raise CastellError("that game is not over yet", code="not_finished")
-            game = record_file(record)
-        elif runner is not None and store is None:
-            if runner.room.status != RoomStatus.FINISHED:
-                raise CastellError("that game is not over yet", code="not_finished")
-            game = room_record_file(runner.room)
-        else:
+        if record is None:
             raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
+        if record.room.status != RoomStatus.FINISHED:
+            raise CastellError("that game is not over yet", code="not_finished")
+        game = record_file(record)
         # a long game's record comes in pages, each in one frame (server.record_pages)
         reply(conn, record_page(msg.id, game, msg.from_ or 0))

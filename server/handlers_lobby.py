@@ -74,14 +74,10 @@ class LobbyHandlers:
         reply(conn, m.Identity(re=msg.id, server_id=server_id))
 
     async def list_rooms(self, conn: Connection, msg: m.ListRooms) -> None:
-        cluster = self.requests.cluster
-        if cluster is not None:
-            rooms, nodes, more = await cluster.list_page(msg.after, self.config.max_listed)
-            reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes, more=more))
-            return
         # A reply must fit in a frame: a page of at most max_listed rooms, in list order.
-        public, more = self.lobby.list_page(msg.after, self.config.max_listed)
-        reply(conn, m.Rooms(re=msg.id, rooms=tuple(r.summary() for r in public), more=more))
+        rooms, nodes, more = await self.requests.directory.list_page(msg.after,
+                                                                     self.config.max_listed)
+        reply(conn, m.Rooms(re=msg.id, rooms=rooms, nodes=nodes, more=more))
 
     async def create_room(self, conn: Connection, msg: m.CreateRoom) -> None:
         turn_seconds = msg.turn_seconds

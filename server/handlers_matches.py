@@ -21,8 +21,6 @@ class MatchHandlers:
         self.ratings = ratings
 
     async def quick_match(self, conn: Connection, msg: m.QuickMatch) -> None:
-        if msg.rated:
-            self.ratings.need_store()
         await self.matchmaker.enqueue(conn, msg)
         reply(conn, m.Ok(re=msg.id))
 

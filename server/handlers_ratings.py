@@ -30,7 +30,6 @@ class RatingHandlers:
         reply(conn, m.LeaderboardReply(re=msg.id, entries=entries))
 
     async def profile(self, conn: Connection, msg: m.ProfileRequest) -> None:
-        self.ratings.need_store()
         account = await self.accounts.owner(msg.name)
         if account is None:
             raise CastellError(f"no account of this server is called {msg.name!r}",

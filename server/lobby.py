@@ -70,18 +70,23 @@ def _key(room: Room[Any]) -> tuple[int, float, str]:
 class Lobby:
     """Holds the rooms. Rooms are forgotten once empty and finished (or never started)."""
 
-    def __init__(self, *, store: Store | None = None, max_rooms: int, bot_delay: float,
+    def __init__(self, *, store: Store, max_rooms: int, bot_delay: float,
                  room_linger: float, unload_after: float | None = None,
                  unattended_after: float | None = None,
                  turn_time_scale: float = 1.0,
                  thinkers: Thinkers | None = None, bot_think: float = 1.5,
+                 guard: Callable[[RoomRunner], bool] | None = None,
+                 metrics: Metrics | None = None,
                  clock: Callable[[], float] = time.time) -> None:
+        """``guard``: whether this server still holds a room (a cluster node's lease; None:
+        it holds every room it has); ``metrics``: the server's, given to every room (None:
+        not counted)."""
         self.store = store
         #: Where the rooms' bots think (none given: a thread of this process).
         self.thinkers = thinkers if thinkers is not None else Thinkers(0)
         self.bot_think = bot_think
         #: The rooms waiting out a store failure: any write stored wakes them all.
-        self.retries = Retries(store.probe if store is not None else None)
+        self.retries = Retries(store.probe)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.rooms: dict[str, RoomRunner] = {}
         self.codes: dict[str, RoomRunner] = {}
@@ -104,10 +109,8 @@ class Lobby:
         self._listed: list[tuple[int, float, str]] = []
         self._keys: dict[str, tuple[int, float, str]] = {}
         self._on_remove: list[Listener] = []
-        #: Whether this server still holds a room (set by a cluster node: its lease).
-        self.guard: Callable[[RoomRunner], bool] | None = None
-        #: The server's metrics, given to every room (None: not counted).
-        self.metrics: Metrics | None = None
+        self.guard = guard
+        self.metrics = metrics
 
     def subscribe(self, *, on_change: Listener | None = None,
                   on_remove: Listener | None = None) -> None:
@@ -157,12 +160,11 @@ class Lobby:
             now=self.clock(), fenced=fenced, rated=rated, **self._room_options(),
         )
         room.offer_seats(offers or {})
-        if self.store is not None:
-            await self.store.create_room(RoomRecord(
-                room_id, name, seats, variant, turn_seconds, private, code, room.seed,
-                created_at=room.created_at, rated=rated,
-                offers=tuple(sorted(room.reserved.items())),
-            ))
+        await self.store.create_room(RoomRecord(
+            room_id, name, seats, variant, turn_seconds, private, code, room.seed,
+            created_at=room.created_at, rated=rated,
+            offers=tuple(sorted(room.reserved.items())),
+        ))
         runner = self._runner(room)
         self.add(runner)
         log.info("room %s created: %r, %d seats, %s%s", room_id, name, seats, variant,
@@ -176,12 +178,10 @@ class Lobby:
         return self._runner(room)
 
     def _runner(self, room: Room[Connection]) -> RoomRunner:
-        runner = RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
-                            on_empty=self._on_empty, on_lost=self._lost, held=self._held,
-                            thinkers=self.thinkers, bot_think=self.bot_think,
-                            retries=self.retries)
-        runner.metrics = self.metrics
-        return runner
+        return RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
+                          on_empty=self._on_empty, on_lost=self._lost, held=self._held,
+                          thinkers=self.thinkers, bot_think=self.bot_think,
+                          retries=self.retries, metrics=self.metrics)
 
     def _held(self, runner: RoomRunner) -> bool:
         return self.guard is None or self.guard(runner)
@@ -221,8 +221,6 @@ class Lobby:
         waiting rooms (so that they are listed again). Every other stored game stays in the
         store until one of its players comes back with a seat token (:meth:`find_or_load`).
         """
-        if self.store is None:
-            return 0
         stored = await self.store.unfinished_summaries()
 
         def rank(summary: StoredRoom) -> int | None:
@@ -298,8 +296,7 @@ class Lobby:
         try:
             return self.find(key, by_id_private=by_id_private)
         except RoomNotFound:
-            if self.store is None:
-                raise
+            pass
         record = await self.store.load(key)
         if key in self.rooms:  # loaded by another request meanwhile
             return self.find(key, by_id_private=by_id_private)
@@ -340,8 +337,8 @@ class Lobby:
         """Whether a room may leave memory and come back from the store unchanged: a game
         under way, nobody in it, no change in flight."""
         room = runner.room
-        return (self.store is not None and room.status == RoomStatus.PLAYING
-                and not room.members() and not room.busy)
+        return (room.status == RoomStatus.PLAYING and not room.members()
+                and not room.busy)
 
     def public(self) -> list[RoomRunner]:
         return [r for r in self.rooms.values() if not r.room.private]
@@ -427,7 +424,7 @@ class Lobby:
         """Drop a room from memory; ``forget`` also deletes it from the store (a room whose
         game never started is worth nothing once empty)."""
         runner.close()
-        if forget and self.store is not None:
+        if forget:
             task = asyncio.get_running_loop().create_task(
                 self.store.delete_room(runner.id, expect_version=runner.room.fence))
             self._tasks.add(task)

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from server.cluster import ClusterNode
     from server.config import ServerConfig
     from server.connection import Connection
+    from server.directory import Directory
     from server.lobby import Lobby
     from server.ratings import Ratings
     from server.runner import RoomRunner
@@ -360,16 +361,18 @@ class Matchmaker:
     """The quick-match queue of one server (or node), and its matcher. ``clock`` is the
     matcher's time (tests pass their own, and call :meth:`round` themselves)."""
 
-    def __init__(self, config: ServerConfig, lobby: Lobby, ratings: Ratings, *,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, config: ServerConfig, lobby: Lobby, ratings: Ratings,
+                 directory: Directory, *, clock: Callable[[], float] = time.time) -> None:
+        """``directory``: where the matched rooms are made, and whose queue this is (this
+        server's own, or its cluster's: :meth:`server.directory.Directory.queue`)."""
         self.config = config
         self.lobby = lobby
+        self.directory = directory
         self.ratings = ratings
         self.clock = clock
         self.windows = Windows(config.match_window, config.match_widen,
                                config.match_window_max, config.rated_one_network)
         self.queue: LocalQueue | RedisQueue = LocalQueue()
-        self.cluster: ClusterNode | None = None
         #: This node's waiting connections, by ticket; and each connection's ticket.
         self.here: dict[str, Connection] = {}
         self.tickets: dict[Connection, str] = {}
@@ -388,20 +391,19 @@ class Matchmaker:
 
     @property
     def node_id(self) -> str:
-        return self.cluster.node_id if self.cluster is not None else ""
+        return self.directory.node_id
 
-    def start(self) -> None:
-        """Match every ``match_interval`` seconds from now on."""
+    async def start(self) -> None:
+        """Take the directory's queue (once it is started) and match every
+        ``match_interval`` seconds from now on; in a cluster, the ``matched`` pushes of
+        other nodes are heard (subscribed before this returns)."""
+        queue = self.directory.queue()
+        if isinstance(queue, RedisQueue):
+            pubsub = queue.redis.pubsub()
+            await pubsub.subscribe(queue.channel)
+            self._tasks.append(asyncio.get_running_loop().create_task(self._hearing(pubsub)))
+        self.queue = queue
         self._loop = asyncio.get_running_loop().create_task(self._matching())
-
-    async def use_cluster(self, node: ClusterNode) -> None:
-        """The queue is the cluster's from now on; ``matched`` pushes of other nodes are
-        heard (subscribed before this returns)."""
-        queue = RedisQueue(node)
-        pubsub = queue.redis.pubsub()
-        await pubsub.subscribe(queue.channel)
-        self.queue, self.cluster = queue, node
-        self._tasks.append(asyncio.get_running_loop().create_task(self._hearing(pubsub)))
 
     async def close(self) -> None:
         """Stop matching: every task of the matcher cancelled and waited for, and this node's
@@ -535,11 +537,7 @@ class Matchmaker:
         rated = match.wishes[0].rated
         name = "Rated quick match" if rated else "Quick match"
         turn = self.config.rated_turn_seconds
-        if self.cluster is not None:
-            runner = await self.cluster.create(name, match.seats, "normal", turn, False,
-                                               rated=rated)
-        else:
-            runner = await self.lobby.create(name, match.seats, "normal", turn, False,
+        runner = await self.directory.create(name, match.seats, "normal", turn, False,
                                              rated=rated)
         tokens = [secrets.token_urlsafe(24) for _ in match.wishes]
         names = unique_names([w.name for w in match.wishes])
@@ -554,7 +552,7 @@ class Matchmaker:
         for seat, (wish, token) in enumerate(zip(match.wishes, tokens, strict=True)):
             here = wish.node == self.node_id
             push = m.MatchedPush(room=runner.id, seat=seat, token=token,
-                                 url=None if here or self.cluster is None else self.cluster.url)
+                                 url=None if here else self.directory.url or None)
             if here:
                 self._tell(wish.ticket, push)
             elif isinstance(self.queue, RedisQueue):

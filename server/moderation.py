@@ -76,7 +76,7 @@ def removed(room: str | None, why: str, reason: str, ends: float | None) -> byte
 class Moderation:
     """The bans, mutes and kicks of one server (see the module docstring)."""
 
-    def __init__(self, store: Store | None) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.bans: dict[tuple[str, str], BanRecord] = {}
         self.mutes: dict[str, MuteRecord] = {}
@@ -84,23 +84,21 @@ class Moderation:
 
     async def load(self) -> None:
         """Read the stored bans, mutes and kicks (again)."""
-        if self.store is not None:
-            self.bans = {(b.kind, b.value): b for b in await self.store.list_bans()}
-            self.mutes = {u.value: u for u in await self.store.list_mutes()}
-            self.kicks = {(k.room, k.value): k for k in await self.store.list_kicks()}
+        self.bans = {(b.kind, b.value): b for b in await self.store.list_bans()}
+        self.mutes = {u.value: u for u in await self.store.list_mutes()}
+        self.kicks = {(k.room, k.value): k for k in await self.store.list_kicks()}
 
     async def ban(self, target: str, *, seconds: float | None, reason: str) -> BanRecord:
         kind, value = ban_target(target)
         now = time.time()
         ban = BanRecord(kind, value, None if seconds is None else now + seconds, reason, now)
-        if self.store is not None:
-            await self.store.put_ban(ban)
+        await self.store.put_ban(ban)
         self.bans[(kind, value)] = ban
         return ban
 
     async def unban(self, target: str) -> bool:
         kind, value = ban_target(target)
-        stored = await self.store.delete_ban(kind, value) if self.store is not None else False
+        stored = await self.store.delete_ban(kind, value)
         return self.bans.pop((kind, value), None) is not None or stored
 
     def _live(self, ban: BanRecord | None) -> BanRecord | None:
@@ -112,14 +110,13 @@ class Moderation:
         now = time.time()
         mute = MuteRecord(name_key(name), None if seconds is None else now + seconds, reason,
                           now)
-        if self.store is not None:
-            await self.store.put_mute(mute)
+        await self.store.put_mute(mute)
         self.mutes[mute.value] = mute
         return mute
 
     async def unmute(self, name: str) -> bool:
         key = name_key(name)
-        stored = await self.store.delete_mute(key) if self.store is not None else False
+        stored = await self.store.delete_mute(key)
         return self.mutes.pop(key, None) is not None or stored
 
     def muted(self, name: str) -> MuteRecord | None:
@@ -134,14 +131,13 @@ class Moderation:
         now = time.time()
         kick = KickRecord(room, name_key(name), account, seat,
                           None if seconds is None else now + seconds, reason, now)
-        if self.store is not None:
-            await self.store.put_kick(kick)
+        await self.store.put_kick(kick)
         self.kicks[(room, kick.value)] = kick
         return kick
 
     async def unkick(self, room: str, name: str) -> bool:
         key = name_key(name)
-        stored = await self.store.delete_kick(room, key) if self.store is not None else False
+        stored = await self.store.delete_kick(room, key)
         return self.kicks.pop((room, key), None) is not None or stored
 
     def kicked(self, room: str, names: set[str], account: str | None) -> KickRecord | None:

@@ -10,8 +10,8 @@ What players see is one integer (:func:`display`): the conservative estimate
 ``mu − 3·sigma`` (openskill's *ordinal*) on a scale where a new account stands at 1500:
 ``round(1500 + 20 · (mu − 3·sigma))`` (docs/protocol.md, "Ratings").
 
-:class:`Ratings` answers ``leaderboard`` and ``profile`` from the store; ratings need one (a
-server without a store refuses rated rooms).
+:class:`Ratings` answers ``leaderboard`` and ``profile`` from the store (every server has
+one, in memory when it is given none).
 
 **The floor of rated play** (docs/protocol.md, "Ratings and quick match"), pure functions
 here, applied by the room (:func:`played`), the matcher and the seat requests
@@ -166,7 +166,7 @@ def _entry(rank: int, r: RatingRecord) -> m.LeaderEntry:
 class Ratings:
     """``leaderboard`` and ``profile`` for one server. See the module docstring."""
 
-    def __init__(self, store: Store | None, *, min_games: int) -> None:
+    def __init__(self, store: Store, *, min_games: int) -> None:
         self.store = store
         #: Rated games an account needs to appear on the leaderboard.
         self.min_games = min_games
@@ -177,21 +177,15 @@ class Ratings:
         an established rating needs (:data:`ESTABLISHED`)."""
         return max(self.min_games, ESTABLISHED.games)
 
-    def need_store(self) -> Store:
-        if self.store is None:
-            raise CastellError("this server keeps no ratings: it runs without a store",
-                               code="not_rated")
-        return self.store
-
     async def of(self, accounts: tuple[str, ...]) -> dict[str, int]:
         """The displayed ratings of ``accounts`` (a new account's is 1500)."""
-        return await shown_ratings(self.need_store(), accounts)
+        return await shown_ratings(self.store, accounts)
 
     async def leaderboard(self, limit: int, around: str | None) -> list[m.LeaderEntry]:
         """The ranked entries, established ratings only: the best ``limit``, or
         (``around``: an account) the ``limit`` around that account's place (the best ones
         when it is not ranked)."""
-        store = self.need_store()
+        store = self.store
         offset = 0
         if around is not None:
             rank = await store.rank_of(around, self.games, ESTABLISHED.opponents)
@@ -201,7 +195,7 @@ class Ratings:
         return [_entry(offset + i + 1, r) for i, r in enumerate(rows)]
 
     async def profile(self, re: int, account: str, name: str, last: int) -> m.ProfileReply:
-        store = self.need_store()
+        store = self.store
         known = (await store.ratings((account,))).get(account)
         mu, sigma = (known.mu, known.sigma) if known else (MU, SIGMA)
         by_seats = await store.wins_by_seats(account)

@@ -49,7 +49,7 @@ class Rematches:
         self.requests = requests
         self.lobby = requests.lobby
         #: The rematch made of each finished room this server holds (by the finished room's
-        #: id): without a store, the only record of it.
+        #: id), as the store links them.
         self.made: dict[str, RoomRunner] = {}
         #: One lock per finished room being asked for its rematch, and how many wait on it.
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
@@ -117,10 +117,7 @@ class Rematches:
         runner = self.lobby.rooms.get(key)
         if runner is not None:
             return runner.room.offered_to(name)
-        store = self.lobby.store
-        if store is None:
-            return False
-        record = await store.load(key)
+        record = await self.lobby.store.load(key)
         if record is None or record.room.status != RoomStatus.WAITING:
             return False
         return name_key(name) in {wanted for _, wanted in record.room.offers}
@@ -141,10 +138,7 @@ class Rematches:
         made = self.made.get(old.id)
         if made is not None and self.lobby.rooms.get(made.id) is made:
             return made
-        store = self.lobby.store
-        if store is None:
-            return None
-        linked = await store.rematch_of(old.id)
+        linked = await self.lobby.store.rematch_of(old.id)
         if linked is None:
             return None
         try:
@@ -162,18 +156,16 @@ class Rematches:
         made = await self.requests.new_room(conn, room.name, room.size, room.variant,
                                             room.turn_seconds, room.private,
                                             rated=room.rated, offers=offers)
-        store = self.lobby.store
-        if store is not None:
-            linked = await store.link_rematch(old.id, made.id)
-            if linked != made.id:
-                # Another server linked one first (it held the finished room before this
-                # one): ours goes, theirs is the rematch.
-                self.lobby.remove(made, forget=True)
-                found = await self.existing(old)
-                if found is None:
-                    raise CastellError("the rematch could not be set up: ask again",
-                                       code="internal_error")
-                return found, False
+        linked = await self.lobby.store.link_rematch(old.id, made.id)
+        if linked != made.id:
+            # Another server linked one first (it held the finished room before this one):
+            # ours goes, theirs is the rematch.
+            self.lobby.remove(made, forget=True)
+            found = await self.existing(old)
+            if found is None:
+                raise CastellError("the rematch could not be set up: ask again",
+                                   code="internal_error")
+            return found, False
         self.made[old.id] = made
         await made.seat_bots({s.index: s.bot for s in room.seats
                               if s is not None and s.bot is not None})

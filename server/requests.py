@@ -28,16 +28,16 @@ from server.handlers_room import RoomHandlers
 from server.limits import network_of, recent
 from server.matchmaking import Matchmaker
 from server.ratings import Ratings
-from server.registrations import Registrations
 from server.rematch import Rematches
 from server.room import RESERVED_NAMES
 from server.runner import RoomRunner
 from shared import messages as m
-from shared.errors import CastellError, RoomNotFound
+from shared.errors import CastellError
 
 if TYPE_CHECKING:
-    from server.cluster import ClusterNode
     from server.config import ServerConfig
+    from server.directory import Directory
+    from server.identity import Identity
     from server.lobby import Lobby
     from server.metrics import Metrics
     from server.moderation import Moderation
@@ -48,11 +48,15 @@ log = logging.getLogger("castell.server")
 class Requests:
     """Answers the requests of every connection of one server."""
 
-    def __init__(self, config: ServerConfig, lobby: Lobby, *, metrics: Metrics | None = None,
-                 moderation: Moderation | None = None) -> None:
+    def __init__(self, config: ServerConfig, lobby: Lobby, directory: Directory, *,
+                 accounts: Accounts, ratings: Ratings, matchmaker: Matchmaker,
+                 identity: Identity, moderation: Moderation | None = None,
+                 metrics: Metrics | None = None) -> None:
+        """``directory``: where rooms are made, found and listed (this server's alone, or a
+        cluster's); the host's tools, ``moderation`` and ``metrics`` (None: none)."""
         self.config = config
         self.lobby = lobby
-        self.cluster: ClusterNode | None = None
+        self.directory = directory
         #: Recent failed seat-token attempts, by address (see check_resume_rate).
         self.failed_resumes: dict[str, list[float]] = {}
         #: Rooms being created (stored, not yet in the lobby), by address.
@@ -61,27 +65,25 @@ class Requests:
         self.failed_codes: dict[str, list[float]] = {}
         self.failed_codes_by_network: dict[str, list[float]] = {}
         #: Players' accounts (server.accounts); recent hellos with a wrong key, by address.
-        self.accounts = Accounts(lobby.store, lobby, registrations=Registrations(
-            config.accounts_per_address, config.accounts_per_network,
-            config.account_release_days))
+        self.accounts = accounts
         self.failed_keys: dict[str, list[float]] = {}
         #: The host's tools (server.metrics, server.moderation).
         self.metrics = metrics
         self.moderation = moderation
         #: Set while the server drains (admin drain): no new rooms.
         self.draining = False
-        #: Who this server is (server.identity), set by the server once its store is open.
-        self.server_id: str | None = None
+        #: Who this server is (server.identity), read once its store is open.
+        self.identity = identity
         #: Ratings (server.ratings) and the quick-match queue (server.matchmaking).
-        self.ratings = Ratings(lobby.store, min_games=config.leaderboard_min_games)
-        self.matchmaker = Matchmaker(config, lobby, self.ratings)
+        self.ratings = ratings
+        self.matchmaker = matchmaker
         #: Finished rooms' rematches (server.rematch).
         self.rematches = Rematches(self)
         lobby_ = LobbyHandlers(self)
         room = self.room_handlers = RoomHandlers(config, moderation)
-        accounts = AccountHandlers(lobby, self.accounts, self.rematches)
+        accounts_ = AccountHandlers(lobby, self.accounts, self.rematches)
         matches = MatchHandlers(self.matchmaker, self.ratings)
-        ratings = RatingHandlers(self.ratings, self.accounts)
+        ratings_ = RatingHandlers(self.ratings, self.accounts)
         #: The one table of handlers: each request type, and the handler of its area.
         #: Which protocol state takes which type is :data:`server.states.ALLOWED`'s to say.
         self.handlers: dict[type, Handler] = {
@@ -101,22 +103,22 @@ class Requests:
             # the game (server.handlers_game)
             m.ActionRequest: handlers_game.action,
             # accounts (server.handlers_accounts)
-            m.MyGames: accounts.my_games,
-            m.RecordRequest: accounts.record,
-            m.Rematch: accounts.rematch,
+            m.MyGames: accounts_.my_games,
+            m.RecordRequest: accounts_.record,
+            m.Rematch: accounts_.rematch,
             # quick match (server.handlers_matches)
             m.QuickMatch: matches.quick_match,
             m.CancelMatch: matches.cancel_match,
             # ratings (server.handlers_ratings)
-            m.Leaderboard: ratings.leaderboard,
-            m.ProfileRequest: ratings.profile,
+            m.Leaderboard: ratings_.leaderboard,
+            m.ProfileRequest: ratings_.profile,
         }
         self.dispatcher = Dispatcher(config, self.handlers, metrics)
 
-    def use_cluster(self, node: ClusterNode) -> None:
-        """Rooms are found, created and listed across the cluster from now on."""
-        self.cluster = node
-        self.matchmaker.cluster = node
+    @property
+    def server_id(self) -> str | None:
+        """This server's identity (None while it starts)."""
+        return self.identity.id
 
     def sweep(self, now: float) -> None:
         """Forget failed attempts older than the window, and buckets that are full again."""
@@ -161,7 +163,7 @@ class Requests:
         if (conn.name or "").casefold() in RESERVED_NAMES:  # refused before a room is made
             raise CastellError(f"{conn.name!r} is the name the server's own notices go under: "
                                "connect under another name to create a room", code="name_taken")
-        create = self.cluster.create if self.cluster is not None else self.lobby.create
+        create = self.directory.create
         self.creating[address] = self.creating.get(address, 0) + 1
         try:
             runner = await create(name, seats, variant, turn_seconds, private, rated=rated,
@@ -176,22 +178,14 @@ class Requests:
         return runner
 
     def check_rated(self, conn: Connection) -> None:
-        """A rated room needs a store (for the ratings) and a creator with an account."""
-        self.ratings.need_store()
+        """A rated room needs a creator with an account."""
         if conn.account is None:
             raise CastellError("a rated room seats signed-in accounts only: connect with "
                                "your account (not as a guest)", code="not_signed_in")
 
     async def find_room(self, key: str, *, by_id_private: bool) -> RoomRunner:
-        """The room ``key`` names: in this server's lobby, or else on a cluster node
-        (:class:`~shared.errors.RoomMoved` says which) or taken over by this one."""
-        if self.cluster is None:
-            return await self.lobby.find_or_load(key, by_id_private=by_id_private)
-        try:
-            return self.lobby.find(key, by_id_private=by_id_private)
-        except RoomNotFound:
-            pass
-        return await self.cluster.locate(key, by_id_private=by_id_private)
+        """The room ``key`` names (:meth:`server.directory.Directory.find`)."""
+        return await self.directory.find(key, by_id_private=by_id_private)
 
     def check_resume_rate(self, conn: Connection) -> None:
         """Refuse a seat-token attempt once this connection, or its address, has failed

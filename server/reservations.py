@@ -110,7 +110,7 @@ class Reservations:
                 member.send_bytes(notice)
                 member.leave_room()
             await runner.evict(1000, CALLED_OFF[:120])
-            if lobby.store is not None and runner.room.status != "finished":
+            if runner.room.status != "finished":
                 await perform(lobby.store, Finish(runner.id, {"abandoned": CALLED_OFF},
                                                   time.time(),
                                                   expect_version=runner.room.fence))

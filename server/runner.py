@@ -70,14 +70,15 @@ __all__ = ["RoomRunner", "StoreUnavailable", "count_change", "perform"]
 class RoomRunner:
     """One room, driven. See the module docstring."""
 
-    def __init__(self, room: Room[Connection], store: Store | None, *,
+    def __init__(self, room: Room[Connection], store: Store, *,
                  clock: Callable[[], float] = time.time,
                  on_change: Callable[[RoomRunner], None] | None = None,
                  on_empty: Callable[[RoomRunner], None] | None = None,
                  on_lost: Callable[[RoomRunner, str], None] | None = None,
                  held: Callable[[RoomRunner], bool] | None = None,
                  thinkers: Thinkers | None = None, bot_think: float = 1.5,
-                 retries: Retries | None = None, scheduler: Scheduler | None = None) -> None:
+                 retries: Retries | None = None, scheduler: Scheduler | None = None,
+                 metrics: Metrics | None = None) -> None:
         self.room = room
         self.store = store
         #: The room's time, and where its waits go (a test passes a virtual clock as both,
@@ -102,8 +103,8 @@ class RoomRunner:
         #: The rooms of this store waiting on a retry (shared by the lobby's rooms): a turn
         #: timer or the bots waiting on their backoff go at once when the store is back.
         self.retries = retries if retries is not None else Retries()
-        #: The server's metrics (None: not counted), set by the lobby.
-        self.metrics: Metrics | None = None
+        #: The server's metrics (None: not counted).
+        self.metrics = metrics
         self.timer = TurnTimer(self)
         #: The bots: where they think (``thinkers``), for how long a hard bot may.
         self.bots = BotDriver(self, self.timer,
@@ -112,8 +113,8 @@ class RoomRunner:
         #: be read back (see :meth:`settle`).
         self._doubt = Doubt()
         #: The room's history as derived from the store (None: not yet, or to derive
-        #: again), kept up to date as changes commit; without a store, from memory alone.
-        self._history: History | None = None if store is not None else History()
+        #: again), kept up to date as changes commit.
+        self._history: History | None = None
         #: The addresses this room counts against for ``--rooms-per-address`` besides its
         #: creator's (``room.host_address``): a quick match's players' (server.matchmaking).
         self.addresses: frozenset[str] = frozenset()
@@ -236,26 +237,24 @@ class RoomRunner:
             self._check_held()
             await self.settle()
             write = self.room.chat_line(conn, name, text, now=self.clock())
-            if self.store is not None:
-                try:
-                    await perform(self.store, write)
-                except VersionConflict as exc:
-                    log.warning("room %s: a chat line was refused, another server holds the "
-                                "room: %s", self.room.id, exc)
-                    self._lose("another server wrote to it (version_conflict)")
-                    raise RoomMoved("this room is no longer served here: ask again",
-                                    url=None) from exc
-                except Exception as exc:
-                    log.error("room %s: a chat line could not be stored: %s", self.room.id,
-                              exc, exc_info=exc)
-                    raise StoreUnavailable("the chat line could not be saved just now: try "
-                                           "again in a moment") from exc
-            if self.store is not None:
-                self.retries.stored()
+            try:
+                await perform(self.store, write)
+            except VersionConflict as exc:
+                log.warning("room %s: a chat line was refused, another server holds the "
+                            "room: %s", self.room.id, exc)
+                self._lose("another server wrote to it (version_conflict)")
+                raise RoomMoved("this room is no longer served here: ask again",
+                                url=None) from exc
+            except Exception as exc:
+                log.error("room %s: a chat line could not be stored: %s", self.room.id,
+                          exc, exc_info=exc)
+                raise StoreUnavailable("the chat line could not be saved just now: try "
+                                       "again in a moment") from exc
+            self.retries.stored()
             line = write.record
             if self._history is not None:
                 self._history.add_chat(line.version, line.seat, line.name, line.text)
-                if self.store is not None and self._history.chat_lines > CHAT_KEPT:
+                if self._history.chat_lines > CHAT_KEPT:
                     self._history = None  # the store forgot the oldest: derive it again
             self._perform(self.room.chat(conn, name, text, re))
 
@@ -265,7 +264,6 @@ class RoomRunner:
         async with self.lock:
             self._check_held()
             if self._history is None:
-                assert self.store is not None
                 try:
                     record = await self.store.load(self.room.id)
                     chat = await self.store.load_chat(self.room.id)
@@ -287,9 +285,8 @@ class RoomRunner:
         async with self.lock:
             change = self.room.take_over()
             try:
-                if self.store is not None:
-                    for write in change.writes:
-                        await perform(self.store, write)
+                for write in change.writes:
+                    await perform(self.store, write)
             except BaseException:
                 self.room.abort(change)
                 raise
@@ -337,15 +334,14 @@ class RoomRunner:
         (a forced change is committed all the same). Returns whether it was stored."""
         started = time.perf_counter()
         try:
-            if self.store is not None:
-                for write in change.writes:
-                    done = await perform(self.store, write)
-                    if isinstance(write, Finish) and done:
-                        self.room.rated_end(rating_changes(done))
-                        await ratings.read_provisional(self.store, self.room,
-                                                       {g.seat: g.account for g in done})
-                if self.metrics is not None:
-                    self.metrics.commit_seconds.observe(time.perf_counter() - started)
+            for write in change.writes:
+                done = await perform(self.store, write)
+                if isinstance(write, Finish) and done:
+                    self.room.rated_end(rating_changes(done))
+                    await ratings.read_provisional(self.store, self.room,
+                                                   {g.seat: g.account for g in done})
+            if self.metrics is not None:
+                self.metrics.commit_seconds.observe(time.perf_counter() - started)
         except Exception as exc:
             if isinstance(exc, VersionConflict):
                 # Another server took the room over: this one must stop serving it now,
@@ -356,7 +352,7 @@ class RoomRunner:
                 self._lose("another server wrote to it (version_conflict)")
                 return False
             try:
-                held = self.store is not None and await self._doubt.read_back(
+                held = await self._doubt.read_back(
                     self.store, self.room, change)
             except BaseException:  # cancelled while reading back (its version in doubt)
                 self.room.abort(change)
@@ -382,8 +378,7 @@ class RoomRunner:
         if self.room.failures:
             log.info("room %s: the store works again", self.room.id)
         self._commit(change)
-        if self.store is not None:
-            self.retries.stored()
+        self.retries.stored()
         if self.on_change is not None:
             self.on_change(self)
         return True
@@ -391,8 +386,6 @@ class RoomRunner:
     async def settle(self) -> None:
         """Before the next change, when a version is in doubt: read what the store holds
         and go on from there (raises :class:`StoreUnavailable` while it cannot be read)."""
-        if self.store is None:
-            return
         doubted = self._doubt.version
         try:
             record = await self._doubt.settle(self.store, self.room)

@@ -13,16 +13,16 @@ if TYPE_CHECKING:
     from server.store.base import Store
 
 
-async def rating_of(store: Store | None, room: Room[Any], account: str | None) -> int | None:
+async def rating_of(store: Store, room: Room[Any], account: str | None) -> int | None:
     """The displayed rating of ``account`` in a rated room (None elsewhere)."""
-    if not room.rated or account is None or store is None:
+    if not room.rated or account is None:
         return None
     return (await shown_ratings(store, (account,)))[account]
 
 
-async def provisional(store: Store | None, room: Room[Any], account: str | None) -> bool | None:
+async def provisional(store: Store, room: Room[Any], account: str | None) -> bool | None:
     """Whether ``account``'s rating is provisional, in a rated room (None elsewhere)."""
-    if not room.rated or account is None or store is None:
+    if not room.rated or account is None:
         return None
     return (await provisional_of(store, (account,)))[account]
 
@@ -34,10 +34,10 @@ async def read_provisional(store: Store, room: Room[Any], accounts: dict[int, st
         room.provisional[index] = known[account]
 
 
-async def read_ratings(store: Store | None, room: Room[Any]) -> None:
+async def read_ratings(store: Store, room: Room[Any]) -> None:
     """A rated room read from the store learns its seats' ratings (and a finished one,
     what its end changed) before someone takes a seat back."""
-    if not room.rated or room.ratings or store is None:
+    if not room.rated or room.ratings:
         return
     accounts = await store.seat_accounts(room.id)
     shown = await shown_ratings(store, tuple(accounts.values()))

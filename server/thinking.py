@@ -157,7 +157,8 @@ class _Pending:
 class Thinkers:
     """The pool (see the module's text)."""
 
-    def __init__(self, workers: int, *, grace: float = GRACE) -> None:
+    def __init__(self, workers: int, *, grace: float = GRACE,
+                 waited: Callable[[str, float], None] | None = None) -> None:
         self.size = max(0, workers)
         self.grace = grace
         self._context = multiprocessing.get_context("spawn")
@@ -165,7 +166,7 @@ class Thinkers:
         self._queue: FairQueue[_Pending] = FairQueue()
         #: Told, for each decision a worker takes, its level and the seconds it waited for
         #: one (the server's metrics).
-        self.waited: Callable[[str, float], None] | None = None
+        self.waited = waited
         self._running: set[_Pending] = set()
         #: Workers killed and being reaped (in a thread: a join may take a moment).
         self._reaping: set[asyncio.Future[None]] = set()

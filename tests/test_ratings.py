@@ -221,15 +221,17 @@ async def test_a_rated_room_refuses_a_bot_and_a_guest(connect):
     assert push.view["players"][0]["rating"] == 1500
 
 
-async def test_a_server_without_a_store_keeps_no_ratings():
+async def test_a_server_given_no_store_keeps_ratings_in_memory():
+    """Every server has a store (SQLite in memory when it is given none): rated play, the
+    leaderboard and the quick match are served, never refused ``not_rated``."""
     async with serving() as (_, url):
         client = await GameClient.connect(url)
         await client.hello("Anna", new_key())
-        for cls, fields in ((m.CreateRoom, {"name": "x", "seats": 2, "rated": True}),
-                            (m.Leaderboard, {}), (m.QuickMatch, {"rated": True})):
-            with pytest.raises(ServerError) as caught:
-                await client.request(cls, **fields)
-            assert caught.value.code == "not_rated"
+        made = await client.request(m.CreateRoom, name="x", seats=2, rated=True)
+        assert made.room
+        await client.request(m.LeaveRoom)
+        assert (await client.request(m.Leaderboard)).entries == ()
+        await client.request(m.QuickMatch, rated=True)
         await client.close()
 
 

@@ -51,8 +51,10 @@ def server_url(server: CastellServer) -> str:
 async def serving(store: Store | None = None, *, config: ServerConfig = TEST_CONFIG,
                   cluster: ClusterConfig | None = None,
                   **changes: Any) -> AsyncIterator[tuple[CastellServer, str]]:
-    """A real server in this process on ``store`` (as a node of ``cluster``, if given), its
-    settings ``config`` changed by ``changes``; yields it and its URL, closes it afterwards."""
+    """A real server in this process on ``store`` (none given: the server's own SQLite
+    database in memory, as every server given none has), as a node of ``cluster`` if given,
+    its settings ``config`` changed by ``changes``; yields it and its URL, closes it
+    afterwards."""
     server = CastellServer(attrs.evolve(config, **changes), store, cluster=cluster)
     await server.start()
     try:

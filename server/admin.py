@@ -197,11 +197,21 @@ class AdminConsole:
             member.send_bytes(removed(r.id, "kicked", reason, kick.until))
             member.leave_room()
             await r.leave(member, dropped=False)
+        if r.room.status == RoomStatus.PLAYING:
+            # The game goes on without them: their turns end at once, the others told why.
+            _tell_room(r, f"the host removed {taken.name} from this room"
+                          f"{ending(kick.until)}: their turns end at once until they may "
+                          f"come back")
+            await r.away_changed()
         return f"{taken.name} (seat {seat}) kept out of room {room}{ending(kick.until)}"
 
     async def cmd_unkick(self, room: str, name: str) -> str:
         if not await self.server.moderation.unkick(room, name):
             raise AdminError(f"{name} is not kept out of room {room}")
+        r = self.server.lobby.rooms.get(room)
+        if r is not None and r.room.status == RoomStatus.PLAYING:
+            _tell_room(r, f"the host let {name} back into this room: their turns are "
+                          f"theirs again")
         return f"{name} may come back to room {room}"
 
     async def cmd_kicks(self) -> list[dict[str, Any]]:
@@ -270,6 +280,13 @@ class AdminConsole:
 
     async def cmd_drain(self) -> str:
         return self.server.drain()
+
+
+def _tell_room(runner: RoomRunner, text: str) -> None:
+    """The host's word to the members of a room, as a notice of that room."""
+    notice = encode(m.NoticePush(room=runner.id, text=text[:200]))
+    for member in runner.room.members():
+        member.send_bytes(notice)
 
 
 def ask(path: str, command: str, **args: Any) -> dict[str, Any]:

@@ -110,6 +110,7 @@ class CastellServer:
         self.moderation = Moderation(store)
         self.lobby.metrics = self.requests.metrics = self.metrics
         self.requests.moderation = self.admission.moderation = self.moderation
+        self.lobby.away = self.moderation.away
         if self.config.metrics_listen is None:
             self.admission.metrics = self.metrics
         self.admin: AdminConsole | None = None
@@ -138,6 +139,7 @@ class CastellServer:
         if self.store is not None:
             await self.store.open()
         self.requests.server_id = await server_id(self.store)
+        await self.moderation.load()  # the kicks, before the rooms they end turns of
         if self.store is not None and self.cluster_config is None:
             restored = await self.lobby.restore()
             if restored:

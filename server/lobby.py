@@ -105,6 +105,9 @@ class Lobby:
         self._on_remove: list[Listener] = []
         #: Whether this server still holds a room (set by a cluster node: its lease).
         self.guard: Callable[[RoomRunner], bool] | None = None
+        #: The seats of a room whose player the host kicked (set by the server's moderation):
+        #: given to every room, whose turns then end at once.
+        self.away: Callable[[RoomRunner], set[int]] | None = None
         #: The server's metrics, given to every room (None: not counted).
         self.metrics: Metrics | None = None
 
@@ -180,6 +183,7 @@ class Lobby:
                             thinkers=self.thinkers, bot_think=self.bot_think,
                             retries=self.retries)
         runner.metrics = self.metrics
+        runner.away = self.away
         return runner
 
     def _held(self, runner: RoomRunner) -> bool:

@@ -154,6 +154,15 @@ class Moderation:
                 return kick
         return None
 
+    def away(self, runner: RoomRunner) -> set[int]:
+        """The seats of ``runner``'s room whose player is kicked from it now: their turns end
+        at once when they come (:attr:`server.runner.RoomRunner.away`)."""
+        if not self.kicks:
+            return set()
+        return {seat.index for seat in runner.room.seats
+                if seat is not None and seat.bot is None
+                and self.kicked(runner.id, {seat.name}, seat.account) is not None}
+
     def check_join(self, conn: Connection, runner: RoomRunner, token: str | None) -> None:
         """Refuse a ``join_room`` of a kicked player (``kicked``): by the name it says, its
         account, or the name of the seat its token takes back."""

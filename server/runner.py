@@ -138,6 +138,9 @@ class RoomRunner:
         self.thinkers = thinkers if thinkers is not None else Thinkers(0)
         self.bot_think = bot_think
         self._plans: dict[int, bots.Decision] = {}
+        #: The seats whose player the host removed (kicked) from the room, now: their turns
+        #: end at once when they come, as the turn timer would end them (set by the server).
+        self.away: Callable[[RoomRunner], set[int]] | None = None
         #: The rooms of this store waiting on a retry (shared by the lobby's rooms); the
         #: turn key whose timer is a retry of what the store refused, and the bots' task's
         #: wait before it retries its move (both cut short once the store is back).
@@ -374,6 +377,23 @@ class RoomRunner:
     def resume_play(self) -> None:
         """After a restore: the turn timer starts afresh and bots wake."""
         self._perform(self.room.resume_play(now=self.clock()))
+        self._end_away_turn()
+
+    async def away_changed(self) -> None:
+        """The host removed a seat's player (or let them back): a removed player's turn at
+        hand ends now."""
+        async with self._lock:
+            self._end_away_turn()
+
+    def _end_away_turn(self) -> None:
+        """When the turn at hand is a removed player's (:attr:`away`), its timer runs out
+        at once (a ``timeout`` event and ``end_turn``, as the turn timer ends it)."""
+        state = self.room.state
+        if self.away is None or state is None or state.over or state.turn is None \
+                or self._timer_retry is not None:
+            return
+        if state.turn in self.away(self):
+            self._arm_timer((state.round, state.turn), 0.0)
 
     def close(self) -> None:
         """Stop the timer and the bots (the room is let go of)."""
@@ -498,6 +518,7 @@ class RoomRunner:
         if self._history is not None:
             version, events = self.room.committed
             self._history.add(version, events)
+        self._end_away_turn()
 
     def _perform(self, effects: list[Effect[Connection]]) -> None:
         for effect in effects:

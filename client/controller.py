@@ -31,6 +31,7 @@ from client.net import ServerError
 from client.render import event_lines
 from client.rulebook import rules_page
 from client.sanitize import safe
+from client.seats import HeldSeat
 from client.session import RoomState, Session
 from client.settings import Settings
 from shared import messages as m
@@ -384,7 +385,7 @@ class Controller:
 
     async def start(self, *, resume: bool = False) -> None:
         """After connecting: offer (or, with ``resume``, take) a held seat, else list rooms."""
-        held = self.session.held_seats()
+        held = await self._held_open()
         if held:
             h = held[0]
             take = resume
@@ -397,6 +398,22 @@ class Controller:
             await self.guard(self.refresh_rooms())
         if self.session.account and self.session.room is None:
             await self.guard(self._arrival())
+
+    async def _held_open(self) -> list[HeldSeat]:
+        """The remembered seats, less those of rooms the host closed meanwhile: each of
+        those is forgotten, told in one line why, and never offered."""
+        open_ = []
+        for h in self.session.held_seats():
+            try:
+                closed = await self.session.closed_by_host(h.room)
+            except CastellError:
+                closed = None
+            if closed is None:
+                open_.append(h)
+                continue
+            self.session.forget_seat(h)
+            self.screen.info(f"{safe(h.name)!r}: {closed}; its seat is forgotten")
+        return open_
 
     async def _arrival(self) -> None:
         """Signed in, arriving in the lobby: the account's games, and in how many it is our
@@ -422,7 +439,7 @@ class Controller:
         """``castell play``: back to the unfinished game (``resume="resume"``, or when the
         player says so), else a room of our own, bots in every other seat, and go
         (``resume="new"``: a new game without asking)."""
-        held = self.session.held_seats() if resume != "new" else []
+        held = await self._held_open() if resume != "new" else []
         if held:
             h = held[0]
             take = resume == "resume"

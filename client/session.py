@@ -493,6 +493,26 @@ class Session:
         self.room_name = held.name
         return reply
 
+    async def closed_by_host(self, room: str) -> str | None:
+        """Whether the host closed ``room`` (the server's words, with the host's reason),
+        asked quietly, without taking a seat: its ``record`` is a closed game's, or is
+        refused ``room_closed``. None when it was not closed, or the server cannot say."""
+        try:
+            reply = await self.request(m.RecordRequest, room=room)
+        except ServerError as exc:
+            return safe(exc.message) if exc.code == "room_closed" else None
+        except CastellError:
+            return None
+        result = reply.game.get("result") if isinstance(reply.game, dict) else None
+        if isinstance(result, dict) and "abandoned" in result:
+            return f"the host closed this room: {safe(str(result['abandoned']))}"
+        return None
+
+    def forget_seat(self, held: HeldSeat) -> None:
+        """Forget a remembered seat (its room is played no more)."""
+        if self.seats is not None:
+            self.seats.forget(held.url, held.room, held.seat)
+
     async def my_games(self, status: str | None = None, limit: int = 20
                        ) -> tuple[m.GameEntry, ...]:
         """The signed-in account's games, newest first."""

@@ -22,6 +22,7 @@ from server.export import record_file, room_record_file
 from server.history import Entry
 from server.limits import Buckets, network_of, recent
 from server.matchmaking import Matchmaker
+from server.moderation import refuse_closed
 from server.names import clean_name
 from server.ratings import Ratings, check_may_sit
 from server.registrations import Registrations
@@ -543,6 +544,8 @@ class Requests:
             else runner is not None and runner.room.private
         if private and not (conn.account is not None
                             and await self.accounts.holds_seat(msg.room, conn.account)):
+            if record is not None:
+                refuse_closed(record)  # said, as join_room says it to a seat token
             record = None
             runner = None
         if record is not None:

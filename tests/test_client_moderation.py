@@ -141,3 +141,69 @@ def test_a_kicked_player_resuming_in_the_full_screen_reads_the_kick_s_reason(sho
 
     with ServerProcess("--db", db, "--bot-delay", "0") as server:
         asyncio.run(go(server.url))
+
+
+def test_a_ban_closes_the_full_screen_and_says_why_on_the_shell(short_dir, monkeypatch,
+                                                                capsys):
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from client.cli import run_screen
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(short_dir / "state"))
+    db = str(short_dir / "c.sqlite3")
+    sock = db + ".admin"
+
+    async def go(url: str) -> int:
+        session = Session(url, "Dolors", seats=SeatStore(short_dir / "dolors"),
+                          first_retry=0.05, max_retry=0.2)
+        await session.open()
+        seated = asyncio.Event()
+
+        async def startup(ctrl: Controller) -> None:
+            await ctrl.handle("create Torre seats=2")
+            seated.set()
+
+        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+            running = asyncio.create_task(run_screen(session, startup, plain=False,
+                                                     color=False))
+            await asyncio.wait_for(seated.wait(), 10)
+            await console(sock, "ban", target="Dolors", seconds=3600, reason="spam bot")
+            # The screen closes by itself (no prompt left up, no claim of reconnecting).
+            return await asyncio.wait_for(running, 10)
+
+    with ServerProcess("--db", db) as server:
+        code = asyncio.run(go(server.url))
+    shell = capsys.readouterr().out
+    assert code == 1
+    assert "The host barred you from this server until " in shell and "spam bot" in shell
+
+
+def test_a_kick_s_end_reaches_the_kicked_player(short_dir):
+    from client.net import GameClient
+    from shared import messages as m
+
+    db = str(short_dir / "c.sqlite3")
+    sock = db + ".admin"
+
+    async def go(url: str) -> None:
+        anna = await GameClient.connect(url)
+        await anna.hello("Anna")
+        made = await anna.request(m.CreateRoom, name="Torre", seats=3)
+        async with player(url, short_dir / "biel", "Biel") as (ctrl, out):
+            await ctrl.handle(f"join {made.room}")
+            await console(sock, "kick", room=made.room, seat=1, seconds=3600,
+                          reason="spamming the table")
+            await until(lambda: ctrl.mode == "lobby")
+            assert "the host removed you from 'Torre' until " in out.getvalue()
+            assert ": spamming the table; back in the lobby" in out.getvalue()
+        async with player(url, short_dir / "carme", "Carme") as (ctrl, out):
+            await ctrl.handle(f"join {made.room}")
+            await console(sock, "kick", room=made.room, seat=1, reason="rude")
+            await until(lambda: ctrl.mode == "lobby")
+            assert "the host removed you from 'Torre' for good: rude" in out.getvalue()
+        await anna.close()
+
+    with ServerProcess("--db", db) as server:
+        asyncio.run(go(server.url))

@@ -188,28 +188,31 @@ class Controller:
         key = session.join_key
         code = session.code or (key.upper() if key and key != session.room else None)
         timer = view.turn_seconds
+        private = bool(view.private) or code is not None
         lines = [f"{view.seats} seats · {view.variant} game"
                  f" · {f'{timer} s per turn' if timer else 'no turn timer'}"
-                 f"{' · private' if code else ''}"]
+                 f"{' · private' if private else ''}"]
         rated = self.rating_lines()
         if rated:
             lines.append("Rated game (accounts only, no bots): " + " · ".join(rated))
-        if code:
+        if code and session.created:
             lines.append(f"Private room: friends join with `join {code}`")
-        else:
+        elif not private:
             lines.append(f"Friends join with `join {session.room}` (or pick it from `list`)")
         free = view.seats - len(view.players)
-        start = ("then `start`" if session.created
-                 else "then the room's creator types `start`")
+        creator = session.invited.get(session.room or "")
+        who = safe(creator) if creator else "the room's creator"
+        waiting = f"waiting for {who} to start"
         if self.me is None:
             lines.append("You are watching. `leave` returns to the lobby.")
         elif free:
             lines.append(f"{free} seat{'s' if free != 1 else ''} free: wait for friends, or "
-                         f"`bot` / `fill` for bots; {start}")
+                         + ("`bot` / `fill` for bots; then `start`" if session.created
+                            else waiting))
         elif session.created:
             lines.append("Every seat is taken: `start` begins the game")
         else:
-            lines.append("Every seat is taken: the room's creator types `start` to begin")
+            lines.append(f"Every seat is taken: {waiting}")
         return lines
 
     # -- from the session --------------------------------------------------------------------
@@ -279,8 +282,12 @@ class Controller:
         view = self.view
         # From the finished game, `rematch` takes the offered seat; from anywhere else,
         # joining the invite's room does (the server finds a private one by id for us).
-        how = "`rematch`" if self.session.room is not None and view is not None \
-            and view.status == RoomStatus.FINISHED else f"`join {push.room}`"
+        if self.session.room is None:
+            how = f"`join {push.room}`"
+        elif view is not None and view.status == RoomStatus.FINISHED:
+            how = "`rematch`"
+        else:  # in another room: it is left first
+            how = f"`leave`, then `join {push.room}`,"
         self.screen.info(f"{safe(push.from_)} invites you to a rematch of {safe(push.name)!r}:"
                          f" {how} takes your seat")
         self.screen.refresh()
@@ -692,8 +699,11 @@ class Controller:
         # The server gives this game's rematch: the seat offered to us in the one another
         # player made (staying here if it is refused), or a new one.
         reply = await self.session.rematch()
-        if invite is not None and invite.room == reply.room:
-            self.screen.info(f"rematch: you sit in seat {reply.seat}")
+        if not self.session.created:
+            maker = self.session.invited.get(reply.room) or (
+                invite.from_ if invite is not None else "the room's creator")
+            self.screen.info(f"rematch: you sit in seat {reply.seat}; waiting for "
+                             f"{safe(maker)} to start")
         else:
             self.screen.info(f"rematch {reply.room}: the others are invited; `start` once "
                              "every seat is taken")

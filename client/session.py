@@ -187,6 +187,8 @@ class Session:
         self._stop = asyncio.Event()
         self._new_state = asyncio.Event()
         self._remembered: HeldSeat | None = None
+        #: The rematches we were invited to: room id -> who made it (its creator).
+        self.invited: dict[str, str] = {}
 
     # -- connecting ----------------------------------------------------------------------
 
@@ -359,6 +361,8 @@ class Session:
         elif isinstance(push, m.ChatPush) and (self.room is None or push.room == self.room):
             self.listener.on_chat(push)
         elif isinstance(push, m.YourTurnPush | m.InvitePush):
+            if isinstance(push, m.InvitePush):
+                self.invited[push.room] = push.from_
             told = getattr(self.listener, "on_your_turn" if isinstance(push, m.YourTurnPush)
                            else "on_invite", None)
             if told is not None:
@@ -558,7 +562,11 @@ class Session:
         """From a finished game: its rematch (made now, or joined if another player made it)."""
         reply = await self.request(m.Rematch)
         self._forget()
-        await self._joined(reply, None, created=True)
+        # Made by us, unless another player made it (we were invited to it: at the same
+        # moment, the invite comes before this reply); a private room's code is its
+        # creator's alone.
+        made = reply.code is not None or reply.room not in self.invited
+        await self._joined(reply, None, created=made)
         self._remember()
         return reply
 

@@ -547,6 +547,7 @@ class Room(Generic[M]):
             ),
             spectators=tuple(self.spectators.values()),
             unrated=self.unrated,
+            private=self.private,
         )
 
     def summary(self) -> m.RoomSummary:

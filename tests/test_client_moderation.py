@@ -207,3 +207,39 @@ def test_a_kick_s_end_reaches_the_kicked_player(short_dir):
 
     with ServerProcess("--db", db) as server:
         asyncio.run(go(server.url))
+
+
+def test_a_private_rematch_reads_right_for_the_invitee_sitting_elsewhere(short_dir):
+    from client.net import GameClient
+    from shared import messages as m
+    from tests.test_rematch import finished
+
+    db = str(short_dir / "c.sqlite3")
+
+    async def go(url: str) -> None:
+        async with player(url, short_dir / "biel", "Biel", account=True) as (ctrl, out):
+            anna = await GameClient.connect(url)
+            await anna.hello("Anna")
+            biel = await GameClient.connect(url)  # his account, on another terminal
+            await biel.hello("Biel", ctrl.session.key)
+            await finished([anna, biel], private=True, name="Revenja")
+            # Biel's client waits in a room of its own when the invite comes.
+            await ctrl.handle("create Altra seats=3")
+            await until(lambda: ctrl.mode == "room")
+            made = await anna.request(m.Rematch)
+            await until(lambda: ctrl.invite is not None)
+            said = out.getvalue()
+            assert f"`leave`, then `join {made.room}`, takes your seat" in said, said
+            await ctrl.handle("leave")
+            await ctrl.handle(f"join {made.room}")
+            await until(lambda: ctrl.mode == "room" and ctrl.session.room == made.room)
+            lines = ctrl.room_lines()
+            assert lines[0].endswith(" · private"), lines
+            assert not any("join" in line for line in lines), lines
+            assert not any("`start`" in line for line in lines), lines
+            assert lines[-1] == "Every seat is taken: waiting for Anna to start", lines
+            await anna.close()
+            await biel.close()
+
+    with ServerProcess("--db", db) as server:
+        asyncio.run(go(server.url))

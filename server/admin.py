@@ -172,6 +172,8 @@ class AdminConsole:
                 member.leave_room()
             r.room.evict(1000, reason)  # its members are let go of (they stay connected)
             r.close()
+        if r.room.code is not None:
+            lobby.closed_codes[r.room.code] = reason
         if lobby.rooms.get(r.id) is r:
             lobby.remove(r)
         if self.server.metrics is not None:

@@ -114,3 +114,50 @@ def test_a_kicked_player_s_turns_end_at_once_and_the_others_are_told(short_dir):
     with ServerProcess("--db", db) as server:
         asyncio.run(play(server.url))
         assert server.terminate() == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_closed_private_room_s_code_says_it_was_closed(short_dir, backend):
+    from tests.support.services import fresh_schema
+
+    sock = str(short_dir / "admin")
+
+    async def close(url: str) -> str:
+        anna = await GameClient.connect(url)
+        await anna.hello("Anna")
+        made = await anna.request(m.CreateRoom, name="Amagat", seats=2, private=True)
+        assert made.code is not None
+        await console(sock, "close", room=made.room, reason="done here")
+        await refused_as(url, made.code.lower(), "room_closed", "done here")
+        await refused_as(url, "ZZZZZZ" if made.code != "ZZZZZZ" else "YYYYYY",
+                         "room_not_found", "")
+        await anna.close()
+        return made.code
+
+    async def run(db: str) -> None:
+        args = ("--db", db, "--admin-socket", sock)
+        with ServerProcess(*args) as server:
+            code = await close(server.url)
+        with ServerProcess(*args) as server:  # restarted: the store finds it by its code
+            await refused_as(server.url, code, "room_closed", "done here")
+
+    async def main() -> None:
+        if backend == "sqlite":
+            await run(str(short_dir / "c.sqlite3"))
+        else:
+            async with fresh_schema() as url:
+                await run(url)
+
+    asyncio.run(main())
+
+
+async def refused_as(url: str, key: str, code: str, said: str) -> None:
+    """A stranger's ``join_room`` of ``key`` is refused ``code``, its message saying ``said``."""
+    from client.net import ServerError
+
+    stranger = await GameClient.connect(url)
+    await stranger.hello("Pere")
+    with pytest.raises(ServerError) as caught:
+        await stranger.request(m.JoinRoom, room=key)
+    assert caught.value.code == code and said in caught.value.message
+    await stranger.close()

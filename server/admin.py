@@ -219,7 +219,7 @@ class AdminConsole:
     async def cmd_kicks(self) -> list[dict[str, Any]]:
         moderation = self.server.moderation
         await moderation.load()
-        return [{"room": k.room, "name": k.value, "seat": k.seat,
+        return [{"room": k.room, "name": k.name or k.value, "seat": k.seat,
                  "until": ending(k.until).removeprefix(" until ") or "for good",
                  "reason": k.reason}
                 for k in moderation.kicks.values() if live(k.until)]
@@ -237,7 +237,8 @@ class AdminConsole:
     async def cmd_mutes(self) -> list[dict[str, Any]]:
         moderation = self.server.moderation
         await moderation.load()
-        return [{"name": u.value, "until": ending(u.until).removeprefix(" until ") or "for good",
+        return [{"name": u.name or u.value,
+                 "until": ending(u.until).removeprefix(" until ") or "for good",
                  "reason": u.reason}
                 for u in moderation.mutes.values() if live(u.until)]
 
@@ -262,7 +263,7 @@ class AdminConsole:
 
     async def cmd_bans(self) -> list[dict[str, Any]]:
         await self.server.moderation.load()
-        return [{"kind": b.kind, "value": b.value,
+        return [{"kind": b.kind, "value": b.name or b.value,
                  "until": until(b).removeprefix(" until ") or "for good", "reason": b.reason}
                 for b in self.server.moderation.bans.values()]
 

@@ -92,7 +92,8 @@ class Moderation:
     async def ban(self, target: str, *, seconds: float | None, reason: str) -> BanRecord:
         kind, value = ban_target(target)
         now = time.time()
-        ban = BanRecord(kind, value, None if seconds is None else now + seconds, reason, now)
+        ban = BanRecord(kind, value, None if seconds is None else now + seconds, reason, now,
+                        target if kind == "name" else "")
         if self.store is not None:
             await self.store.put_ban(ban)
         self.bans[(kind, value)] = ban
@@ -111,7 +112,7 @@ class Moderation:
     async def mute(self, name: str, *, seconds: float | None, reason: str) -> MuteRecord:
         now = time.time()
         mute = MuteRecord(name_key(name), None if seconds is None else now + seconds, reason,
-                          now)
+                          now, name)
         if self.store is not None:
             await self.store.put_mute(mute)
         self.mutes[mute.value] = mute
@@ -133,7 +134,7 @@ class Moderation:
         """Keep the player of ``seat`` (its ``name`` and ``account``) out of ``room``."""
         now = time.time()
         kick = KickRecord(room, name_key(name), account, seat,
-                          None if seconds is None else now + seconds, reason, now)
+                          None if seconds is None else now + seconds, reason, now, name)
         if self.store is not None:
             await self.store.put_kick(kick)
         self.kicks[(room, kick.value)] = kick

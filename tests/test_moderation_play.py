@@ -161,3 +161,43 @@ async def refused_as(url: str, key: str, code: str, said: str) -> None:
         await stranger.request(m.JoinRoom, room=key)
     assert caught.value.code == code and said in caught.value.message
     await stranger.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_host_s_lists_show_names_as_typed(short_dir, backend):
+    from tests.support.services import fresh_schema
+
+    sock = str(short_dir / "admin")
+
+    async def run(db: str) -> None:
+        args = ("--db", db, "--admin-socket", sock)
+        with ServerProcess(*args) as server:
+            anna = await GameClient.connect(server.url)
+            await anna.hello("Anna")
+            made = await anna.request(m.CreateRoom, name="Torre", seats=2)
+            carme = await GameClient.connect(server.url)
+            await carme.hello("Carme")
+            await carme.request(m.JoinRoom, room=made.room)
+            await console(sock, "kick", room=made.room, seat=1, reason="rude")
+            await console(sock, "mute", name="Carme", reason="shouting")
+            await console(sock, "ban", target="Carme", reason="spam")
+            await anna.close()
+            await carme.close()
+        with ServerProcess(*args) as server:  # read back from the store
+            assert [k["name"] for k in await console(sock, "kicks")] == ["Carme"]
+            assert [u["name"] for u in await console(sock, "mutes")] == ["Carme"]
+            assert [b["value"] for b in await console(sock, "bans")] == ["Carme"]
+            # (the names still match as they compare: the ban holds for "CARME")
+            again = await GameClient.connect(server.url)
+            with pytest.raises(Exception, match="spam"):
+                await again.hello("CARME")
+            await again.close()
+
+    async def main() -> None:
+        if backend == "sqlite":
+            await run(str(short_dir / "c.sqlite3"))
+        else:
+            async with fresh_schema() as url:
+                await run(url)
+
+    asyncio.run(main())

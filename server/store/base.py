@@ -441,6 +441,8 @@ class BanRecord:
     until: float | None
     reason: str
     created_at: float
+    #: The name as the host typed it (empty: stored before schema 12; ``value`` then).
+    name: str = ""
 
 
 @attrs.frozen
@@ -453,6 +455,8 @@ class MuteRecord:
     until: float | None
     reason: str
     created_at: float
+    #: The name as the host typed it (empty: stored before schema 12; ``value`` then).
+    name: str = ""
 
 
 @attrs.frozen
@@ -468,6 +472,8 @@ class KickRecord:
     until: float | None
     reason: str
     created_at: float
+    #: The seat's name as it was (empty: stored before schema 12; ``value`` then).
+    name: str = ""
 
 
 class Store(abc.ABC):

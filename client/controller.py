@@ -195,7 +195,7 @@ class Controller:
         rated = self.rating_lines()
         if rated:
             lines.append("Rated game (accounts only, no bots): " + " · ".join(rated))
-        if code and session.created:
+        if code:  # (its creator's, or the code a friend typed: never the room's id)
             lines.append(f"Private room: friends join with `join {code}`")
         elif not private:
             lines.append(f"Friends join with `join {session.room}` (or pick it from `list`)")

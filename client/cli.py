@@ -218,9 +218,11 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
         await TerminalScreen(controller, color=color, history=_history()).run(boot)
     # (A plain screen printed the finished game's note already, and nothing clears it.)
     kept = controller.kept_seat() or (None if plain else controller.finished_note())
+    if session.barred is not None:
+        kept = session.barred
     if kept is not None:
         print(f"{kept[0].upper()}{kept[1:]}.", flush=True)
-    return 1 if session.seat_lost else 0
+    return 1 if session.seat_lost or session.barred is not None else 0
 
 
 def _history() -> History:

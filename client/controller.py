@@ -31,6 +31,7 @@ from client.net import ServerError
 from client.render import event_lines
 from client.rulebook import rules_page
 from client.sanitize import safe
+from client.seats import HeldSeat
 from client.session import RoomState, Session
 from client.settings import Settings
 from shared import messages as m
@@ -187,28 +188,31 @@ class Controller:
         key = session.join_key
         code = session.code or (key.upper() if key and key != session.room else None)
         timer = view.turn_seconds
+        private = bool(view.private) or code is not None
         lines = [f"{view.seats} seats · {view.variant} game"
                  f" · {f'{timer} s per turn' if timer else 'no turn timer'}"
-                 f"{' · private' if code else ''}"]
+                 f"{' · private' if private else ''}"]
         rated = self.rating_lines()
         if rated:
             lines.append("Rated game (accounts only, no bots): " + " · ".join(rated))
-        if code:
+        if code:  # (its creator's, or the code a friend typed: never the room's id)
             lines.append(f"Private room: friends join with `join {code}`")
-        else:
+        elif not private:
             lines.append(f"Friends join with `join {session.room}` (or pick it from `list`)")
         free = view.seats - len(view.players)
-        start = ("then `start`" if session.created
-                 else "then the room's creator types `start`")
+        creator = session.invited.get(session.room or "")
+        who = safe(creator) if creator else "the room's creator"
+        waiting = f"waiting for {who} to start"
         if self.me is None:
             lines.append("You are watching. `leave` returns to the lobby.")
         elif free:
             lines.append(f"{free} seat{'s' if free != 1 else ''} free: wait for friends, or "
-                         f"`bot` / `fill` for bots; {start}")
+                         + ("`bot` / `fill` for bots; then `start`" if session.created
+                            else waiting))
         elif session.created:
             lines.append("Every seat is taken: `start` begins the game")
         else:
-            lines.append("Every seat is taken: the room's creator types `start` to begin")
+            lines.append(f"Every seat is taken: {waiting}")
         return lines
 
     # -- from the session --------------------------------------------------------------------
@@ -255,6 +259,10 @@ class Controller:
         if status is not None and self.session.stopped:
             self.screen.error(status)
         self.screen.refresh()
+        if self.session.barred is not None:
+            # Barred by the host: nothing is left to do here. The screen closes, and the
+            # shell is told why (run_screen prints it).
+            self.screen.exit()
 
     def on_your_turn(self, push: m.YourTurnPush) -> None:
         """One of the account's games reached our turn: the bell (unless `bell off`) and a
@@ -274,8 +282,12 @@ class Controller:
         view = self.view
         # From the finished game, `rematch` takes the offered seat; from anywhere else,
         # joining the invite's room does (the server finds a private one by id for us).
-        how = "`rematch`" if self.session.room is not None and view is not None \
-            and view.status == RoomStatus.FINISHED else f"`join {push.room}`"
+        if self.session.room is None:
+            how = f"`join {push.room}`"
+        elif view is not None and view.status == RoomStatus.FINISHED:
+            how = "`rematch`"
+        else:  # in another room: it is left first
+            how = f"`leave`, then `join {push.room}`,"
         self.screen.info(f"{safe(push.from_)} invites you to a rematch of {safe(push.name)!r}:"
                          f" {how} takes your seat")
         self.screen.refresh()
@@ -384,19 +396,42 @@ class Controller:
 
     async def start(self, *, resume: bool = False) -> None:
         """After connecting: offer (or, with ``resume``, take) a held seat, else list rooms."""
-        held = self.session.held_seats()
+        held = await self._held_open()
+        take = False
         if held:
             h = held[0]
             take = resume
             if not resume:
                 take = await self._yes(
                     f"resume your game in {safe(h.name)!r} (seat {h.seat})? [Y/n] ")
-            if take:
-                await self.guard(self._resume(h))
+        refusal: str | None = None
+        if held and take:
+            try:
+                await self._resume(h)
+            except CastellError as exc:  # (a kick's reason and end, say): said last
+                refusal = exc.message
         if self.session.room is None:
             await self.guard(self.refresh_rooms())
         if self.session.account and self.session.room is None:
             await self.guard(self._arrival())
+        if refusal is not None:  # after the arrival's news, so that it is what stays
+            self.refused(refusal)
+
+    async def _held_open(self) -> list[HeldSeat]:
+        """The remembered seats, less those of rooms the host closed meanwhile: each of
+        those is forgotten, told in one line why, and never offered."""
+        open_ = []
+        for h in self.session.held_seats():
+            try:
+                closed = await self.session.closed_by_host(h.room)
+            except CastellError:
+                closed = None
+            if closed is None:
+                open_.append(h)
+                continue
+            self.session.forget_seat(h)
+            self.screen.info(f"{safe(h.name)!r}: {closed}; its seat is forgotten")
+        return open_
 
     async def _arrival(self) -> None:
         """Signed in, arriving in the lobby: the account's games, and in how many it is our
@@ -422,7 +457,7 @@ class Controller:
         """``castell play``: back to the unfinished game (``resume="resume"``, or when the
         player says so), else a room of our own, bots in every other seat, and go
         (``resume="new"``: a new game without asking)."""
-        held = self.session.held_seats() if resume != "new" else []
+        held = await self._held_open() if resume != "new" else []
         if held:
             h = held[0]
             take = resume == "resume"
@@ -664,8 +699,11 @@ class Controller:
         # The server gives this game's rematch: the seat offered to us in the one another
         # player made (staying here if it is refused), or a new one.
         reply = await self.session.rematch()
-        if invite is not None and invite.room == reply.room:
-            self.screen.info(f"rematch: you sit in seat {reply.seat}")
+        if not self.session.created:
+            maker = self.session.invited.get(reply.room) or (
+                invite.from_ if invite is not None else "the room's creator")
+            self.screen.info(f"rematch: you sit in seat {reply.seat}; waiting for "
+                             f"{safe(maker)} to start")
         else:
             self.screen.info(f"rematch {reply.room}: the others are invited; `start` once "
                              "every seat is taken")
@@ -862,7 +900,7 @@ class Controller:
         """In a game under way with a seat: that the seat is kept, and how to come back."""
         view = self.view
         if self.me is None or view is None or view.status != RoomStatus.PLAYING \
-                or self.session.seat_lost:
+                or self.session.seat_lost or self.session.barred is not None:
             return None
         how = f"`{self.comeback}` takes it back" if self.comeback else \
             "`resume` in the lobby takes it back"

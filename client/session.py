@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -45,6 +46,9 @@ FIRST_RETRY = 0.5
 MAX_RETRY = 10.0
 #: The server closes a connection with this code when its seat was taken back elsewhere.
 SEAT_TAKEN = 4001
+#: The server closes a banned player's connection with this code, its reason so begun.
+BARRED = 1008
+BARRED_REASON = "barred by the host: "
 #: Answers to a rejoin that mean the seat is gone for good (``room_closed``: the host closed
 #: the room).
 SEAT_GONE = ("bad_token", "room_not_found", "room_closed")
@@ -89,6 +93,13 @@ class Listener(Protocol):
 
     # A listener may also have ``on_your_turn(push)`` and ``on_invite(push)``: told of the
     # pushes of an account (``your_turn``) and of a rematch (``invite``).
+
+
+def lasting(until: float | None) -> str:
+    """How long a kick or a ban lasts, as a person reads it (``until``: Unix time)."""
+    if until is None:
+        return " for good"
+    return " until " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(until))
 
 
 def describe_failure(url: str, exc: BaseException) -> str:
@@ -170,10 +181,14 @@ class Session:
         self.more_rooms = False
         self.stopped = False
         self.seat_lost = False
+        #: Why the host barred us from the server, once it did (we stop for good then).
+        self.barred: str | None = None
         self.on_reconnected: Callable[[], Awaitable[None]] | None = None
         self._stop = asyncio.Event()
         self._new_state = asyncio.Event()
         self._remembered: HeldSeat | None = None
+        #: The rematches we were invited to: room id -> who made it (its creator).
+        self.invited: dict[str, str] = {}
 
     # -- connecting ----------------------------------------------------------------------
 
@@ -235,6 +250,12 @@ class Session:
             if self.stopped:
                 break
             code = client.ws.close_code
+            reason = client.ws.close_reason or ""
+            if code == BARRED and reason.startswith(BARRED_REASON):
+                # (its ``removed`` push lost: the close says it too)
+                self._barred(f"the host barred you from this server: "
+                             f"{safe(reason.removeprefix(BARRED_REASON))}")
+                break
             if code == SEAT_TAKEN:
                 self.seat_lost = True
                 self.stopped = True
@@ -340,6 +361,8 @@ class Session:
         elif isinstance(push, m.ChatPush) and (self.room is None or push.room == self.room):
             self.listener.on_chat(push)
         elif isinstance(push, m.YourTurnPush | m.InvitePush):
+            if isinstance(push, m.InvitePush):
+                self.invited[push.room] = push.from_
             told = getattr(self.listener, "on_your_turn" if isinstance(push, m.YourTurnPush)
                            else "on_invite", None)
             if told is not None:
@@ -363,7 +386,8 @@ class Session:
         from the server (we stop: the connection is closing)."""
         reason = safe(push.text)
         if push.why == "banned":
-            self._barred(f"the host barred you from this server: {reason}")
+            self._barred(f"the host barred you from this server{lasting(push.until)}: "
+                         f"{reason}")
             return
         if push.room is None or push.room != self.room:
             return
@@ -372,7 +396,8 @@ class Session:
             self._forget()  # played no more: not offered again
             text = f"the host closed {name!r}: {reason}; back in the lobby"
         else:
-            text = f"the host removed you from {name!r}: {reason}; back in the lobby"
+            text = (f"the host removed you from {name!r}{lasting(push.until)}: {reason}; "
+                    f"back in the lobby")
         self._clear_room()
         self._tell_removed(text)
 
@@ -384,10 +409,12 @@ class Session:
             self.listener.on_notice(text)
 
     def _barred(self, text: str) -> None:
-        """The host barred us from the server: stop for good, and say why."""
+        """The host barred us from the server: stop for good, and say why (once)."""
         self.stopped = True
         self._stop.set()
-        self.listener.on_connection(text)
+        if self.barred is None:
+            self.barred = text
+            self.listener.on_connection(text)
 
     async def stop(self) -> None:
         """Stop for good: close the connection, do not come back."""
@@ -493,6 +520,26 @@ class Session:
         self.room_name = held.name
         return reply
 
+    async def closed_by_host(self, room: str) -> str | None:
+        """Whether the host closed ``room`` (the server's words, with the host's reason),
+        asked quietly, without taking a seat: its ``record`` is a closed game's, or is
+        refused ``room_closed``. None when it was not closed, or the server cannot say."""
+        try:
+            reply = await self.request(m.RecordRequest, room=room)
+        except ServerError as exc:
+            return safe(exc.message) if exc.code == "room_closed" else None
+        except CastellError:
+            return None
+        result = reply.game.get("result") if isinstance(reply.game, dict) else None
+        if isinstance(result, dict) and "abandoned" in result:
+            return f"the host closed this room: {safe(str(result['abandoned']))}"
+        return None
+
+    def forget_seat(self, held: HeldSeat) -> None:
+        """Forget a remembered seat (its room is played no more)."""
+        if self.seats is not None:
+            self.seats.forget(held.url, held.room, held.seat)
+
     async def my_games(self, status: str | None = None, limit: int = 20
                        ) -> tuple[m.GameEntry, ...]:
         """The signed-in account's games, newest first."""
@@ -515,7 +562,11 @@ class Session:
         """From a finished game: its rematch (made now, or joined if another player made it)."""
         reply = await self.request(m.Rematch)
         self._forget()
-        await self._joined(reply, None, created=True)
+        # Made by us, unless another player made it (we were invited to it: at the same
+        # moment, the invite comes before this reply); a private room's code is its
+        # creator's alone.
+        made = reply.code is not None or reply.room not in self.invited
+        await self._joined(reply, None, created=made)
         self._remember()
         return reply
 

@@ -166,6 +166,8 @@ class Accounts:
         seat = room.seats[turns[-1]]
         if seat is None or seat.bot is not None:
             return
+        if runner.away is not None and seat.index in runner.away(runner):
+            return  # kicked: the turn ends at once, and is not theirs to play
         if seat.account is None and room.accounts_read:
             return  # a guest's seat: nobody to tell (and no task made for it)
         task = asyncio.get_running_loop().create_task(self._tell_turn(runner, seat.index))

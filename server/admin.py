@@ -172,6 +172,8 @@ class AdminConsole:
                 member.leave_room()
             r.room.evict(1000, reason)  # its members are let go of (they stay connected)
             r.close()
+        if r.room.code is not None:
+            lobby.closed_codes[r.room.code] = reason
         if lobby.rooms.get(r.id) is r:
             lobby.remove(r)
         if self.server.metrics is not None:
@@ -197,17 +199,27 @@ class AdminConsole:
             member.send_bytes(removed(r.id, "kicked", reason, kick.until))
             member.leave_room()
             await r.leave(member, dropped=False)
+        if r.room.status == RoomStatus.PLAYING:
+            # The game goes on without them: their turns end at once, the others told why.
+            _tell_room(r, f"the host removed {taken.name} from this room"
+                          f"{ending(kick.until)}: their turns end at once until they may "
+                          f"come back")
+            await r.away_changed()
         return f"{taken.name} (seat {seat}) kept out of room {room}{ending(kick.until)}"
 
     async def cmd_unkick(self, room: str, name: str) -> str:
         if not await self.server.moderation.unkick(room, name):
             raise AdminError(f"{name} is not kept out of room {room}")
+        r = self.server.lobby.rooms.get(room)
+        if r is not None and r.room.status == RoomStatus.PLAYING:
+            _tell_room(r, f"the host let {name} back into this room: their turns are "
+                          f"theirs again")
         return f"{name} may come back to room {room}"
 
     async def cmd_kicks(self) -> list[dict[str, Any]]:
         moderation = self.server.moderation
         await moderation.load()
-        return [{"room": k.room, "name": k.value, "seat": k.seat,
+        return [{"room": k.room, "name": k.name or k.value, "seat": k.seat,
                  "until": ending(k.until).removeprefix(" until ") or "for good",
                  "reason": k.reason}
                 for k in moderation.kicks.values() if live(k.until)]
@@ -225,7 +237,8 @@ class AdminConsole:
     async def cmd_mutes(self) -> list[dict[str, Any]]:
         moderation = self.server.moderation
         await moderation.load()
-        return [{"name": u.value, "until": ending(u.until).removeprefix(" until ") or "for good",
+        return [{"name": u.name or u.value,
+                 "until": ending(u.until).removeprefix(" until ") or "for good",
                  "reason": u.reason}
                 for u in moderation.mutes.values() if live(u.until)]
 
@@ -250,7 +263,7 @@ class AdminConsole:
 
     async def cmd_bans(self) -> list[dict[str, Any]]:
         await self.server.moderation.load()
-        return [{"kind": b.kind, "value": b.value,
+        return [{"kind": b.kind, "value": b.name or b.value,
                  "until": until(b).removeprefix(" until ") or "for good", "reason": b.reason}
                 for b in self.server.moderation.bans.values()]
 
@@ -270,6 +283,13 @@ class AdminConsole:
 
     async def cmd_drain(self) -> str:
         return self.server.drain()
+
+
+def _tell_room(runner: RoomRunner, text: str) -> None:
+    """The host's word to the members of a room, as a notice of that room."""
+    notice = encode(m.NoticePush(room=runner.id, text=text[:200]))
+    for member in runner.room.members():
+        member.send_bytes(notice)
 
 
 def ask(path: str, command: str, **args: Any) -> dict[str, Any]:

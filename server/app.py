@@ -112,7 +112,8 @@ class CastellServer:
                            # unloaded there would only be adopted again.
                            unattended_after=None if leases else cfg.room_unattended_after,
                            turn_time_scale=cfg.turn_time_scale,
-                           guard=leases.holds if leases else None, metrics=self.metrics)
+                           guard=leases.holds if leases else None, metrics=self.metrics,
+                           away=self.moderation.away)
         #: This server as a node of its cluster (None on a lone server).
         self.cluster = ClusterNode(cluster, self.lobby, self.store, leases) \
             if cluster and leases else None
@@ -158,6 +159,7 @@ class CastellServer:
         cfg = self.config
         await self.store.open()
         await self.identity.load()
+        await self.moderation.load()  # the kicks, before the rooms they end turns of
         if not self.directory.shared:
             restored = await self.lobby.restore()
             if restored:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from server.dispatch import reply
 from server.export import record_file
+from server.moderation import refuse_closed
 from server.record_pages import record_page
 from shared import messages as m
 from shared.errors import CastellError, RoomNotFound
@@ -44,6 +45,7 @@ class AccountHandlers:
         if record is not None and record.room.private and not (
                 conn.account is not None
                 and await self.accounts.holds_seat(msg.room, conn.account)):
+            refuse_closed(record)  # said, as join_room says it to a seat token
             record = None
         if record is None:
             raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")

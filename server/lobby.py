@@ -77,6 +77,7 @@ class Lobby:
                  thinkers: Thinkers | None = None, bot_think: float = 1.5,
                  guard: Callable[[RoomRunner], bool] | None = None,
                  metrics: Metrics | None = None,
+                 away: Callable[[RoomRunner], set[int]] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         """``guard``: whether this server still holds a room (a cluster node's lease; None:
         it holds every room it has); ``metrics``: the server's, given to every room (None:
@@ -111,6 +112,12 @@ class Lobby:
         self._on_remove: list[Listener] = []
         self.guard = guard
         self.metrics = metrics
+        #: The join codes of the private rooms the host closed here (code -> the reason):
+        #: joined by its code, a closed room is told closed (a store finds older ones).
+        self.closed_codes: dict[str, str] = {}
+        #: The seats of a room whose player the host kicked (the server's moderation):
+        #: given to every room, whose turns then end at once.
+        self.away = away
 
     def subscribe(self, *, on_change: Listener | None = None,
                   on_remove: Listener | None = None) -> None:
@@ -181,7 +188,8 @@ class Lobby:
         return RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
                           on_empty=self._on_empty, on_lost=self._lost, held=self._held,
                           thinkers=self.thinkers, bot_think=self.bot_think,
-                          retries=self.retries, metrics=self.metrics)
+                          retries=self.retries, metrics=self.metrics,
+                          away=self.away)
 
     def _held(self, runner: RoomRunner) -> bool:
         return self.guard is None or self.guard(runner)
@@ -285,6 +293,9 @@ class Lobby:
             if runner is not None and runner.room.private and not by_id_private:
                 runner = None
         if runner is None:
+            reason = self.closed_codes.get(key.upper())
+            if reason is not None:
+                raise CastellError(f"the host closed this room: {reason}", code="room_closed")
             raise not_found(key)
         return runner
 
@@ -301,12 +312,22 @@ class Lobby:
         if key in self.rooms:  # loaded by another request meanwhile
             return self.find(key, by_id_private=by_id_private)
         if record is None or (record.room.private and not by_id_private):
+            await self._refuse_closed_code(key)
             raise not_found(key)
         refuse_closed(record)  # stored finished, its game not over: never served again
         runner = self.rebuild(record)
         self._make_room()
         self.admit(runner, "loaded back")
         return runner
+
+    async def _refuse_closed_code(self, key: str) -> None:
+        """A private room's code that names a room the host closed: ``room_closed``, with
+        the reason (a code of any other stored room says nothing: ``room_not_found``)."""
+        assert self.store is not None
+        room = await self.store.room_by_code(key.upper())
+        record = await self.store.load(room) if room is not None else None
+        if record is not None and record.room.private:
+            refuse_closed(record)
 
     def rebuild(self, record: GameRecord) -> RoomRunner:
         """:meth:`runner_from_record` for a player who asked for the room: a stored game

@@ -91,7 +91,8 @@ class Moderation:
     async def ban(self, target: str, *, seconds: float | None, reason: str) -> BanRecord:
         kind, value = ban_target(target)
         now = time.time()
-        ban = BanRecord(kind, value, None if seconds is None else now + seconds, reason, now)
+        ban = BanRecord(kind, value, None if seconds is None else now + seconds, reason, now,
+                        target if kind == "name" else "")
         await self.store.put_ban(ban)
         self.bans[(kind, value)] = ban
         return ban
@@ -109,7 +110,7 @@ class Moderation:
     async def mute(self, name: str, *, seconds: float | None, reason: str) -> MuteRecord:
         now = time.time()
         mute = MuteRecord(name_key(name), None if seconds is None else now + seconds, reason,
-                          now)
+                          now, name)
         await self.store.put_mute(mute)
         self.mutes[mute.value] = mute
         return mute
@@ -130,7 +131,7 @@ class Moderation:
         """Keep the player of ``seat`` (its ``name`` and ``account``) out of ``room``."""
         now = time.time()
         kick = KickRecord(room, name_key(name), account, seat,
-                          None if seconds is None else now + seconds, reason, now)
+                          None if seconds is None else now + seconds, reason, now, name)
         await self.store.put_kick(kick)
         self.kicks[(room, kick.value)] = kick
         return kick
@@ -149,6 +150,15 @@ class Moderation:
                     value in keys or (account is not None and kick.account == account)):
                 return kick
         return None
+
+    def away(self, runner: RoomRunner) -> set[int]:
+        """The seats of ``runner``'s room whose player is kicked from it now: their turns end
+        at once when they come (:attr:`server.runner.RoomRunner.away`)."""
+        if not self.kicks:
+            return set()
+        return {seat.index for seat in runner.room.seats
+                if seat is not None and seat.bot is None
+                and self.kicked(runner.id, {seat.name}, seat.account) is not None}
 
     def check_join(self, conn: Connection, runner: RoomRunner, token: str | None) -> None:
         """Refuse a ``join_room`` of a kicked player (``kicked``): by the name it says, its

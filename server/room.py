@@ -327,6 +327,7 @@ class Room(Generic[M]):
             ),
             spectators=tuple(self.spectators.values()),
             unrated=self.unrated,
+            private=self.private,
         )
 
     # -- the one write path ----------------------------------------------------------------

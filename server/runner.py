@@ -78,7 +78,8 @@ class RoomRunner:
                  held: Callable[[RoomRunner], bool] | None = None,
                  thinkers: Thinkers | None = None, bot_think: float = 1.5,
                  retries: Retries | None = None, scheduler: Scheduler | None = None,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None,
+                 away: Callable[[RoomRunner], set[int]] | None = None) -> None:
         self.room = room
         self.store = store
         #: The room's time, and where its waits go (a test passes a virtual clock as both,
@@ -100,6 +101,9 @@ class RoomRunner:
         self.lock = asyncio.Lock()
         #: Set once the room is let go of (:meth:`close`).
         self.closed = False
+        #: The seats whose player the host removed (kicked) from the room, now: their turns
+        #: end at once when they come, as the turn timer would end them.
+        self.away = away
         #: The rooms of this store waiting on a retry (shared by the lobby's rooms): a turn
         #: timer or the bots waiting on their backoff go at once when the store is back.
         self.retries = retries if retries is not None else Retries()
@@ -302,6 +306,23 @@ class RoomRunner:
     def resume_play(self) -> None:
         """After a restore: the turn timer starts afresh and bots wake."""
         self._perform(self.room.resume_play(now=self.clock()))
+        self._end_away_turn()
+
+    async def away_changed(self) -> None:
+        """The host removed a seat's player (or let them back): a removed player's turn at
+        hand ends now."""
+        async with self.lock:
+            self._end_away_turn()
+
+    def _end_away_turn(self) -> None:
+        """When the turn at hand is a removed player's (:attr:`away`), its timer runs out
+        at once (a ``timeout`` event and ``end_turn``, as the turn timer ends it)."""
+        state = self.room.state
+        if self.away is None or state is None or state.over or state.turn is None \
+                or self.timer.retrying is not None:
+            return
+        if state.turn in self.away(self):
+            self.timer.arm((state.round, state.turn), 0.0)
 
     def close(self) -> None:
         """Stop the timer and the bots (the room is let go of)."""
@@ -410,6 +431,7 @@ class RoomRunner:
         if self._history is not None:
             version, events = self.room.committed
             self._history.add(version, events)
+        self._end_away_turn()
 
     def _perform(self, effects: list[Effect[Connection]]) -> None:
         for effect in effects:

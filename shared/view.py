@@ -110,6 +110,8 @@ class RoomInfo:
     spectators: tuple[str, ...] = attrs.field(default=(), converter=_names)
     #: A rated room whose end was not rated: why (server.ratings).
     unrated: str | None = None
+    #: Whether the room is private (not listed; joined by its code, or a rematch's offer).
+    private: bool = False
 
 
 # The view, as typed classes -------------------------------------------------------------------
@@ -217,6 +219,8 @@ class View:
     spectators: tuple[PlayerName, ...] = ()
     #: A finished rated game that was not rated: why (an addition, absent otherwise).
     unrated: str | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: True for a private room (an addition, absent for a listed one).
+    private: bool | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 # Building -------------------------------------------------------------------------------------
@@ -274,7 +278,8 @@ def _view(room: RoomInfo, **game: Any) -> View:
     return View(
         room=room.room, name=room.name, variant=room.variant, seats=room.seats,
         turn_seconds=room.turn_seconds, status=room.status, deadline=room.deadline,
-        spectators=room.spectators, unrated=room.unrated, **game,
+        spectators=room.spectators, unrated=room.unrated, private=room.private or None,
+        **game,
     )
 
 

@@ -192,7 +192,8 @@ async def test_a_waiting_room_tells_each_player_its_settings_code_and_who_starts
             assert lines[0] == "2 seats · normal game · 90 s per turn · private"
             assert f"friends join with `join {code}`" in lines[1]  # never the room's id
         assert host.room_lines()[-1] == "Every seat is taken: `start` begins the game"
-        assert "the room's creator types `start`" in friend.room_lines()[-1]
+        assert friend.room_lines()[-1] == \
+            "Every seat is taken: waiting for the room's creator to start"
         await friend.handle("start")
         assert "error: only the room's creator can start the game" in out.getvalue()
         await friend.handle("join 1")

@@ -184,6 +184,11 @@ class GamesStore(abc.ABC):
     async def load(self, room: str) -> GameRecord | None:
         """Everything stored about one room, or None when it is not stored."""
 
+    @abc.abstractmethod
+    async def room_by_code(self, code: str) -> str | None:
+        """The id of the stored room whose private join code is ``code`` (as stored: upper
+        case), or None."""
+
     async def stored_version(self, room: str) -> int | None:
         """The version stored for ``room`` (None: no such room): what a server reads back
         after a write whose answer it never got, to learn whether it was stored. Backends

@@ -46,6 +46,8 @@ SQL cannot express (each backend runs it row by row). The versions:
     ``my_games`` lists an account's games without replaying them. A game stored before has
     them nil until it is first listed: it is replayed once then and they are written back
     (:meth:`~server.store.base.Store.fill_progress`).
+12. the name a ban, a mute or a kick was set on as the host typed it (``bans.name``,
+    ``mutes.name``, ``kicks.name``; nil for one set before), which the host's lists show.
 """
 
 from __future__ import annotations
@@ -278,6 +280,13 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE rooms ADD COLUMN round INTEGER",
         "ALTER TABLE rooms ADD COLUMN turn INTEGER",
     ),
+    # 12: the name a ban, a mute or a kick was set on, as the host typed it (the lists show
+    # it; ``value`` stays the name as compared, for matching).
+    (
+        "ALTER TABLE bans ADD COLUMN name TEXT",
+        "ALTER TABLE mutes ADD COLUMN name TEXT",
+        "ALTER TABLE kicks ADD COLUMN name TEXT",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -457,6 +466,13 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         "ALTER TABLE rooms ADD COLUMN round INTEGER",
         "ALTER TABLE rooms ADD COLUMN turn INTEGER",
+    ),
+    # 12: the name a ban, a mute or a kick was set on, as the host typed it (the lists show
+    # it; ``value`` stays the name as compared, for matching).
+    (
+        "ALTER TABLE bans ADD COLUMN name TEXT",
+        "ALTER TABLE mutes ADD COLUMN name TEXT",
+        "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
 )
 

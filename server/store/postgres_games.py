@@ -216,6 +216,14 @@ class PostgresGames(PostgresCore, GamesStore):
         games = await self._read(lambda conn: self._load_games(conn, "room = $1", (room,)))
         return games[0] if games else None
 
+    async def room_by_code(self, code: str) -> str | None:
+        async def work(conn: asyncpg.Connection) -> str | None:
+            value = await conn.fetchval("SELECT room FROM rooms WHERE code = $1 "
+                                        "ORDER BY created_at DESC LIMIT 1", code)
+            return None if value is None else str(value)
+
+        return await self._read(work)
+
     async def stored_version(self, room: str) -> int | None:
         async def work(conn: asyncpg.Connection) -> int | None:
             value = await conn.fetchval("SELECT version FROM rooms WHERE room = $1", room)

@@ -25,11 +25,11 @@ class PostgresModeration(PostgresCore, ModerationStore):
     async def put_ban(self, ban: BanRecord) -> None:
         async def work(conn: asyncpg.Connection) -> None:
             await conn.execute(
-                "INSERT INTO bans (kind, value, until, reason, created_at) "
-                "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (kind, value) DO UPDATE SET "
+                "INSERT INTO bans (kind, value, until, reason, created_at, name) "
+                "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (kind, value) DO UPDATE SET "
                 "until = excluded.until, reason = excluded.reason, "
-                "created_at = excluded.created_at",
-                ban.kind, ban.value, ban.until, ban.reason, ban.created_at)
+                "created_at = excluded.created_at, name = excluded.name",
+                *attrs.astuple(ban))
 
         await self._write(f"ban:{ban.kind}:{ban.value}", work)
 
@@ -43,8 +43,8 @@ class PostgresModeration(PostgresCore, ModerationStore):
 
     async def list_bans(self) -> list[BanRecord]:
         async def work(conn: asyncpg.Connection) -> list[BanRecord]:
-            rows = await conn.fetch("SELECT kind, value, until, reason, created_at FROM bans "
-                                    "ORDER BY created_at")
+            rows = await conn.fetch("SELECT kind, value, until, reason, created_at, "
+                                    "coalesce(name, '') FROM bans ORDER BY created_at")
             return [BanRecord(*row) for row in rows]
 
         return await self._read(work)
@@ -52,11 +52,11 @@ class PostgresModeration(PostgresCore, ModerationStore):
     async def put_mute(self, mute: MuteRecord) -> None:
         async def work(conn: asyncpg.Connection) -> None:
             await conn.execute(
-                "INSERT INTO mutes (value, until, reason, created_at) "
-                "VALUES ($1, $2, $3, $4) ON CONFLICT (value) DO UPDATE SET "
+                "INSERT INTO mutes (value, until, reason, created_at, name) "
+                "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (value) DO UPDATE SET "
                 "until = excluded.until, reason = excluded.reason, "
-                "created_at = excluded.created_at",
-                mute.value, mute.until, mute.reason, mute.created_at)
+                "created_at = excluded.created_at, name = excluded.name",
+                *attrs.astuple(mute))
 
         await self._write(f"mute:{mute.value}", work)
 
@@ -69,8 +69,8 @@ class PostgresModeration(PostgresCore, ModerationStore):
 
     async def list_mutes(self) -> list[MuteRecord]:
         async def work(conn: asyncpg.Connection) -> list[MuteRecord]:
-            rows = await conn.fetch("SELECT value, until, reason, created_at FROM mutes "
-                                    "ORDER BY created_at")
+            rows = await conn.fetch("SELECT value, until, reason, created_at, "
+                                    "coalesce(name, '') FROM mutes ORDER BY created_at")
             return [MuteRecord(*row) for row in rows]
 
         return await self._read(work)
@@ -78,10 +78,11 @@ class PostgresModeration(PostgresCore, ModerationStore):
     async def put_kick(self, kick: KickRecord) -> None:
         async def work(conn: asyncpg.Connection) -> None:
             await conn.execute(
-                "INSERT INTO kicks (room, value, account, seat, until, reason, created_at) "
-                "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (room, value) DO UPDATE SET "
-                "account = excluded.account, seat = excluded.seat, until = excluded.until, "
-                "reason = excluded.reason, created_at = excluded.created_at",
+                "INSERT INTO kicks (room, value, account, seat, until, reason, created_at, "
+                "name) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (room, value) "
+                "DO UPDATE SET account = excluded.account, seat = excluded.seat, "
+                "until = excluded.until, reason = excluded.reason, "
+                "created_at = excluded.created_at, name = excluded.name",
                 *attrs.astuple(kick))
 
         await self._write(f"kick:{kick.room}:{kick.value}", work)
@@ -97,7 +98,8 @@ class PostgresModeration(PostgresCore, ModerationStore):
     async def list_kicks(self) -> list[KickRecord]:
         async def work(conn: asyncpg.Connection) -> list[KickRecord]:
             rows = await conn.fetch("SELECT room, value, account, seat, until, reason, "
-                                    "created_at FROM kicks ORDER BY created_at")
+                                    "created_at, coalesce(name, '') FROM kicks "
+                                    "ORDER BY created_at")
             return [KickRecord(*row) for row in rows]
 
         return await self._read(work)

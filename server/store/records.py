@@ -442,6 +442,8 @@ class BanRecord:
     until: float | None
     reason: str
     created_at: float
+    #: The name as the host typed it (empty: stored before schema 12; ``value`` then).
+    name: str = ""
 
 
 @attrs.frozen
@@ -454,6 +456,8 @@ class MuteRecord:
     until: float | None
     reason: str
     created_at: float
+    #: The name as the host typed it (empty: stored before schema 12; ``value`` then).
+    name: str = ""
 
 
 @attrs.frozen
@@ -469,3 +473,5 @@ class KickRecord:
     until: float | None
     reason: str
     created_at: float
+    #: The seat's name as it was (empty: stored before schema 12; ``value`` then).
+    name: str = ""

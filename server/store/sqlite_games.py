@@ -228,6 +228,15 @@ class SQLiteGames(SQLiteCore, GamesStore):
         games = await self._read(self._load_games, "room = ?", (room,))
         return games[0] if games else None
 
+    async def room_by_code(self, code: str) -> str | None:
+        def work(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute("SELECT room FROM rooms WHERE code = ? "
+                               "ORDER BY created_at DESC LIMIT 1",
+                               (code,)).fetchone()
+            return None if row is None else str(row[0])
+
+        return await self._read(work)
+
     async def stored_version(self, room: str) -> int | None:
         def work(conn: sqlite3.Connection) -> int | None:
             row = conn.execute("SELECT version FROM rooms WHERE room = ?", (room,)).fetchone()

@@ -21,11 +21,11 @@ class SQLiteModeration(SQLiteCore, ModerationStore):
 
     async def put_ban(self, ban: BanRecord) -> None:
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT INTO bans (kind, value, until, reason, created_at) "
-                         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, value) DO UPDATE SET "
+            conn.execute("INSERT INTO bans (kind, value, until, reason, created_at, name) "
+                         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kind, value) DO UPDATE SET "
                          "until = excluded.until, reason = excluded.reason, "
-                         "created_at = excluded.created_at",
-                         (ban.kind, ban.value, ban.until, ban.reason, ban.created_at))
+                         "created_at = excluded.created_at, name = excluded.name",
+                         attrs.astuple(ban))
 
         await self._write(work)
 
@@ -38,19 +38,19 @@ class SQLiteModeration(SQLiteCore, ModerationStore):
 
     async def list_bans(self) -> list[BanRecord]:
         def work(conn: sqlite3.Connection) -> list[BanRecord]:
-            rows = conn.execute("SELECT kind, value, until, reason, created_at FROM bans "
-                                "ORDER BY created_at").fetchall()
+            rows = conn.execute("SELECT kind, value, until, reason, created_at, "
+                                "coalesce(name, '') FROM bans ORDER BY created_at").fetchall()
             return [BanRecord(*row) for row in rows]
 
         return await self._read(work)
 
     async def put_mute(self, mute: MuteRecord) -> None:
         def work(conn: sqlite3.Connection) -> None:
-            conn.execute("INSERT INTO mutes (value, until, reason, created_at) "
-                         "VALUES (?, ?, ?, ?) ON CONFLICT (value) DO UPDATE SET "
+            conn.execute("INSERT INTO mutes (value, until, reason, created_at, name) "
+                         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (value) DO UPDATE SET "
                          "until = excluded.until, reason = excluded.reason, "
-                         "created_at = excluded.created_at",
-                         (mute.value, mute.until, mute.reason, mute.created_at))
+                         "created_at = excluded.created_at, name = excluded.name",
+                         attrs.astuple(mute))
 
         await self._write(work)
 
@@ -62,8 +62,8 @@ class SQLiteModeration(SQLiteCore, ModerationStore):
 
     async def list_mutes(self) -> list[MuteRecord]:
         def work(conn: sqlite3.Connection) -> list[MuteRecord]:
-            rows = conn.execute("SELECT value, until, reason, created_at FROM mutes "
-                                "ORDER BY created_at").fetchall()
+            rows = conn.execute("SELECT value, until, reason, created_at, coalesce(name, '') "
+                                "FROM mutes ORDER BY created_at").fetchall()
             return [MuteRecord(*row) for row in rows]
 
         return await self._read(work)
@@ -71,10 +71,11 @@ class SQLiteModeration(SQLiteCore, ModerationStore):
     async def put_kick(self, kick: KickRecord) -> None:
         def work(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT INTO kicks (room, value, account, seat, until, reason, "
-                         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (room, value) "
+                         "created_at, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                         "ON CONFLICT (room, value) "
                          "DO UPDATE SET account = excluded.account, seat = excluded.seat, "
                          "until = excluded.until, reason = excluded.reason, "
-                         "created_at = excluded.created_at",
+                         "created_at = excluded.created_at, name = excluded.name",
                          attrs.astuple(kick))
 
         await self._write(work)
@@ -88,8 +89,8 @@ class SQLiteModeration(SQLiteCore, ModerationStore):
 
     async def list_kicks(self) -> list[KickRecord]:
         def work(conn: sqlite3.Connection) -> list[KickRecord]:
-            rows = conn.execute("SELECT room, value, account, seat, until, reason, created_at "
-                                "FROM kicks ORDER BY created_at").fetchall()
+            rows = conn.execute("SELECT room, value, account, seat, until, reason, created_at, "
+                                "coalesce(name, '') FROM kicks ORDER BY created_at").fetchall()
             return [KickRecord(*row) for row in rows]
 
         return await self._read(work)

@@ -323,7 +323,6 @@ class Lobby:
     async def _refuse_closed_code(self, key: str) -> None:
         """A private room's code that names a room the host closed: ``room_closed``, with
         the reason (a code of any other stored room says nothing: ``room_not_found``)."""
-        assert self.store is not None
         room = await self.store.room_by_code(key.upper())
         record = await self.store.load(room) if room is not None else None
         if record is not None and record.room.private:

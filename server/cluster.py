@@ -412,13 +412,9 @@ class ClusterNode:
         self.redis: redis.asyncio.Redis | None = None
         #: The leases' own connection: renewals never wait behind client traffic.
         self._lease_redis: redis.asyncio.Redis | None = None
-        #: Pages of the cluster's public rooms as last read, by (after, limit); the node urls.
-        self._pages: dict[tuple[str | None, int], Page] = {}
-        self._reading: dict[tuple[str | None, int], asyncio.Task[Page]] = {}
-        self._nodes: tuple[float, tuple[str, ...]] | None = None
-        self._nodes_task: asyncio.Task[tuple[str, ...]] | None = None
-        #: List entries that page reads touched, and leases or rows scans read (all told).
-        self.list_touched = 0
+        #: The shared room list's read side (pages, node urls).
+        self.listing = ListReader(self)
+        #: Leases or rows scans read (all told).
         self.scan_read = 0
         #: Until when (monotonic) rooms are not taken over: Redis lost its data lately.
         self._held_off_until = 0.0
@@ -852,12 +848,34 @@ class ClusterNode:
 
     async def list_page(self, after: str | None, limit: int,
                         ) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...], bool]:
+        """A page of the cluster's public rooms, the live nodes, and whether more rooms
+        follow (:meth:`ListReader.list_page`)."""
+        self._need_redis()
+        return await self.listing.list_page(after, limit)
+
+
+class ListReader:
+    """The read side of the cluster's shared room list, for one node: a page of public rooms
+    (one Lua script over one page of the ``list`` sorted set) and the live nodes' urls, each
+    read at most every :data:`LIST_FRESH` seconds and shared by every caller on the node."""
+
+    def __init__(self, node: ClusterNode) -> None:
+        self.node = node
+        #: Pages of the cluster's public rooms as last read, by (after, limit); the node urls.
+        self._pages: dict[tuple[str | None, int], Page] = {}
+        self._reading: dict[tuple[str | None, int], asyncio.Task[Page]] = {}
+        self._nodes: tuple[float, tuple[str, ...]] | None = None
+        self._nodes_task: asyncio.Task[tuple[str, ...]] | None = None
+        #: List entries that page reads touched (all told).
+        self.touched = 0
+
+    async def list_page(self, after: str | None, limit: int,
+                        ) -> tuple[tuple[m.RoomSummary, ...], tuple[str, ...], bool]:
         """A page of the cluster's public rooms (at most ``limit``, those after the room
         ``after``), the addresses of every node serving now, and whether more rooms follow:
         as read from Redis at most :data:`LIST_FRESH` seconds ago, one read of a page at a
         time shared by every caller on this node; each read costs one page (:data:`_PAGE`),
         whatever the number of rooms."""
-        self._need_redis()
         key = (after, limit)
         page = self._pages.get(key)
         if page is None or time.monotonic() - page.read_at > LIST_FRESH:
@@ -878,10 +896,10 @@ class ClusterNode:
 
     async def _read_page(self, after: str | None, limit: int) -> Page:
         read_at = time.monotonic()
-        raw = await self._scripts["page"](keys=[self.keys.list],
-                                          args=[self.keys.prefix, after or "", limit])
+        raw = await self.node._scripts["page"](keys=[self.node.keys.list],
+                                          args=[self.node.keys.prefix, after or "", limit])
         got = json.loads(raw)
-        self.list_touched += int(got["touched"])
+        self.touched += int(got["touched"])
         rooms = got["rooms"] if isinstance(got["rooms"], list) else []  # {}: cjson's empty
         return Page(read_at, tuple(summary_from_fields(f) for f in rooms), bool(got["more"]),
                     int(got["touched"]))
@@ -906,8 +924,10 @@ class ClusterNode:
         return await asyncio.shield(reading)
 
     async def _read_nodes(self) -> tuple[str, ...]:
-        nodes = await self._scripts["nodes"](keys=[self.keys.nodes], args=[self.keys.prefix])
+        keys = self.node.keys
+        nodes = await self.node._scripts["nodes"](keys=[keys.nodes], args=[keys.prefix])
         return tuple(sorted(nodes))[:NODES_MAX]
+
 
 
 class ClusterDirectory:

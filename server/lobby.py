@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server.moderation import closed_reason, refuse_closed
+from server.moderation import closed_reason, refuse_closed, refuse_closed_code
 from server.retries import Retries
 from server.room import Room
 from server.runner import RoomRunner
@@ -312,21 +312,13 @@ class Lobby:
         if key in self.rooms:  # loaded by another request meanwhile
             return self.find(key, by_id_private=by_id_private)
         if record is None or (record.room.private and not by_id_private):
-            await self._refuse_closed_code(key)
+            await refuse_closed_code(self.store, key)
             raise not_found(key)
         refuse_closed(record)  # stored finished, its game not over: never served again
         runner = self.rebuild(record)
         self._make_room()
         self.admit(runner, "loaded back")
         return runner
-
-    async def _refuse_closed_code(self, key: str) -> None:
-        """A private room's code that names a room the host closed: ``room_closed``, with
-        the reason (a code of any other stored room says nothing: ``room_not_found``)."""
-        room = await self.store.room_by_code(key.upper())
-        record = await self.store.load(room) if room is not None else None
-        if record is not None and record.room.private:
-            refuse_closed(record)
 
     def rebuild(self, record: GameRecord) -> RoomRunner:
         """:meth:`runner_from_record` for a player who asked for the room: a stored game

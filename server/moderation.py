@@ -226,3 +226,12 @@ def ending(ends: float | None) -> str:
 def until(ban: BanRecord) -> str:
     """How long a ban lasts, as a person reads it."""
     return ending(ban.until)
+
+
+async def refuse_closed_code(store: Store, key: str) -> None:
+    """A private room's code that names a room the host closed: ``room_closed``, with
+    the reason (a code of any other stored room says nothing: ``room_not_found``)."""
+    room = await store.room_by_code(key.upper())
+    record = await store.load(room) if room is not None else None
+    if record is not None and record.room.private:
+        refuse_closed(record)

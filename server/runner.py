@@ -306,23 +306,13 @@ class RoomRunner:
     def resume_play(self) -> None:
         """After a restore: the turn timer starts afresh and bots wake."""
         self._perform(self.room.resume_play(now=self.clock()))
-        self._end_away_turn()
+        end_away_turn(self)
 
     async def away_changed(self) -> None:
         """The host removed a seat's player (or let them back): a removed player's turn at
         hand ends now."""
         async with self.lock:
-            self._end_away_turn()
-
-    def _end_away_turn(self) -> None:
-        """When the turn at hand is a removed player's (:attr:`away`), its timer runs out
-        at once (a ``timeout`` event and ``end_turn``, as the turn timer ends it)."""
-        state = self.room.state
-        if self.away is None or state is None or state.over or state.turn is None \
-                or self.timer.retrying is not None:
-            return
-        if state.turn in self.away(self):
-            self.timer.arm((state.round, state.turn), 0.0)
+            end_away_turn(self)
 
     def close(self) -> None:
         """Stop the timer and the bots (the room is let go of)."""
@@ -431,7 +421,7 @@ class RoomRunner:
         if self._history is not None:
             version, events = self.room.committed
             self._history.add(version, events)
-        self._end_away_turn()
+        end_away_turn(self)
 
     def _perform(self, effects: list[Effect[Connection]]) -> None:
         for effect in effects:
@@ -465,3 +455,13 @@ class RoomRunner:
         async with self.lock:
             pass
 
+
+def end_away_turn(runner: RoomRunner) -> None:
+    """When the turn at hand is a removed player's (``runner.away``), its timer runs out
+    at once (a ``timeout`` event and ``end_turn``, as the turn timer ends it)."""
+    state = runner.room.state
+    if runner.away is None or state is None or state.over or state.turn is None \
+            or runner.timer.retrying is not None:
+        return
+    if state.turn in runner.away(runner):
+        runner.timer.arm((state.round, state.turn), 0.0)

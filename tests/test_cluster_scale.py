@@ -144,17 +144,17 @@ async def test_a_page_of_the_room_list_touches_a_page_of_entries_at_many_rooms(d
 
         page, _, more = await node.list_page(None, limit)
         assert [r.room for r in page] == order[:limit] and more
-        assert node.list_touched == limit + 1  # the page, and one to know more follow
+        assert node.listing.touched == limit + 1  # the page, and one to know more follow
         page, _, more = await node.list_page(order[1500], limit)
         assert [r.room for r in page] == order[1501:1501 + limit] and more
-        assert node.list_touched == 2 * (limit + 1)
+        assert node.listing.touched == 2 * (limit + 1)
         # Rooms whose node died (their summaries ran out) are passed over, and forgotten.
         for room_id in order[1501:1511]:
             await redis.delete(f"{prefix}room:{room_id}:info")
-        node._pages.clear()
+        node.listing._pages.clear()
         page, _, more = await node.list_page(order[1500], limit)
         assert [r.room for r in page] == order[1511:1511 + limit] and more
-        assert node.list_touched == 3 * (limit + 1) + 10
+        assert node.listing.touched == 3 * (limit + 1) + 10
         assert await redis.zscore(f"{prefix}list", order[1501]) is None
         # The last page says no more follow.
         page, _, more = await node.list_page(order[-3], limit)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 #: The most methods a class in ``server/`` may define in its body.
 MOST_METHODS = 30
 
@@ -83,12 +81,5 @@ def test_the_stores_keep_one_concern_per_part() -> None:
     assert sum(map(len, names)) == len(set().union(*names))
 
 
-# Outside server/store/ the split is other work (the room, its runner, the request
-# dispatch, the cluster node): this one passes once that lands.
-@pytest.mark.xfail(
-    strict=False,
-    reason="still over 30: server/room.py:Room, server/runner.py:RoomRunner, "
-    "server/requests.py:Requests, server/cluster.py:ClusterNode",
-)
 def test_no_server_class_has_more_than_30_methods() -> None:
     assert over(SERVER) == {}

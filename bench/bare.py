@@ -12,7 +12,7 @@ room spliced into the header, so nothing is encoded per change.
 
 It listens with the very settings ``CastellServer`` uses (``server.app.connection_options``:
 frame limit, no compression, ping interval, timeouts, the write limit; the same kernel send
-buffer, subprotocol and default event loop) and sends as ``server.connection`` does: a
+buffer, subprotocol and default event loop) and sends as ``server.runtime.connection`` does: a
 non-blocking write per member, closing a member whose write buffer passes the same limit. It
 announces ``... listening on ws://HOST:PORT`` on stdout like ``castell-server``.
 """
@@ -29,10 +29,10 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.http11 import Request
 
 from bench.common import room_info, sample_game
-from server.admission import bound_send_buffer
 from server.app import connection_options
 from server.config import SUBPROTOCOL, ServerConfig
-from server.loop import LOOPS, run
+from server.edge.admission import bound_send_buffer
+from server.runtime.loop import LOOPS, run
 from shared.codec import event_to_wire
 from shared.view import build_view
 

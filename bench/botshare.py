@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from bench.common import machine
-from client.net import GameClient
+from client.net.net import GameClient
 from shared import messages as m
 from shared.actions import EndTurn
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from bench.common import ROOT, machine, percentile, table
 from bench.load import next_action
-from client.net import GameClient
+from client.net.net import GameClient
 from shared import messages as m
 
 ROUNDS = 10

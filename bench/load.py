@@ -74,7 +74,7 @@ def server_command(kind: str, connections: int, profile: str | None = None,
     """The command line of a ``castell`` or ``bare`` server sized for ``connections``
     (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`), on the
     database ``db`` with group commit on or off, on the event loop ``loop``
-    (:mod:`server.loop`). Its bots (the ``bots`` case) act 0.1 s
+    (:mod:`server.runtime.loop`). Its bots (the ``bots`` case) act 0.1 s
     apart, so that they think often in a short run."""
     python = [sys.executable, *(["-m", "bench.cpuprofile", profile] if profile else [])]
     if kind == "bare":

@@ -8,7 +8,7 @@ ratings), then one matcher round is timed: grouping the queue, and for each grou
 created, its seats stored, its game started and its players told (``matched``). Figures:
 players matched per second, and groups (rooms) per second.
 
-Baseline, measured in the same run: the grouping alone (:func:`server.matchmaking.
+Baseline, measured in the same run: the grouping alone (:func:`server.features.matchmaking.
 find_matches` on the same wishes), what the matcher's arithmetic costs without the rooms.
 """
 
@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 from bench.common import machine, table
-from client.net import GameClient
+from client.net.net import GameClient
 from server.app import CastellServer
 from server.config import ServerConfig
-from server.matchmaking import find_matches
+from server.features.matchmaking import find_matches
 from server.store import open_store
 from shared import messages as m
 

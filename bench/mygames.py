@@ -22,8 +22,8 @@ from pathlib import Path
 
 from bench.common import cpu_seconds, machine, percentile, table
 from bench.load import running
-from client.keys import new_key
-from client.net import GameClient
+from client.local.keys import new_key
+from client.net.net import GameClient
 from shared import messages as m
 from shared.actions import EndTurn
 

@@ -8,8 +8,8 @@
     castell games [URL]
     castell quick [URL] [--seats 2,3,4] [--rated] [--bots-after SECONDS]
 
-The screen is full-screen (:mod:`client.app`) on a terminal, and line by line
-(:mod:`client.plain`) with ``--plain`` or when standard input or output is not a terminal.
+The screen is full-screen (:mod:`client.screens.app`) on a terminal, and line by line
+(:mod:`client.screens.plain`) with ``--plain`` or when standard input or output is not a terminal.
 A player who leaves a game under way is told, once the screen closes, that the seat is kept
 and which command brings them back.
 """
@@ -24,15 +24,15 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from client.address import DEFAULT_URL, AddressError, server_url
+from client.net.address import DEFAULT_URL, AddressError, server_url
 from shared.wire import PLAYER_NAME_MAX
 
 if TYPE_CHECKING:  # imported lazily at run time: `castell --help` stays instant
     from prompt_toolkit.history import History
 
-    from client.controller import Controller
-    from client.lobby import Quick
-    from client.session import Session
+    from client.control.controller import Controller
+    from client.control.lobby import Quick
+    from client.net.session import Session
 
 Startup = Callable[["Controller"], Awaitable[None]]
 
@@ -142,7 +142,7 @@ def build_games_parser() -> argparse.ArgumentParser:
 
 
 def build_play_parser() -> argparse.ArgumentParser:
-    from client.play import DEFAULT_BOT_DELAY
+    from client.modes.play import DEFAULT_BOT_DELAY
 
     p = argparse.ArgumentParser(prog="castell play",
                                 description="Play a game against bots, right now, offline. "
@@ -198,7 +198,7 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
     if a game under way was left, say that the seat is kept and how to come back
     (``comeback``, the command that does); if a finished game this server keeps was left,
     how to write it to a file (``keeps_games``)."""
-    from client.controller import Controller
+    from client.control.controller import Controller
 
     controller = Controller(session)
     controller.comeback = comeback
@@ -209,11 +209,11 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
             await startup(controller)
 
     if plain:
-        from client.plain import PlainScreen
+        from client.screens.plain import PlainScreen
 
         await PlainScreen(controller).run(boot)
     else:
-        from client.app import TerminalScreen
+        from client.screens.app import TerminalScreen
 
         await TerminalScreen(controller, color=color, history=_history()).run(boot)
     # (A plain screen printed the finished game's note already, and nothing clears it.)
@@ -228,7 +228,7 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
 def _history() -> History:
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
-    from client.seats import DIR_MODE, default_state_dir
+    from client.local.seats import DIR_MODE, default_state_dir
 
     try:
         folder = default_state_dir()
@@ -240,7 +240,7 @@ def _history() -> History:
 
 async def _quick(args: argparse.Namespace) -> int:
     """``castell quick``: join, then wait in the quick-match queue."""
-    from client.lobby import Quick, parse_lobby
+    from client.control.lobby import Quick, parse_lobby
 
     words = ["quick", args.seats.replace(" ", "")]
     if args.rated:
@@ -255,14 +255,14 @@ async def _quick(args: argparse.Namespace) -> int:
 async def _join(args: argparse.Namespace, quick: Quick | None = None) -> int:
     from websockets.exceptions import WebSocketException
 
-    from client.net import ServerError
-    from client.seats import SeatStore
-    from client.session import Session, describe_failure
-    from client.tls import client_ssl_context
+    from client.local.seats import SeatStore
+    from client.net.net import ServerError
+    from client.net.session import Session, describe_failure
+    from client.net.tls import client_ssl_context
 
     url = server_url(args.url)
     context = client_ssl_context(url, args.cafile, args.insecure)
-    from client.keys import KeyStore
+    from client.local.keys import KeyStore
 
     session = Session(url, args.name or default_name(), ssl_context=context,
                       seats=SeatStore(), keys=None if args.guest else KeyStore())
@@ -286,14 +286,14 @@ async def _join(args: argparse.Namespace, quick: Quick | None = None) -> int:
 
 def comeback_command(url: str) -> str:
     """The command that takes a seat on the server at ``url`` back."""
-    from client.seats import server_key
+    from client.local.seats import server_key
 
     where = "" if server_key(url) == server_key(DEFAULT_URL) else f" {url}"
     return f"castell{where} --resume"
 
 
 async def _play(args: argparse.Namespace) -> int:
-    from client.play import export_kept, list_games, play
+    from client.modes.play import export_kept, list_games, play
 
     if args.games:
         return await list_games(sys.stdout)
@@ -314,7 +314,7 @@ async def _play(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from client.replay import load, print_plain, run_viewer
+    from client.modes.replay import load, print_plain, run_viewer
 
     record = load(args.file)
     if _use_plain(args.plain):
@@ -325,7 +325,7 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _account(args: argparse.Namespace) -> int:
-    from client.keys import KeyStore, parse_recovery_line, recovery_line
+    from client.local.keys import KeyStore, parse_recovery_line, recovery_line
 
     keys = KeyStore()
     if args.what == "export":
@@ -350,11 +350,11 @@ def _account(args: argparse.Namespace) -> int:
 async def _games(args: argparse.Namespace) -> int:
     from websockets.exceptions import WebSocketException
 
-    from client.keys import KeyStore
-    from client.lobby import game_lines
-    from client.net import GameClient, ServerError
-    from client.session import describe_failure
-    from client.tls import client_ssl_context
+    from client.control.lobby import game_lines
+    from client.local.keys import KeyStore
+    from client.net.net import GameClient, ServerError
+    from client.net.session import describe_failure
+    from client.net.tls import client_ssl_context
     from shared.messages import MyGames
 
     url = server_url(args.url)

@@ -3,8 +3,10 @@
 :class:`CastellServer` puts the parts together (here and nowhere else: each part is given its
 collaborators when it is made) and owns each connection's life: the hello and idle
 deadlines, the message loop, the cleanup in ``finally``. Who may connect is
-:mod:`server.admission`'s business; what a request means, :mod:`server.requests`'s; what it
-does to a room, :mod:`server.room`'s (driven by :mod:`server.runner`); what an action means
+:mod:`server.edge.admission`'s business; what a request means, :mod:`server.edge.requests`'s; what
+it
+does to a room, :mod:`server.core.room`'s (driven by :mod:`server.runtime.runner`); what an action
+means
 for the game, :mod:`shared.engine`'s. Every limit is a :class:`~server.config.ServerConfig`
 field, explained in ``docs/security.md``.
 """
@@ -22,27 +24,27 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from server.accounts import Accounts
-from server.admin import AdminConsole
-from server.admission import Admission
-from server.cluster import ClusterConfig, ClusterDirectory, ClusterNode, Leases
+from server.cluster.node import ClusterConfig, ClusterDirectory, ClusterNode, Leases
 from server.config import ServerConfig
-from server.connection import CastellWebSocket, Connection, ConnState
-from server.directory import Directory, LocalDirectory
-from server.identity import Identity
-from server.limits import TokenBucket
-from server.lobby import Lobby
-from server.matchmaking import Matchmaker
-from server.metrics import Metrics
-from server.moderation import Moderation
-from server.ratings import Ratings
-from server.registrations import Registrations
-from server.requests import Requests
+from server.core.limits import TokenBucket
+from server.edge.admission import Admission
+from server.edge.requests import Requests
+from server.features.accounts import Accounts
+from server.features.identity import Identity
+from server.features.matchmaking import Matchmaker
+from server.features.moderation import Moderation
+from server.features.ratings import Ratings
+from server.features.registrations import Registrations
+from server.ops.admin import AdminConsole
+from server.ops.metrics import Metrics
+from server.ops.tls import server_ssl_context
+from server.runtime.connection import CastellWebSocket, Connection, ConnState
+from server.runtime.directory import Directory, LocalDirectory
+from server.runtime.lobby import Lobby
+from server.runtime.thinking import Thinkers
 from server.store import open_store
 from server.store.base import Store
 from server.store.sqlite import MEMORY
-from server.thinking import Thinkers
-from server.tls import server_ssl_context
 from shared.logs import frame_safe_logger
 from shared.messages import SUBPROTOCOL
 from shared.view import RoomStatus
@@ -52,7 +54,7 @@ log = logging.getLogger("castell.server")
 
 class _NotListening(logging.Filter):
     """Leaves out websockets' own "server listening on" line: castell-server says where it
-    listens once, with the addresses to give friends (server/lan.py)."""
+    listens once, with the addresses to give friends (server/ops/lan.py)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith("server listening on")
@@ -84,7 +86,7 @@ class CastellServer:
     """One Castell server process: a lobby of rooms behind one listening socket.
 
     With a ``cluster`` (and a store every node shares) it is one node of several that serve
-    one lobby together (``server.cluster``).
+    one lobby together (``server.cluster.node``).
     """
 
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None,
@@ -128,7 +130,7 @@ class CastellServer:
         self.admission = Admission(cfg, moderation=self.moderation,
                                    metrics=self.metrics if cfg.metrics_listen is None
                                    else None)
-        #: Who this server is, read from its store at the start (server.identity).
+        #: Who this server is, read from its store at the start (server.features.identity).
         self.identity = Identity(self.store)
         self.requests = Requests(cfg, self.lobby, self.directory, accounts=self.accounts,
                                  ratings=self.ratings, matchmaker=self.matchmaker,

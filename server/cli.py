@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from server.config import DEFAULT_PORT, ServerConfig
-from server.loop import LOOPS
+from server.runtime.loop import LOOPS
 from shared.view import RoomStatus
 
 if TYPE_CHECKING:
-    from server.cluster import ClusterConfig
+    from server.cluster.node import ClusterConfig
 
 
 def _none_if_zero(value: str) -> float | None:
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="behind a reverse proxy only: count connections by the last "
                           "X-Forwarded-For address, not the proxy's")
 
-    from server.cluster import DEFAULT_LEASE_MS, DEFAULT_PREFIX
+    from server.cluster.node import DEFAULT_LEASE_MS, DEFAULT_PREFIX
 
     node = p.add_argument_group("cluster (several nodes serving one lobby, docs/deploy.md)")
     node.add_argument("--redis", default=None, metavar="URL",
@@ -254,7 +254,7 @@ def with_admin_socket(config: ServerConfig, db: str) -> ServerConfig:
     (``off``: none)."""
     import attrs
 
-    from server.admin import socket_beside
+    from server.ops.admin import socket_beside
 
     if config.admin_socket == "off":
         return attrs.evolve(config, admin_socket=None)
@@ -263,7 +263,7 @@ def with_admin_socket(config: ServerConfig, db: str) -> ServerConfig:
 
 def cluster_from_args(args: argparse.Namespace) -> ClusterConfig | None:
     """The node's cluster settings, or None for a lone server (no --redis)."""
-    from server.cluster import MIN_LEASE_MS, ClusterConfig
+    from server.cluster.node import MIN_LEASE_MS, ClusterConfig
     from shared.errors import CastellError
 
     if args.redis is None:
@@ -281,10 +281,10 @@ def cluster_from_args(args: argparse.Namespace) -> ClusterConfig | None:
 async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = None, *,
                  group_commit: bool = True) -> None:
     from server.app import CastellServer
-    from server.lan import listening_line
-    from server.loop import loop_name, settle_collector
+    from server.ops.lan import listening_line
+    from server.ops.tls import server_ssl_context
+    from server.runtime.loop import loop_name, settle_collector
     from server.store import open_store
-    from server.tls import server_ssl_context
     from shared.errors import CastellError
 
     stop = asyncio.Event()
@@ -321,7 +321,7 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
 
 
 async def _export(args: argparse.Namespace) -> int:
-    from server.export import export_game
+    from server.ops.export import export_game
     from server.store import open_store
 
     path = args.output or f"castell-{args.room}.json"
@@ -353,18 +353,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv[:1] == ["export"]:
             return asyncio.run(_export(build_export_parser().parse_args(argv[1:])))
         if argv[:1] == ["admin"]:
-            from server.admin_cli import main as admin_main
+            from server.ops.admin_cli import main as admin_main
 
             return admin_main(argv[1:])
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.keyfile is not None and args.certfile is None:
             parser.error("--keyfile needs --certfile (the certificate it belongs to)")
-        from server.logs import configure
+        from server.ops.logs import configure
 
         configure(args.log_level, args.log_format)
         db = _db_location(args.db)
-        from server.loop import run
+        from server.runtime.loop import run
 
         run(_serve(with_admin_socket(config_from_args(args), db), db, cluster_from_args(args),
                    group_commit=args.group_commit == "on"), args.loop)

@@ -155,10 +155,10 @@ class ServerConfig:
     match_widen: float = 10.0
     match_window_max: int = 1000
     #: Seconds a quick match's seats are held for its players: a room whose matched seats
-    #: are not all taken by then is called off (server.reservations).
+    #: are not all taken by then is called off (server.features.reservations).
     match_reserve: float = 10.0
     #: Let accounts connected from one network (a /24, a /64) meet in rated play: for a
-    #: server on a LAN, where everyone shares one (server.ratings, "the floor").
+    #: server on a LAN, where everyone shares one (server.features.ratings, "the floor").
     rated_one_network: bool = False
 
     @property

@@ -108,7 +108,7 @@ class RoomInfo:
     players: tuple[SeatInfo, ...] = attrs.field(default=(), converter=_seat_infos)
     #: The names of the connections watching, in the order they came.
     spectators: tuple[str, ...] = attrs.field(default=(), converter=_names)
-    #: A rated room whose end was not rated: why (server.ratings).
+    #: A rated room whose end was not rated: why (server.features.ratings).
     unrated: str | None = None
     #: Whether the room is private (not listed; joined by its code, or a rematch's offer).
     private: bool = False

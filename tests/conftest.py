@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.app import CastellServer
 from server.config import ServerConfig
 from tests.support.servers import TEST_CONFIG, server_url, serving

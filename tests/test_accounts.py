@@ -1,5 +1,5 @@
 """Accounts by key, "my games", rematch and correspondence games, over real sockets
-(server/accounts.py, docs/protocol.md): real servers on 127.0.0.1 on real SQLite files."""
+(server/features/accounts.py, docs/protocol.md): real servers on 127.0.0.1 on real SQLite files."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from client.keys import new_key
-from client.net import GameClient, ServerError
+from client.local.keys import new_key
+from client.net.net import GameClient, ServerError
 from server.store import open_store
 from shared import messages as m
 from shared.actions import EndTurn

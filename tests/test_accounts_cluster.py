@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from client.net import GameClient, ServerError, join_anywhere
+from client.net.net import GameClient, ServerError, join_anywhere
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.servers import ServerProcess

@@ -16,7 +16,7 @@ from collections import Counter
 import attrs
 import pytest
 
-from server import bots as server_bots
+from server.core import bots as server_bots
 from shared import bots
 from shared import messages as m
 from shared.actions import Action, Build, EndTurn, Move

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.proxy import cutting_proxy

@@ -8,9 +8,9 @@ import random
 import pytest
 from rich.cells import cell_len
 
-from client.commands import action_to_command, parse
-from client.completion import CommandCompleter, complete
-from client.render import render_plain
+from client.control.commands import action_to_command, parse
+from client.control.completion import CommandCompleter, complete
+from client.screens.render import render_plain
 from shared.codec import event_to_wire
 from shared.engine import legal_actions
 from shared.view import RoomInfo, build_view, parse_view, state_from_view

@@ -18,12 +18,12 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 from websockets.typing import Subprotocol
 
-from client.commands import CommandError, parse
-from client.controller import Controller
-from client.hints import unseen_castellers
-from client.plain import PlainScreen
-from client.seats import SeatStore
-from client.session import Session
+from client.control.commands import CommandError, parse
+from client.control.controller import Controller
+from client.control.hints import unseen_castellers
+from client.local.seats import SeatStore
+from client.net.session import Session
+from client.screens.plain import PlainScreen
 from shared import bots
 from shared import messages as m
 from shared.codec import decode, encode

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.store import open_store
 from shared import messages as m
 from shared.board import ADJACENT

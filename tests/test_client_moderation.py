@@ -1,5 +1,5 @@
 """The real client (session, controller, plain screen) against a real ``castell-server`` as the
-host moderates it (server/admin.py): a closed room is never offered to resume, a kick's and a
+host moderates it (server/ops/admin.py): a closed room is never offered to resume, a kick's and a
 ban's reasons and end times reach the player, a ban stops the client, and a rematch invite
 and a private rematch room read right for whoever sees them."""
 
@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from client.controller import Controller
-from client.keys import KeyStore
-from client.plain import PlainScreen
-from client.seats import SeatStore
-from client.session import Session
-from server.admin import ask
+from client.control.controller import Controller
+from client.local.keys import KeyStore
+from client.local.seats import SeatStore
+from client.net.session import Session
+from client.screens.plain import PlainScreen
+from server.ops.admin import ask
 from tests.support.servers import ServerProcess
 
 pytestmark = pytest.mark.timeout(120)
@@ -99,8 +99,8 @@ def test_a_kicked_player_resuming_in_the_full_screen_reads_the_kick_s_reason(sho
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from client.app import TerminalScreen
-    from client.net import GameClient
+    from client.net.net import GameClient
+    from client.screens.app import TerminalScreen
     from shared import messages as m
 
     db = str(short_dir / "c.sqlite3")
@@ -181,7 +181,7 @@ def test_a_ban_closes_the_full_screen_and_says_why_on_the_shell(short_dir, monke
 
 
 def test_a_kick_s_end_reaches_the_kicked_player(short_dir):
-    from client.net import GameClient
+    from client.net.net import GameClient
     from shared import messages as m
 
     db = str(short_dir / "c.sqlite3")
@@ -210,7 +210,7 @@ def test_a_kick_s_end_reaches_the_kicked_player(short_dir):
 
 
 def test_a_private_rematch_reads_right_for_the_invitee_sitting_elsewhere(short_dir):
-    from client.net import GameClient
+    from client.net.net import GameClient
     from shared import messages as m
     from tests.test_rematch import finished
 

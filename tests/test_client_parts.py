@@ -9,10 +9,9 @@ import stat
 import attrs
 import pytest
 
-from client.address import AddressError, server_url
-from client.commands import CommandError, parse
-from client.hints import hint_lines
-from client.lobby import (
+from client.control.commands import CommandError, parse
+from client.control.hints import hint_lines
+from client.control.lobby import (
     AddBots,
     CreateRoom,
     JoinRoom,
@@ -24,8 +23,9 @@ from client.lobby import (
     parse_room,
     parse_timer,
 )
-from client.seats import HeldSeat, SeatStore
-from client.tls import client_ssl_context
+from client.local.seats import HeldSeat, SeatStore
+from client.net.address import AddressError, server_url
+from client.net.tls import client_ssl_context
 from shared.actions import Build, Move, Special, Train
 from shared.engine import apply, legal_actions
 from shared.state import Festival, GameState
@@ -242,7 +242,7 @@ def test_a_round_without_a_festival_hints_at_the_next_and_what_it_takes():
 
 
 def test_seats_are_found_under_every_spelling_of_the_servers_address(tmp_path):
-    from client.seats import same_server, server_key
+    from client.local.seats import same_server, server_key
 
     # a file written before addresses were normalised: keyed by the address as typed
     folder = tmp_path / "state"
@@ -305,7 +305,7 @@ def test_a_hint_reaches_with_a_special_move_alone_once_the_move_is_spent():
 
 
 def test_a_game_the_host_closed_is_listed_as_closed_never_as_lost():
-    from client.lobby import game_lines
+    from client.control.lobby import game_lines
     from shared.messages import GameEntry
 
     closed = GameEntry(room="r1", name="Friday", status="closed", seat=0, turn=None,

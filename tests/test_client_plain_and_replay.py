@@ -10,8 +10,8 @@ import sys
 import pexpect
 import pytest
 
-from client.render import event_lines
-from client.replay import steps_of
+from client.modes.replay import steps_of
+from client.screens.render import event_lines
 from tests.support.terminal import ROOT, Terminal, client_env
 from tests.test_client_cli import _recorded_game
 

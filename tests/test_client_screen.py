@@ -12,9 +12,9 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from client.app import STATUS_LINES, TerminalScreen
-from client.controller import Controller
-from client.session import RoomState, Session
+from client.control.controller import Controller
+from client.net.session import RoomState, Session
+from client.screens.app import STATUS_LINES, TerminalScreen
 from shared import messages as m
 from tests.support import sample_views as sv
 
@@ -166,8 +166,8 @@ def test_resume_completes_the_seats_held_on_this_server(tmp_path):
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    from client.app import WordsCompleter
-    from client.seats import HeldSeat, SeatStore
+    from client.local.seats import HeldSeat, SeatStore
+    from client.screens.app import WordsCompleter
 
     seats = SeatStore(tmp_path)
     session = Session("ws://127.0.0.1:1", "Anna", seats=seats)

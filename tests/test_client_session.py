@@ -10,10 +10,10 @@ import stat
 
 import pytest
 
-from client.controller import Controller
-from client.plain import PlainScreen
-from client.seats import SeatStore
-from client.session import Session
+from client.control.controller import Controller
+from client.local.seats import SeatStore
+from client.net.session import Session
+from client.screens.plain import PlainScreen
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -1,4 +1,4 @@
-"""Several server nodes serve one lobby, and a node's death loses no game (server/cluster.py).
+"""Several server nodes serve one lobby, and a node's death loses no game (server/cluster/node.py).
 
 Real nodes (``python -m server`` processes on 127.0.0.1) share the real PostgreSQL, in a fresh
 schema, and the real Redis, under a fresh key prefix (tests/support/services.py). Leases last 1.5 s
@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 import attrs
 import pytest
 
-from client.net import GameClient, ServerError, join_anywhere
-from server.cluster import ClusterConfig, ClusterNode
-from server.lobby import Lobby
-from server.runner import perform
+from client.net.net import GameClient, ServerError, join_anywhere
+from server.cluster.node import ClusterConfig, ClusterNode
+from server.runtime.lobby import Lobby
+from server.runtime.runner import perform
 from server.store import RoomRecord, SeatRecord, hash_token
 from server.store.errors import StoreError
 from server.store.postgres import PostgresStore
@@ -354,8 +354,8 @@ async def test_join_anywhere_skips_nodes_that_do_not_answer_and_raises_real_refu
 async def test_the_client_session_follows_moved_and_survives_its_node_dying(db, prefix, tmp_path):
     """The terminal client's session, as a player uses it: it joins through the wrong node
     (``moved`` followed), then keeps its seat when that room's node is killed."""
-    from client.seats import SeatStore
-    from client.session import Session
+    from client.local.seats import SeatStore
+    from client.net.session import Session
 
     a, b = await start_nodes(2, *node_args(db, prefix))
     with a, b:

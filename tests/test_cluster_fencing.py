@@ -1,4 +1,5 @@
-"""A node that lost a room never writes about it again (server/cluster.py, server/room.py).
+"""A node that lost a room never writes about it again (server/cluster/node.py,
+server/core/room.py).
 
 Real node processes share the real PostgreSQL (a fresh schema) and the real Redis (a fresh
 prefix). One node is frozen (SIGSTOP) past its lease while requests queue up for it; the other
@@ -23,7 +24,7 @@ from collections.abc import AsyncIterator
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from client.net import ServerError, join_anywhere
+from client.net.net import ServerError, join_anywhere
 from server.store.base import token_matches
 from server.store.postgres import PostgresStore
 from shared import messages as m

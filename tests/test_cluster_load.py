@@ -1,4 +1,4 @@
-"""A flood of ``list_rooms`` never costs a node its leases (server/cluster.py).
+"""A flood of ``list_rooms`` never costs a node its leases (server/cluster/node.py).
 
 Real node processes share the real PostgreSQL and Redis (fresh schema and prefix). The cluster
 lists a thousand public rooms; many connections ask for the list at the rate a connection is
@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from client.net import GameClient
+from client.net.net import GameClient
 from shared import messages as m
 from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
 from tests.test_cluster import node_args, player, start_nodes

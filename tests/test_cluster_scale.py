@@ -1,5 +1,5 @@
 """What a cluster node's periodic work costs grows with what changed or with a page, not
-with every game held (server/cluster.py, "Taking over" and "The room list").
+with every game held (server/cluster/node.py, "Taking over" and "The room list").
 
 In one process, against the real PostgreSQL (a fresh schema) and Redis (a fresh prefix):
 thousands of games are made in bulk (one SQL statement, one Redis pipeline), as if other
@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from server.cluster import ClusterConfig, ClusterNode, list_score
-from server.lobby import Lobby, list_key
+from server.cluster.node import ClusterConfig, ClusterNode, list_score
+from server.runtime.lobby import Lobby, list_key
 from server.store.postgres import PostgresStore
 from tests.support.services import POSTGRES_URL, REDIS_URL, fresh_prefix, fresh_schema
 from tests.test_cluster import stored_playing_room

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from client import commands as c
-from client import rulebook
-from client.commands import CommandError, action_to_command, parse
+from client.control import commands as c
+from client.control.commands import CommandError, action_to_command, parse
+from client.screens import rulebook
 from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train, Undo
 from shared.board import REGION_NAMES
 from shared.errors import CastellError

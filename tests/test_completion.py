@@ -9,9 +9,15 @@ import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
-from client import rulebook
-from client.commands import CLIENT_COMMANDS, COMMANDS, CommandError, action_to_command, parse
-from client.completion import CommandCompleter, complete, hint_lines
+from client.control.commands import (
+    CLIENT_COMMANDS,
+    COMMANDS,
+    CommandError,
+    action_to_command,
+    parse,
+)
+from client.control.completion import CommandCompleter, complete, hint_lines
+from client.screens import rulebook
 from shared.actions import Build, Dismantle, EndTurn, Move, Recruit, Special, Train
 from shared.engine import legal_actions
 from shared.state import Skills

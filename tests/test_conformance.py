@@ -176,7 +176,9 @@ def check_player(p: dict[str, Any], seats: int) -> None:
 
 def check_view(v: dict[str, Any]) -> None:
     """The view as docs/protocol.md "The view" describes it, for whatever its status."""
-    assert set(v) == VIEW_KEYS, set(v) ^ VIEW_KEYS  # so never a seed, bag order or token
+    # so never a seed, bag order or token; `private` only for a private room (an addition)
+    assert set(v) - {"private"} == VIEW_KEYS, set(v) ^ VIEW_KEYS
+    assert v.get("private", True) is True
     assert is_str(v["room"]) and is_str(v["name"])
     assert v["variant"] in ("normal", "advanced")
     seats = v["seats"]

@@ -1,9 +1,9 @@
-"""The order bots' decisions wait in (server/fairness.py), by value: no processes, no clock.
+"""The order bots' decisions wait in (server/core/fairness.py), by value: no processes, no clock.
 Items are strings named for their room; rooms ``a1``… belong to address A, ``b1``… to B."""
 
 from __future__ import annotations
 
-from server.fairness import FairQueue
+from server.core.fairness import FairQueue
 
 
 def _queue(*items: tuple[str, str, str]) -> FairQueue[str]:

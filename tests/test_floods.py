@@ -17,9 +17,9 @@ import time
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.app import CastellServer
-from server.limits import Buckets, network_of
+from server.core.limits import Buckets, network_of
 from shared import codec
 from shared import messages as m
 from shared.messages import SUBPROTOCOL

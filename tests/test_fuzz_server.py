@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.app import CastellServer
 from shared import codec, engine
 from shared import messages as m

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.store import SQLiteStore, Store, StoreError
 from server.store.errors import VersionConflict
 from server.store.postgres import PostgresStore

@@ -1,6 +1,6 @@
 """A room's history over real sockets: every event since the start with the chat, paged with
 ``before``/``limit``, and the same after a restart, a kill -9 and a cluster takeover
-(server/history.py, docs/protocol.md ``history``).
+(server/core/history.py, docs/protocol.md ``history``).
 
 What a client saw live is the reference: a spectator seated before the start records every
 push (its queue is never read until the end), and the history must be exactly those events
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from client.net import GameClient, ServerError, join_anywhere
+from client.net.net import GameClient, ServerError, join_anywhere
 from server.store import SQLiteStore
 from shared import messages as m
 from tests.support.servers import ServerProcess, serving
@@ -264,8 +264,8 @@ async def test_history_after_a_cluster_takeover_is_the_same():
 
 
 def test_a_reply_holds_the_latest_entries_that_fit_in_one_frame():
-    from server.handlers_room import history_reply
-    from server.history import Entry, History
+    from server.core.history import Entry, History
+    from server.edge.handlers_room import history_reply
     from shared.codec import MAX_FRAME, decode_server, encode
 
     kept = History()

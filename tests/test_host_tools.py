@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from client.keys import new_key
-from client.net import GameClient, ServerError, join_anywhere
-from server.admin import ask
-from server.metrics import CONTENT_TYPE_LATEST
+from client.local.keys import new_key
+from client.net.net import GameClient, ServerError, join_anywhere
+from server.ops.admin import ask
+from server.ops.metrics import CONTENT_TYPE_LATEST
 from server.store import open_store
 from shared import messages as m
 from tests.support.servers import ServerProcess, run_server_cli, serving
@@ -388,7 +388,7 @@ async def test_a_ban_holds_on_every_node_and_a_drain_hands_a_game_over(short_dir
 
 
 def test_the_console_s_options_go_before_or_after_the_command():
-    from server.admin_cli import build_parser
+    from server.ops.admin_cli import build_parser
 
     parser = build_parser()
     for argv in (["--db", "x.sqlite3", "--json", "rooms"], ["rooms", "--db", "x.sqlite3", "--json"],

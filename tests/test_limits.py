@@ -14,7 +14,7 @@ import attrs
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.cli import build_parser, config_from_args
 from server.config import ServerConfig
 from shared import messages as m

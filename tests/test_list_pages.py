@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
-from client.lobby import ListRooms, parse_lobby
-from client.net import GameClient
-from client.session import Session
+from client.control.lobby import ListRooms, parse_lobby
+from client.net.net import GameClient
+from client.net.session import Session
 from server.config import ServerConfig
 from shared import messages as m
 from tests.support.servers import with_config

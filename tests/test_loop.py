@@ -1,4 +1,5 @@
-"""The server's event loop (server/loop.py, ``--loop``): asyncio's own unless uvloop is asked
+"""The server's event loop (server/runtime/loop.py, ``--loop``): asyncio's own unless uvloop is
+asked
 for, a plain refusal when uvloop is asked for and missing; and a server plays on either."""
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ import sys
 
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.cli import build_parser
-from server.loop import loop_factory
+from server.runtime.loop import loop_factory
 from shared import messages as m
 from shared.errors import CastellError
 from tests.support.servers import ROOT, ServerProcess, env

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from client.net import GameClient, ServerError
+from client.net.net import GameClient, ServerError
 from server.store.postgres import PostgresStore
 from shared import messages as m
 from shared.actions import EndTurn

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from client.controller import Controller
-from client.keys import new_key
-from client.net import GameClient, ServerError
-from client.plain import PlainScreen
-from client.seats import SeatStore
-from client.session import Session
-from server.admin import ask
+from client.control.controller import Controller
+from client.local.keys import new_key
+from client.local.seats import SeatStore
+from client.net.net import GameClient, ServerError
+from client.net.session import Session
+from client.screens.plain import PlainScreen
+from server.ops.admin import ask
 from shared import messages as m
 from tests.support.proxy import cutting_proxy
 from tests.support.servers import ServerProcess, run_server_cli

@@ -1,5 +1,6 @@
 """What the host's moderation does to a game in play and to what the host reads back
-(server/moderation.py, server/admin.py), over real sockets against a real ``castell-server``:
+(server/features/moderation.py, server/ops/admin.py), over real sockets against a real
+``castell-server``:
 a kicked player's turns end at once and the others are told, no ``your_turn`` reaches a
 kicked player, the console's lists show names as typed, a closed private room is told
 closed by its code."""
@@ -15,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from client.keys import new_key
-from client.net import GameClient
-from server.admin import ask
+from client.local.keys import new_key
+from client.net.net import GameClient
+from server.ops.admin import ask
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.servers import ServerProcess
@@ -153,7 +154,7 @@ def test_a_closed_private_room_s_code_says_it_was_closed(short_dir, backend):
 
 async def refused_as(url: str, key: str, code: str, said: str) -> None:
     """A stranger's ``join_room`` of ``key`` is refused ``code``, its message saying ``said``."""
-    from client.net import ServerError
+    from client.net.net import ServerError
 
     stranger = await GameClient.connect(url)
     await stranger.hello("Pere")

@@ -1,4 +1,5 @@
-"""``my_games`` from the store alone (server/accounts.py, schema 11): where each game stands
+"""``my_games`` from the store alone (server/features/accounts.py, schema 11): where each game
+stands
 is stored with its room by the write that moves it, so a page of an account's games costs a
 query and no game is replayed — over real sockets, on a real SQLite file and the real
 PostgreSQL, the server restarted in between so that nothing is in memory."""
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from client.keys import new_key
-from client.net import GameClient
+from client.local.keys import new_key
+from client.net.net import GameClient
 from server.store.base import GameRecord, Store
 from server.store.postgres import PostgresStore
 from server.store.sqlite import SQLiteStore

@@ -1,5 +1,5 @@
-"""Names that print as another's, and registrations without end (server/names.py,
-server/registrations.py, docs/security.md "Names" and "Accounts"): the rules by value, then
+"""Names that print as another's, and registrations without end (server/core/names.py,
+server/features/registrations.py, docs/security.md "Names" and "Accounts"): the rules by value, then
 over real sockets against real servers on 127.0.0.1 on real SQLite files, and the store's
 part on the real SQLite and PostgreSQL."""
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from client.keys import new_key
-from client.net import GameClient, ServerError
-from server.admin import ask
-from server.names import clean_name, name_key
+from client.local.keys import new_key
+from client.net.net import GameClient, ServerError
+from server.core.names import clean_name, name_key
+from server.ops.admin import ask
 from server.store import open_store
 from server.store.base import AccountRecord, Refusal, Registration, Store, hash_token
 from shared import messages as m

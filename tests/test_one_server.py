@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from client.keys import new_key
-from client.net import GameClient
+from client.local.keys import new_key
+from client.net.net import GameClient
 from server.app import CastellServer
-from server.directory import LocalDirectory
-from server.names import name_key
+from server.core.names import name_key
+from server.runtime.directory import LocalDirectory
 from server.store.sqlite import MEMORY, SQLiteStore
 from shared import messages as m
 from tests.support.servers import serving

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server import room_views as room_module
-from server.room import Push, Room
+from server.core import room_views as room_module
+from server.core.room import Push, Room
 from shared import messages as m
 from shared.actions import EndTurn
 from shared.errors import ProtocolError

@@ -9,7 +9,7 @@ import sqlite3
 import attrs
 import pytest
 
-from client.net import GameClient, ServerError
+from client.net.net import GameClient, ServerError
 from shared import messages as m
 from shared.record import GameRecordFile, replay
 from shared.view import state_from_view

@@ -1,4 +1,4 @@
-"""Quick match over real sockets (server/matchmaking.py, docs/protocol.md "Quick match"):
+"""Quick match over real sockets (server/features/matchmaking.py, docs/protocol.md "Quick match"):
 groups of 2 and of 3, a cancel and a dropped connection in the queue, the rating window
 widening as players wait (on a test clock), bots filling an unrated wait, and two cluster
 nodes matching players who queued on different nodes.
@@ -17,9 +17,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from client.net import GameClient, ServerError
+from client.net.net import GameClient, ServerError
 from server.app import CastellServer
-from server.matchmaking import Matchmaker, Windows, Wish, find_matches, unique_names
+from server.features.matchmaking import Matchmaker, Windows, Wish, find_matches, unique_names
 from server.store import open_store
 from shared import messages as m
 from tests.support.servers import ServerProcess, serving
@@ -260,7 +260,7 @@ async def test_a_match_published_while_a_node_is_cut_from_redis_still_reaches_it
     """Biel's node is cut from Redis (a proxy between them refuses every connection) while
     the other node matches him: the ``matched`` push published meanwhile is not lost with
     the channel's message; Biel hears it once his node is back."""
-    from server.cluster import ClusterConfig
+    from server.cluster.node import ClusterConfig
     from server.store.postgres import PostgresStore
     from tests.support.proxy import cutting_proxy
 

@@ -1,4 +1,5 @@
-"""Quick match under abuse, over real sockets (server/matchmaking.py, server/reservations.py,
+"""Quick match under abuse, over real sockets (server/features/matchmaking.py,
+server/features/reservations.py,
 docs/security.md "Rooms and seats"): connections from several loopback addresses that match
 each other and queue again at once, never taking their seats, hold no more rooms than their
 addresses' caps allow, each such room is called off once its seats' reservation runs out, and
@@ -17,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from client.net import GameClient, ServerError
-from server import limits
+from client.net.net import GameClient, ServerError
 from server.app import CastellServer
-from server.matchmaking import Windows, Wish, find_matches
-from server.runner import RoomRunner
+from server.core import limits
+from server.features.matchmaking import Windows, Wish, find_matches
+from server.runtime.runner import RoomRunner
 from server.store import open_store
 from shared import messages as m
 from tests.support.servers import serving

@@ -1,4 +1,4 @@
-"""The floor of rated play (server/ratings.py, docs/protocol.md "Ratings and quick match"),
+"""The floor of rated play (server/features/ratings.py, docs/protocol.md "Ratings and quick match"),
 over real sockets against a real server on a real SQLite file: a rated game where nobody
 played is not rated, two accounts from one network never meet in rated play, and a new
 account's rating is provisional (and off the leaderboard) until it is established.
@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from client.keys import new_key
-from client.lobby import profile_lines, rating_text
-from client.net import GameClient, ServerError
-from server.accounts import name_key
+from client.control.lobby import profile_lines, rating_text
+from client.local.keys import new_key
+from client.net.net import GameClient, ServerError
 from server.app import CastellServer
-from server.ratings import ESTABLISHED, NOBODY_PLAYED, may_meet, played, provisional
+from server.features.accounts import name_key
+from server.features.ratings import ESTABLISHED, NOBODY_PLAYED, may_meet, played, provisional
 from server.store import open_store
 from server.store.base import AccountRecord, Placing, RoomRecord, hash_token
 from shared import messages as m

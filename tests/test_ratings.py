@@ -1,4 +1,5 @@
-"""Rated rooms, ratings, the leaderboard and profiles, over real sockets (server/ratings.py,
+"""Rated rooms, ratings, the leaderboard and profiles, over real sockets
+(server/features/ratings.py,
 docs/protocol.md "Ratings"): real servers on 127.0.0.1 on real SQLite files, the ratings
 checked against openskill called directly."""
 
@@ -12,10 +13,10 @@ from pathlib import Path
 import pytest
 from openskill.models import PlackettLuce
 
-from client.keys import new_key
-from client.net import GameClient, ServerError
-from server.names import name_key
-from server.ratings import rate
+from client.local.keys import new_key
+from client.net.net import GameClient, ServerError
+from server.core.names import name_key
+from server.features.ratings import rate
 from server.store import open_store
 from server.store.base import AccountRecord, Placing, RoomRecord, hash_token
 from shared import messages as m
@@ -246,7 +247,7 @@ async def test_an_abandoned_rated_game_ends_by_the_timer_and_is_rated_in_its_ord
         await anna.request(m.StartGame)
         await anna.wait_state(lambda p: p.view["status"] == "playing")
         await biel.close()  # Biel walks away and never comes back
-        # Anna plays on (one action, so that the game is played: server.ratings, then
+        # Anna plays on (one action, so that the game is played: server.features.ratings, then
         # every turn ended at once); the timer ends each of Biel's.
         await play_legal([anna, None], random.Random(2), actions=1, timeout=20)
         await play_legal([anna, None], random.Random(2), end_bias=1.0, timeout=20)

@@ -12,10 +12,10 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from client.net import GameClient, fetch_record
-from client.seats import SeatStore
-from client.session import Session
-from server.record_pages import record_page
+from client.local.seats import SeatStore
+from client.net.net import GameClient, fetch_record
+from client.net.session import Session
+from server.core.record_pages import record_page
 from server.store import SQLiteStore
 from server.store.base import ActionRecord, RoomRecord, SeatRecord, Store
 from shared import codec, engine

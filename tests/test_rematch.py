@@ -1,4 +1,4 @@
-"""Rematches (server/rematch.py, docs/protocol.md ``rematch`` and ``invite``), over real
+"""Rematches (server/features/rematch.py, docs/protocol.md ``rematch`` and ``invite``), over real
 sockets with the real client: the invitee of a private rematch takes the offered seat with
 ``rematch`` or ``join_room``, on SQLite and on PostgreSQL, as a guest and signed in; two
 players asking at once get one room; an offer outlives a killed ``castell-server``; in a
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from client.keys import new_key
-from client.net import GameClient, ServerError
-from server.cluster import ClusterConfig
+from client.local.keys import new_key
+from client.net.net import GameClient, ServerError
+from server.cluster.node import ClusterConfig
 from server.store import open_store
 from shared import messages as m
 from tests.support.accounts import clients

@@ -10,10 +10,10 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from client import describe
-from client.render import FESTIVAL_ROWS, chat_text, print_view, render_plain
-from client.rulebook import rules_page
-from client.sanitize import safe
+from client.screens import describe
+from client.screens.render import FESTIVAL_ROWS, chat_text, print_view, render_plain
+from client.screens.rulebook import rules_page
+from client.screens.sanitize import safe
 from shared.scoring import score_player
 from shared.view import state_from_view
 from tests.support import sample_views as sv

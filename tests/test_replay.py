@@ -7,8 +7,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from server.export import record_file, stored_state
-from server.room import Room
+from server.core.room import Room
+from server.ops.export import record_file, stored_state
 from server.store.base import ActionRecord, RoomRecord, SeatRecord
 from server.store.sqlite import SQLiteStore
 from shared import replay

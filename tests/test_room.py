@@ -1,7 +1,7 @@
 """The sans-I/O room, by value: inputs in, writes and effects out — no socket, no loop.
 
 Members are plain strings here; the room only compares them. Each test drives the room as the
-driver (:mod:`server.runner`) does: propose, "store" (or fail to), commit or abort.
+driver (:mod:`server.runtime.runner`) does: propose, "store" (or fail to), commit or abort.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from server.room import (
+from server.core.room import (
     NOTICE_BACK,
     NOTICE_DOWN,
     AppendAction,
@@ -32,7 +32,7 @@ from server.room import (
     UpdateRoom,
     WakeBot,
 )
-from server.room_change import Adopted
+from server.core.room_change import Adopted
 from server.store.base import ChatRecord
 from shared import engine
 from shared.actions import EndTurn, Move

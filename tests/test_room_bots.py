@@ -1,11 +1,11 @@
-"""One way to seat a bot (server/room_seats.py ``Presence.place_bot``): a player's bot, a
+"""One way to seat a bot (server/core/room_seats.py ``Presence.place_bot``): a player's bot, a
 rematch's bots and a quick match's all get a free seat only and a first name nobody at the
 table has, whatever the levels. By value, without sockets (tests/support/drive.py)."""
 
 from __future__ import annotations
 
-from server.room import PutSeat, Room
-from server.room_seats import first_name
+from server.core.room import PutSeat, Room
+from server.core.room_seats import first_name
 from tests.support.drive import do, drive
 
 NOW = 1_000_000.0
@@ -24,7 +24,7 @@ def test_a_rematch_of_two_bots_of_different_levels_never_seats_two_of_one_first_
     drive(finished, [do("take_seat", "anna", "Anna", 1, now=NOW),
                      do("add_bot", "anna", "easy", 2), do("add_bot", "anna", "hard", 3)])
     assert bot_names(finished) == ["Pau·easy", "Núria·hard"]
-    # the rematch (server.rematch, RoomRunner.seat_bots): Anna's seat offered to her, each
+    # the rematch (server.features.rematch, RoomRunner.seat_bots): Anna's seat offered to her, each
     # bot back in its seat at its level, in seat order
     rematch = new_room(3)
     levels = {s.index: s.bot for s in finished.seats if s is not None and s.bot is not None}

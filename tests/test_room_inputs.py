@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from server.room import (
+from server.core.room import (
     NOTICE_DOWN,
     ArmTimer,
     BadToken,

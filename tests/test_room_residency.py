@@ -12,7 +12,7 @@ import time
 import attrs
 import pytest
 
-from client.net import GameClient, ServerError
+from client.net.net import GameClient, ServerError
 from server.store import ActionRecord, RoomRecord, SeatRecord, SQLiteStore, hash_token, open_store
 from server.store.base import pack_offers
 from shared import engine

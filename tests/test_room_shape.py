@@ -1,6 +1,6 @@
-"""The room's shape (server/room*.py): sans-I/O, by concern, its changes as data.
+"""The room's shape (server/core/room*.py): sans-I/O, by concern, its changes as data.
 
-``import server.room`` loads no asyncio, sockets, store backend, Redis, ratings mathematics
+``import server.core.room`` loads no asyncio, sockets, store backend, Redis, ratings mathematics
 or accounts; no class of it has over 30 methods; and a change in flight holds no code, only
 its writes and its outcome."""
 
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import attrs
 
-from server.room import Room
-from server.room_change import Seated
+from server.core.room import Room
+from server.core.room_change import Seated
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECK = ("import server.room, sys; print(sorted(m for m in sys.modules if m.startswith(("
+CHECK = ("import server.core.room, sys; print(sorted(m for m in sys.modules if m.startswith(("
          "'asyncio', 'websockets', 'openskill', 'redis', 'server.store.sqlite', "
-         "'server.store.postgres', 'server.accounts'))))")
+         "'server.store.postgres', 'server.features.accounts'))))")
 
 
 def test_importing_the_room_loads_no_io_store_backend_or_ratings_mathematics() -> None:
@@ -30,7 +30,7 @@ def test_importing_the_room_loads_no_io_store_backend_or_ratings_mathematics() -
 
 def test_no_class_of_the_room_has_over_30_methods() -> None:
     counts = {}
-    for path in sorted((ROOT / "server").glob("room*.py")):
+    for path in sorted((ROOT / "server" / "core").glob("room*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef):
                 counts[f"{path.name}:{node.name}"] = sum(

@@ -1,11 +1,12 @@
-"""The room's runner (server/runner.py) at its own layer: a real room, a real SQLite file, no
+"""The room's runner (server/runtime/runner.py) at its own layer: a real room, a real SQLite file,
+no
 sockets (the rooms here have no members: a quick match's players and bots are seated without
 a connection).
 
 The faults are real: the store is :class:`~server.store.sqlite.SQLiteStore` itself, a
 subclass of which stores a write and then loses its answer, and whose read-back is held on an
 :class:`asyncio.Event` the test controls. The turn timer runs on a virtual clock
-(:class:`server.timers.ManualTimers`) that the test moves on: no test here waits real time.
+(:class:`server.runtime.timers.ManualTimers`) that the test moves on: no test here waits real time.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from server.room import Room
-from server.runner import RoomRunner
+from server.core.room import Room
+from server.runtime.runner import RoomRunner
+from server.runtime.timers import VirtualClock
 from server.store.base import RoomRecord
 from server.store.sqlite import SQLiteStore
-from server.timers import VirtualClock
 
 pytestmark = pytest.mark.timeout(30)
 

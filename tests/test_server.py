@@ -10,7 +10,7 @@ import pytest
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import InvalidStatus
 
-from client.net import GameClient, ServerError
+from client.net.net import GameClient, ServerError
 from shared import engine
 from shared import messages as m
 from shared.actions import Move

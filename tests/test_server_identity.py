@@ -1,4 +1,5 @@
-"""The server's identity (server.identity): made once, kept in the store across restarts (the
+"""The server's identity (server.features.identity): made once, kept in the store across restarts
+(the
 SQLite file, the PostgreSQL schema that every node of a cluster shares), and said by real
 servers on 127.0.0.1 in ``welcome`` and, before ``hello``, in reply to ``identify``."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.store.postgres import PostgresStore
 from server.store.sqlite import SQLiteStore
 from shared import messages as m

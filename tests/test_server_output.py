@@ -13,7 +13,7 @@ import pytest
 from websockets.sync.client import connect as ws_connect
 from websockets.typing import Subprotocol
 
-from server.lan import friend_urls, lan_addresses
+from server.ops.lan import friend_urls, lan_addresses
 from shared import messages as m
 from shared.codec import decode, encode
 from tests.support.servers import ROOT, env

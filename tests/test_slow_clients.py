@@ -14,9 +14,9 @@ import asyncio
 import attrs
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.app import CastellServer
-from server.connection import Connection
+from server.runtime.connection import Connection
 from shared import messages as m
 from tests.support.hostile import Table, stalled
 from tests.support.servers import serving

@@ -1,4 +1,4 @@
-"""The connection-state table (server.states) and the one table of handlers, by value; and
+"""The connection-state table (server.edge.states) and the one table of handlers, by value; and
 on a real server, a request type that no state lists."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from typing import Any, ClassVar
 import attrs
 import pytest
 
-from server.dispatch import COSTLY, Dispatcher
-from server.handlers_accounts import AccountHandlers
-from server.handlers_lobby import LobbyHandlers
-from server.handlers_matches import MatchHandlers
-from server.handlers_ratings import RatingHandlers
-from server.handlers_room import RoomHandlers
-from server.requests import Requests
-from server.states import (
+from server.edge.dispatch import COSTLY, Dispatcher
+from server.edge.handlers_accounts import AccountHandlers
+from server.edge.handlers_lobby import LobbyHandlers
+from server.edge.handlers_matches import MatchHandlers
+from server.edge.handlers_ratings import RatingHandlers
+from server.edge.handlers_room import RoomHandlers
+from server.edge.requests import Requests
+from server.edge.states import (
     ALLOWED,
     LISTED,
     SILENT,

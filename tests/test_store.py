@@ -137,7 +137,7 @@ async def fill(store: Store, room: str = "r1") -> GameRecord:
 
 
 async def test_a_probe_writes_nothing_and_is_refused_once_the_store_is_closed(store: Store):
-    """The probe a waiting room's retries ask (server.retries): taken while the store takes
+    """The probe a waiting room's retries ask (server.runtime.retries): taken while the store takes
     writes, changing nothing; refused with a StoreError as a write would be."""
     await store.create_room(a_room())
     await store.probe()

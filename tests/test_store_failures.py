@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from client.net import GameClient, ServerError
+from client.net.net import GameClient, ServerError
 from server.app import CastellServer
-from server.room import NOTICE_DOWN
+from server.core.room import NOTICE_DOWN
 from server.store.sqlite import SQLiteStore
 from shared import messages as m
 from shared.actions import EndTurn

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from server.store import RoomRecord, SeatRecord
 from server.store.errors import StoreError
 from server.store.postgres import PostgresStore

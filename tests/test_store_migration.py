@@ -25,9 +25,9 @@ import attrs
 import msgpack
 import pytest
 
-from server.export import record_file
-from server.room import Room, game_result
-from server.runner import perform
+from server.core.room import Room, game_result
+from server.ops.export import record_file
+from server.runtime.runner import perform
 from server.store import (
     ActionRecord,
     GameRecord,
@@ -374,7 +374,7 @@ async def old2(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
 
 
 async def test_a_schema_2_database_is_upgraded_keeping_its_games_and_gains_history(old2):
-    from server.history import derive
+    from server.core.history import derive
 
     games = [schema2_game("done", 3, 10_000), schema2_game("playing", 6, 90)]
     await old2.write([g.record for g in games])
@@ -604,7 +604,7 @@ async def test_a_schema_6_database_makes_its_name_keys_anew(backend, tmp_path):
     """Keys made the old way (NFKC and case folding) are made again as names compare now:
     Anna's stays hers, a Cyrillic look-alike registered later no longer holds the name, and a
     ban by name bars the look-alikes too."""
-    from server.names import name_key
+    from server.core.names import name_key
     from server.store.base import AccountRecord
 
     rows = [("a1", "Anna", "anna", hash_token("k" * 40), 1.0),

@@ -25,11 +25,11 @@ from rich.console import Console
 from websockets.asyncio.server import serve
 from websockets.typing import Subprotocol
 
-from client.net import GameClient, ServerError
-from client.render import chat_text, event_lines, render, render_plain
-from client.sanitize import safe
-from client.seats import SeatStore
-from client.session import Session
+from client.local.seats import SeatStore
+from client.net.net import GameClient, ServerError
+from client.net.session import Session
+from client.screens.render import chat_text, event_lines, render, render_plain
+from client.screens.sanitize import safe
 from shared import messages as m
 from shared.errors import ProtocolError
 from shared.view import parse_view

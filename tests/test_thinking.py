@@ -1,4 +1,4 @@
-"""Bots think in worker processes (server/thinking.py): a real server in this process with a
+"""Bots think in worker processes (server/runtime/thinking.py): a real server in this process with a
 real pool, and real faults — a worker stopped (SIGSTOP) past its budget, a worker killed
 (SIGKILL) mid-decision, a room let go of while its bot thinks, the server stopping — and,
 with the server as a subprocess, a restart and a cluster takeover mid-game with ``hard``
@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from client.net import GameClient, join_anywhere
+from client.net.net import GameClient, join_anywhere
 from server.app import CastellServer
 from shared import messages as m
 from shared.actions import EndTurn

@@ -1,7 +1,7 @@
 """wss:// end to end: a certificate made here, a real TLS server, real clients.
 
 ``castell-server --certfile PEM --keyfile PEM`` serves TLS only; a client trusts it through
-``--cafile`` (``client.tls.client_ssl_context``), refuses it without, and ``--insecure``
+``--cafile`` (``client.net.tls.client_ssl_context``), refuses it without, and ``--insecure``
 connects while saying loudly that nothing is checked.
 """
 
@@ -22,8 +22,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from websockets.exceptions import InvalidMessage
 
-from client.net import GameClient
-from client.tls import client_ssl_context
+from client.net.net import GameClient
+from client.net.tls import client_ssl_context
 from shared import messages as m
 from tests.support.servers import ServerProcess, run_server_cli, serving
 

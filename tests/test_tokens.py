@@ -16,7 +16,7 @@ import sqlite3
 
 import pytest
 
-from client.net import GameClient, ServerError
+from client.net.net import GameClient, ServerError
 from server.store import open_store
 from shared import codec
 from shared import messages as m

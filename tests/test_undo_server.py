@@ -9,8 +9,8 @@ import attrs
 import msgpack
 import pytest
 
-from client.net import GameClient, ServerError
-from server.room import AppendAction, ArmTimer, Push, Room, Send
+from client.net.net import GameClient, ServerError
+from server.core.room import AppendAction, ArmTimer, Push, Room, Send
 from shared import messages as m
 from shared.actions import Build, EndTurn, Move, Recruit, Undo, action_fields
 from shared.codec import pack_action

@@ -12,7 +12,7 @@ import sqlite3
 import msgpack
 import pytest
 
-from client.net import GameClient, ServerError
+from client.net.net import GameClient, ServerError
 from server.store import SQLiteStore
 from shared import messages as m
 from tests.support.servers import run_server_cli, serving

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from client.net import GameClient
+from client.net.net import GameClient
 from shared import messages as m
 from tests.support.servers import ServerProcess
 

@@ -166,7 +166,7 @@ class GamesStore(abc.ABC):
         as in :meth:`append_action`.
 
         A rated game's ``placings`` update the ratings of their accounts in the same
-        transaction (:func:`server.ratings.rate`); returns the rated games so stored, by
+        transaction (:func:`server.features.ratings.rate`); returns the rated games so stored, by
         seat (none for an unrated game)."""
 
     @abc.abstractmethod
@@ -380,7 +380,7 @@ class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore):
     @abc.abstractmethod
     async def probe(self) -> None:
         """A write that changes nothing: raises the ``StoreError`` a write would raise now
-        (asked while rooms wait on a refused write, :mod:`server.retries`)."""
+        (asked while rooms wait on a refused write, :mod:`server.runtime.retries`)."""
 
     async def __aenter__(self) -> Self:
         await self.open()

@@ -18,7 +18,7 @@ SQL cannot express (each backend runs it row by row). The versions:
    and the action's fields);
 2. an action stored as its fields only (:func:`shared.codec.pack_action`): every stored action
    rewritten by :func:`action_fields_from_frame`;
-3. what a room's history needs besides its actions (:mod:`server.history`): whether an action
+3. what a room's history needs besides its actions (:mod:`server.core.history`): whether an action
    was the turn timer's (``actions.timed_out``), the version at which the game started
    (``rooms.started_version``; nil for a game started before), and the room's chat lines
    (``chat``, the last :data:`~server.store.base.CHAT_KEPT` of each room);
@@ -31,13 +31,13 @@ SQL cannot express (each backend runs it row by row). The versions:
 7. what the server itself is (``server_meta``, a name and a value a row): its identity,
    ``server_id``, made once at the first open and sent in every ``welcome`` (nodes of a
    cluster, sharing the database, share it);
-8. rematches (:mod:`server.rematch`): the seats a room offers to the players of the game it
+8. rematches (:mod:`server.features.rematch`): the seats a room offers to the players of the game it
    is a rematch of (``rooms.offers``, stored with the room), and the rematch of each finished
    room (``rematches``: one per room; gone with either room);
 9. when each account was last seen (``accounts.last_seen``, at first its ``created_at``),
    the accounts registered within the last hour by address and network
    (``registrations``), and the version of the way stored name keys are made
-   (``name_keys``: when it is not :data:`server.names.KEY_VERSION`, the store makes every
+   (``name_keys``: when it is not :data:`server.core.names.KEY_VERSION`, the store makes every
    account's ``name_key`` and every ban by name anew at open);
 10. mutes (``mutes``: a name as compared) and kicks (``kicks``: a player kept out of one room,
     gone with the room) the host set;
@@ -211,7 +211,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         ) WITHOUT ROWID""",
         "CREATE INDEX rated_games_by_account ON rated_games (account, at)",
     ),
-    # 6: bans the host set (server.moderation): by a name as compared, or by an address.
+    # 6: bans the host set (server.features.moderation): by a name as compared, or by an address.
     (
         """CREATE TABLE bans (
             kind TEXT NOT NULL CHECK (kind IN ('name', 'address')),
@@ -222,14 +222,15 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (kind, value)
         ) WITHOUT ROWID""",
     ),
-    # 7: what the server itself is (server.identity): its id, made once.
+    # 7: what the server itself is (server.features.identity): its id, made once.
     (
         """CREATE TABLE server_meta (
             name TEXT PRIMARY KEY,
             value TEXT NOT NULL
         ) WITHOUT ROWID""",
     ),
-    # 8: rematches (server.rematch): a room's offered seats, and each finished room's rematch.
+    # 8: rematches (server.features.rematch): a room's offered seats, and each finished room's
+    # rematch.
     (
         "ALTER TABLE rooms ADD COLUMN offers BLOB",
         """CREATE TABLE rematches (
@@ -238,7 +239,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         ) WITHOUT ROWID""",
         "CREATE INDEX rematches_by_rematch ON rematches (rematch)",
     ),
-    # 9: names and registrations (server.names, server.accounts): when each account was
+    # 9: names and registrations (server.core.names, server.features.accounts): when each account
+    # was
     # last seen, the accounts registered lately by address and network, and the way the
     # stored name keys were made (they are made anew at open when it changed).
     (
@@ -254,7 +256,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "CREATE INDEX registrations_by_time ON registrations (at)",
         "CREATE TABLE name_keys (version TEXT NOT NULL)",
     ),
-    # 10: mutes and kicks the host set (server.moderation), stored like bans so that they
+    # 10: mutes and kicks the host set (server.features.moderation), stored like bans so that they
     # outlive a restart and reach every node.
     (
         """CREATE TABLE mutes (
@@ -398,7 +400,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX rated_games_by_account ON rated_games (account, at)",
     ),
-    # 6: bans the host set (server.moderation): by a name as compared, or by an address.
+    # 6: bans the host set (server.features.moderation): by a name as compared, or by an address.
     (
         """CREATE TABLE bans (
             kind TEXT NOT NULL CHECK (kind IN ('name', 'address')),
@@ -409,14 +411,15 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (kind, value)
         )""",
     ),
-    # 7: what the server itself is (server.identity): its id, made once.
+    # 7: what the server itself is (server.features.identity): its id, made once.
     (
         """CREATE TABLE server_meta (
             name TEXT PRIMARY KEY,
             value TEXT NOT NULL
         )""",
     ),
-    # 8: rematches (server.rematch): a room's offered seats, and each finished room's rematch.
+    # 8: rematches (server.features.rematch): a room's offered seats, and each finished room's
+    # rematch.
     (
         "ALTER TABLE rooms ADD COLUMN offers BYTEA",
         """CREATE TABLE rematches (
@@ -425,7 +428,8 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX rematches_by_rematch ON rematches (rematch)",
     ),
-    # 9: names and registrations (server.names, server.accounts): when each account was
+    # 9: names and registrations (server.core.names, server.features.accounts): when each account
+    # was
     # last seen, the accounts registered lately by address and network, and the way the
     # stored name keys were made (they are made anew at open when it changed).
     (
@@ -441,7 +445,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "CREATE INDEX registrations_by_time ON registrations (at)",
         "CREATE TABLE name_keys (version TEXT NOT NULL)",
     ),
-    # 10: mutes and kicks the host set (server.moderation), stored like bans so that they
+    # 10: mutes and kicks the host set (server.features.moderation), stored like bans so that they
     # outlive a restart and reach every node.
     (
         """CREATE TABLE mutes (

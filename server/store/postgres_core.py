@@ -34,7 +34,7 @@ How the store keeps the promises of the interface:
   server's first write, and one that did not is refused. A store
   opened ``shared`` takes the lock in shared mode instead: the nodes of a cluster share the
   schema with each other, and with no lone server. What keeps two nodes from writing one
-  room is then the room's lease (``server.cluster``) and, should a stale holder try anyway,
+  room is then the room's lease (``server.cluster.node``) and, should a stale holder try anyway,
   ``expect_version``: a write checks the room's stored version under a row lock
   (``SELECT … FOR UPDATE``) in its transaction.
 * **Writes about one room in order.** The pool runs statements on several connections; a
@@ -62,7 +62,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import attrs
 
-from server import names
+from server.core import names
 from server.store.errors import StoreError
 from server.store.migrations import (
     APPLICATION,
@@ -452,7 +452,7 @@ class PostgresCore:
 
     async def _rekey(self, conn: asyncpg.Connection) -> None:
         """Make the stored name keys anew when they were made another way than
-        :func:`server.names.name_key` makes them now (the accounts' and the bans by name)."""
+        :func:`server.core.names.name_key` makes them now (the accounts' and the bans by name)."""
         version = await conn.fetchval("SELECT version FROM name_keys LIMIT 1")
         if version == names.KEY_VERSION:
             return

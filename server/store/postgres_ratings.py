@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server import ratings
+from server.features import ratings
 from server.store.base import RatingsStore
 from server.store.postgres_core import PostgresCore
 from server.store.records import (

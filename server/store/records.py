@@ -14,9 +14,9 @@ durable. They are frozen attrs classes:
 * :class:`Progress` — where a started game stands (its round and turn), stored with the room
   by the write that moves it (schema 11);
 * :class:`Placing`, :class:`RatingRecord`, :class:`RatedGame` — a rated game's final order, an
-  account's rating, one rated game of an account (schema 5, :mod:`server.ratings`);
+  account's rating, one rated game of an account (schema 5, :mod:`server.features.ratings`);
 * :class:`BanRecord`, :class:`MuteRecord`, :class:`KickRecord` — what the host decided about a
-  player (schemas 6 and 7, :mod:`server.moderation`).
+  player (schemas 6 and 7, :mod:`server.features.moderation`).
 
 Records go in and come out equal: ``load`` gives back exactly what was put. Besides the
 records, the functions both backends share to store them (:func:`pack_result`,
@@ -90,7 +90,7 @@ class RoomRecord:
     #: Whether the room's game is rated (schema 5): only accounts sit in it, and its end
     #: changes their ratings.
     rated: bool = False
-    #: The seats a rematch offers (schema 8, :mod:`server.rematch`): (seat, name as names
+    #: The seats a rematch offers (schema 8, :mod:`server.features.rematch`): (seat, name as names
     #: compare) pairs in seat order, stored with the room (:func:`pack_offers`).
     offers: tuple[tuple[int, str], ...] = ()
     #: Where the game stands (schema 11), stored with every write that moves it (see
@@ -196,7 +196,7 @@ class StoredRoom:
 @attrs.frozen
 class AccountRecord:
     """A player's account (docs/security.md, "Accounts"): ``account`` its id, ``name`` the
-    name it plays under, ``name_key`` that name as compared (:func:`server.names.name_key`:
+    name it plays under, ``name_key`` that name as compared (:func:`server.core.names.name_key`:
     unique per server), ``key_hash`` its secret key as :func:`hash_token` gives it (the key
     itself is never stored), ``created_at`` Unix seconds."""
 
@@ -433,8 +433,9 @@ def assemble_games(
 
 @attrs.frozen
 class BanRecord:
-    """A ban the host set (server.moderation): ``kind`` ``name`` (``value`` the name as names
-    compare, :func:`server.names.name_key`) or ``address``; ``until`` a Unix time, or None
+    """A ban the host set (server.features.moderation): ``kind`` ``name`` (``value`` the name as
+    names
+    compare, :func:`server.core.names.name_key`) or ``address``; ``until`` a Unix time, or None
     for good."""
 
     kind: str
@@ -448,8 +449,8 @@ class BanRecord:
 
 @attrs.frozen
 class MuteRecord:
-    """A mute the host set (server.moderation): the chat lines of the name that compares as
-    ``value`` (:func:`server.names.name_key`) are not said; ``until`` a Unix time, or
+    """A mute the host set (server.features.moderation): the chat lines of the name that compares as
+    ``value`` (:func:`server.core.names.name_key`) are not said; ``until`` a Unix time, or
     None for good."""
 
     value: str
@@ -462,7 +463,7 @@ class MuteRecord:
 
 @attrs.frozen
 class KickRecord:
-    """A player the host removed from a room (server.moderation): the name that compares as
+    """A player the host removed from a room (server.features.moderation): the name that compares as
     ``value``, and the ``account`` of the seat (None: a guest's), kept out of ``room`` until
     ``until`` (a Unix time; None: for good). ``seat`` is the seat they held."""
 

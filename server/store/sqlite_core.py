@@ -55,7 +55,7 @@ from urllib.parse import quote
 import attrs
 import platformdirs
 
-from server import names
+from server.core import names
 from server.store.errors import StoreError
 from server.store.migrations import APPLICATION_ID, LATEST, MIGRATIONS, Rewrite
 from server.store.records import (
@@ -311,7 +311,7 @@ class SQLiteCore:
 
     def _rekey(self, conn: sqlite3.Connection) -> None:
         """Make the stored name keys anew when they were made another way than
-        :func:`server.names.name_key` makes them now (the accounts' and the bans by name)."""
+        :func:`server.core.names.name_key` makes them now (the accounts' and the bans by name)."""
         row = conn.execute("SELECT version FROM name_keys").fetchone()
         if row is not None and row[0] == names.KEY_VERSION:
             return

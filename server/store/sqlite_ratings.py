@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from server import ratings
+from server.features import ratings
 from server.store.base import RatingsStore
 from server.store.records import (
     Placing,

@@ -1,5 +1,5 @@
 """Clients that sign in: clients opened, said hello (with an account key, as the client
-makes them, :func:`client.keys.new_key`, or as guests) and closed afterwards, for the tests
+makes them, :func:`client.local.keys.new_key`, or as guests) and closed afterwards, for the tests
 of accounts and ratings."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from client.net import GameClient
+from client.net.net import GameClient
 
 #: ``connect(name, key=None, where=None)``: a client said hello to the server at ``where``
 #: (the test's own server unless told), signed in with ``key`` when given.

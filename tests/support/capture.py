@@ -9,7 +9,7 @@ each time with the game log open too; or, with ``--plain``, the whole game as pr
 
 Anna plays what the ``greedy`` bot would in her seat: the capture reads her game from
 ``play.sqlite3`` (read-only, beside the running client), asks :mod:`shared.bots` for the
-action and types :func:`client.commands.action_to_command` of it. The bots take no pause.
+action and types :func:`client.control.commands.action_to_command` of it. The bots take no pause.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pexpect
 
-from client.commands import action_to_command
-from server.export import record_file
+from client.control.commands import action_to_command
+from server.ops.export import record_file
 from server.store import open_store
 from shared.actions import EndTurn
 from shared.bots import greedy_action

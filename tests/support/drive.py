@@ -1,7 +1,7 @@
 """Drive a sans-I/O room by value: feed it inputs, get back what it asked of the world.
 
 ``drive(room, inputs, store="ok" | "fail" | "lost")`` plays the driver's part
-(:mod:`server.runner`) without sockets, loop or store: each input is one call of the room
+(:mod:`server.runtime.runner`) without sockets, loop or store: each input is one call of the room
 (:func:`do`); a change it proposes is "stored" as ``store`` says, then committed or aborted as
 the runner would:
 
@@ -24,7 +24,7 @@ from typing import Any, Literal
 import attrs
 import msgpack
 
-from server.room import Change, Push, Room, Send, Write
+from server.core.room import Change, Push, Room, Send, Write
 from shared.errors import CastellError
 
 Store = Literal["ok", "fail", "lost"]

@@ -18,7 +18,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
-from client.net import GameClient
+from client.net.net import GameClient
 from shared import codec
 from shared import messages as m
 from shared.errors import ProtocolError

@@ -1,4 +1,4 @@
-"""The full-screen renderer's output as text: a view drawn by ``client.render.render`` on a
+"""The full-screen renderer's output as text: a view drawn by ``client.screens.render.render`` on a
 recording console without colours, the way the render tests read it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from client.render import render
+from client.screens.render import render
 from shared.view import View
 from tests.support.sample_views import NOW
 

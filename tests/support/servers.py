@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from server.app import CastellServer
-from server.cluster import ClusterConfig
+from server.cluster.node import ClusterConfig
 from server.config import ServerConfig
 from server.store.base import Store
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from client.net import GameClient
+from client.net.net import GameClient
 from shared import engine
 from shared.actions import EndTurn
 from shared.view import state_from_view

@@ -1,0 +1,943 @@
+"""What the player's lines do, whichever screen shows the result.
+
+The :class:`Controller` sits between a :class:`client.net.session.Session` and a :class:`Screen`
+(the full-screen terminal of :mod:`client.screens.app`, or the line-by-line one of
+:mod:`client.screens.plain`). It keeps what both screens draw — the last view, recent events and
+chat,
+the game's log, the lobby's room list, the connection's state — and turns each typed line into
+requests: lobby lines (:mod:`client.control.lobby`) before a room, room lines while a room waits,
+game
+commands (:mod:`client.control.commands`) once the game runs. Errors end up on the screen, in words.
+
+The log is the whole game as this client knows it: every event of every push, the chat, and
+the refusals of the player's own lines. After a ``resume``, a reconnect or a ``watch`` it is
+filled from the room's ``history`` (docs/protocol.md), so that it reaches back to the start of
+the game; the ``log`` command shows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import time
+from collections import deque
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, Protocol
+
+from client.control import commands as c
+from client.control import lobby as lb
+from client.control.hints import DEEP_HINT_SECONDS, deep_hint_lines, hint_lines
+from client.local.seats import HeldSeat
+from client.local.settings import Settings
+from client.net.net import ServerError
+from client.net.session import RoomState, Session
+from client.screens.describe import mark_regions
+from client.screens.render import event_lines
+from client.screens.rulebook import rules_page
+from client.screens.sanitize import safe
+from shared import messages as m
+from shared.actions import Action, EndTurn, Move, Recruit, Train
+from shared.engine import legal_actions
+from shared.errors import CastellError
+from shared.state import Skills
+from shared.view import RoomStatus, View, state_from_view
+from shared.wire import ROOM_NAME_MAX
+
+EVENTS_KEPT = 16
+CHATS_KEPT = 6
+#: A whole game's history is a few hundred entries: a page of 500 is usually all of it.
+HISTORY_PAGE = 500
+HISTORY_PAGES = 20
+#: Client-side lines of the log that the server's history does not hold.
+OWN_KINDS = ("chat", "refused")
+
+
+class Screen(Protocol):
+    """What the controller needs from a screen."""
+
+    def show(self, lines: Sequence[str]) -> None:
+        """Show a block of text (help, hints, rules, the room list)."""
+    def error(self, text: str) -> None:
+        """Show a refusal or a mistake, in words, near the prompt."""
+    def info(self, text: str) -> None:
+        """Show a short piece of news near the prompt."""
+    async def ask(self, question: str) -> str | None:
+        """Ask a question; the answer typed, or None when the player cancels."""
+    def show_lobby(self) -> None:
+        """The room list changed, or the player is back in the lobby."""
+    def state_changed(self, push: RoomState, my_turn_began: bool) -> None: ...
+    def chat(self, push: m.ChatPush) -> None: ...
+    def refresh(self) -> None: ...
+    def exit(self) -> None: ...
+
+
+class Controller:
+    """See the module docstring."""
+
+    def __init__(self, session: Session, screen: Screen | None = None) -> None:
+        self.session = session
+        self.screen: Screen = screen  # type: ignore[assignment]  # set by the screen
+        self.events: deque[Mapping[str, Any]] = deque(maxlen=EVENTS_KEPT)
+        self.chats: deque[m.ChatPush] = deque(maxlen=CHATS_KEPT)
+        #: The game's log, oldest first: (the room's version then, event).
+        self.log: list[tuple[int, Mapping[str, Any]]] = []
+        #: Whether the log reaches back to the start of the game.
+        self.log_from_start = False
+        self.rooms: tuple[m.RoomSummary, ...] = ()
+        #: The account's games as `games` last showed them (numbered for resume and replay).
+        self.games: tuple[m.GameEntry, ...] = ()
+        #: The rematch another player invited us to, not yet joined.
+        self.invite: m.InvitePush | None = None
+        #: While in the quick-match queue: since when (monotonic), found, of how many.
+        self.queued: list[float] | None = None
+        self._ticking: asyncio.Task[None] | None = None
+        self.connection: str | None = None
+        self._legal: tuple[int, int | None, list[Action]] | None = None
+        seats = session.seats
+        self.settings = Settings(seats.folder if seats is not None else None)
+        session.listener = self
+        session.on_reconnected = self._reconnected
+
+    # -- what the screens draw -------------------------------------------------------------
+
+    @property
+    def view(self) -> View | None:
+        state = self.session.state
+        return state.view if state is not None else None
+
+    @property
+    def me(self) -> int | None:
+        return self.session.seat
+
+    @property
+    def mode(self) -> str:
+        """``lobby`` (no room), ``room`` (waiting for the start) or ``game``."""
+        if self.session.room is None:
+            return "lobby"
+        view = self.view
+        if view is None or view.status == RoomStatus.WAITING:
+            return "room"
+        return "game"
+
+    def legal(self) -> list[Action]:
+        """The player's legal actions now (empty when it is not their turn)."""
+        push = self.session.state
+        me = self.me
+        if push is None or me is None or push.view.status != RoomStatus.PLAYING \
+                or push.view.turn != me:
+            return []
+        key = (push.version, me)
+        if self._legal is None or self._legal[:2] != key:
+            try:
+                actions = legal_actions(state_from_view(push.view), me)
+            except CastellError:
+                actions = []
+            self._legal = (*key, actions)
+        return self._legal[2]
+
+    def team(self) -> list[int]:
+        for p in self.view.players if self.view is not None else ():
+            if p.seat == self.me:
+                return list(p.team)
+        return []
+
+    def skills(self) -> Skills:
+        """The player's skills, for the towers ``build`` completes (none when watching)."""
+        for p in self.view.players if self.view is not None else ():
+            if p.seat == self.me:
+                return p.skills
+        return Skills()
+
+    def lobby_lines(self) -> list[str]:
+        """The lobby as text: the open rooms, numbered for `join N`, and the held seats."""
+        lines = [f"Open rooms on {self.session.url} (you are {safe(self.session.name)}):"]
+        if not self.rooms:
+            lines.append("  none yet — `create` one, then invite your friends")
+        for i, r in enumerate(self.rooms, 1):
+            timer = f"{lb.timer_text(r.turn_seconds)} turns" if r.turn_seconds else "no timer"
+            rated = " · rated" if r.rated else ""
+            lines.append(f"  {i:>2}. {safe(r.name)} — {r.taken}/{r.seats} seats · {r.variant}"
+                         f"{rated} · {timer} · {r.status} · id {r.room}")
+        if self.rooms and self.session.more_rooms:
+            lines.append("  … more rooms: `list more`")
+        held = [] if self.session.account else self.session.held_seats()
+        if self.session.account and self.games:
+            lines.append("Your games (`resume N`, `replay N`; `games` again):")
+            lines.extend(self.game_lines())
+        if held:
+            lines.append("Your seats (`resume N`):")
+            lines.extend(f"  {i}. {safe(h.name)} (seat {h.seat}) · id {h.room}"
+                         for i, h in enumerate(held, 1))
+        lines.append("`create` a room · `join N` · `watch N` · `list` · `help` · `quit`")
+        return lines
+
+    def game_lines(self) -> list[str]:
+        """The account's games, numbered for `resume N` and `replay N`."""
+        return lb.game_lines(self.games)
+
+    async def refresh_games(self) -> None:
+        """Ask the server for the account's games (newest first)."""
+        self.games = await self.session.my_games()
+
+    def room_lines(self) -> list[str]:
+        """What a waiting room adds to its view: its settings, how friends join, what to type."""
+        view = self.view
+        if view is None:
+            return []
+        session = self.session
+        # A private room is joined by its code: its creator was given it, a friend typed it.
+        key = session.join_key
+        code = session.code or (key.upper() if key and key != session.room else None)
+        timer = view.turn_seconds
+        private = bool(view.private) or code is not None
+        lines = [f"{view.seats} seats · {view.variant} game"
+                 f" · {f'{timer} s per turn' if timer else 'no turn timer'}"
+                 f"{' · private' if private else ''}"]
+        rated = self.rating_lines()
+        if rated:
+            lines.append("Rated game (accounts only, no bots): " + " · ".join(rated))
+        if code:  # (its creator's, or the code a friend typed: never the room's id)
+            lines.append(f"Private room: friends join with `join {code}`")
+        elif not private:
+            lines.append(f"Friends join with `join {session.room}` (or pick it from `list`)")
+        free = view.seats - len(view.players)
+        creator = session.invited.get(session.room or "")
+        who = safe(creator) if creator else "the room's creator"
+        waiting = f"waiting for {who} to start"
+        if self.me is None:
+            lines.append("You are watching. `leave` returns to the lobby.")
+        elif free:
+            lines.append(f"{free} seat{'s' if free != 1 else ''} free: wait for friends, or "
+                         + ("`bot` / `fill` for bots; then `start`" if session.created
+                            else waiting))
+        elif session.created:
+            lines.append("Every seat is taken: `start` begins the game")
+        else:
+            lines.append(f"Every seat is taken: {waiting}")
+        return lines
+
+    # -- from the session --------------------------------------------------------------------
+
+    def on_state(self, push: RoomState) -> None:
+        view = push.view
+        before = self._my_turn_key
+        events = mark_regions(push.events, view)
+        self.events.extend(events)
+        self.log.extend((push.version, event) for event in events)
+        if any(event.get("kind") == "started" for event in events):
+            self.log_from_start = True
+        now = self._turn_key(view)
+        began = now is not None and now != before
+        self._my_turn_key = now
+        self.screen.state_changed(push, began)
+        if any(event.get("kind") == "game_over" for event in events):
+            note = self.finished_note()
+            rated = self.rating_lines()
+            if rated and any(p.rating_before is not None for p in view.players):
+                self.screen.show(["Ratings: " + " · ".join(rated)])
+            if view.unrated:
+                self.screen.show([f"Ratings unchanged: {safe(view.unrated)}"])
+            if note is not None:
+                self.screen.info(note)
+
+    _my_turn_key: tuple[int, int] | None = None
+
+    def _turn_key(self, view: View) -> tuple[int, int] | None:
+        if view.status == RoomStatus.PLAYING and self.me is not None and view.turn == self.me:
+            return (view.round, self.me)
+        return None
+
+    def on_chat(self, push: m.ChatPush) -> None:
+        self.chats.append(push)
+        # Said between two moves, shown between them: a chat line joins the event lines.
+        line = {"kind": "chat", "seat": push.seat, "name": push.name, "text": push.text}
+        self.events.append(line)
+        self._log_own(line)
+        self.screen.chat(push)
+
+    def on_connection(self, status: str | None) -> None:
+        self.connection = status
+        if status is not None and self.session.stopped:
+            self.screen.error(status)
+        self.screen.refresh()
+        if self.session.barred is not None:
+            # Barred by the host: nothing is left to do here. The screen closes, and the
+            # shell is told why (run_screen prints it).
+            self.screen.exit()
+
+    def on_your_turn(self, push: m.YourTurnPush) -> None:
+        """One of the account's games reached our turn: the bell (unless `bell off`) and a
+        word on the status line, wherever we are. The game on screen says it itself."""
+        if push.room == self.session.room:
+            return
+        if self.settings.bell:
+            bell = getattr(self.screen, "bell", None)
+            if bell is not None:
+                bell()
+        self.screen.info(f"your turn in {safe(push.name)!r} (id {push.room}): `games` "
+                         f"lists your games")
+        self.screen.refresh()
+
+    def on_invite(self, push: m.InvitePush) -> None:
+        self.invite = push
+        view = self.view
+        # From the finished game, `rematch` takes the offered seat; from anywhere else,
+        # joining the invite's room does (the server finds a private one by id for us).
+        if self.session.room is None:
+            how = f"`join {push.room}`"
+        elif view is not None and view.status == RoomStatus.FINISHED:
+            how = "`rematch`"
+        else:  # in another room: it is left first
+            how = f"`leave`, then `join {push.room}`,"
+        self.screen.info(f"{safe(push.from_)} invites you to a rematch of {safe(push.name)!r}:"
+                         f" {how} takes your seat")
+        self.screen.refresh()
+
+    def on_notice(self, text: str) -> None:
+        self.clear_log()
+        self.screen.info(text)
+        self.screen.refresh()
+
+    def on_removed(self, text: str) -> None:
+        """The host closed the room, or removed us from it: back in the lobby, told why."""
+        self.clear_log()
+        self.chats.clear()
+        self._my_turn_key = None
+        self.screen.info(text)
+        self.screen.show_lobby()
+        self._refreshing = asyncio.get_running_loop().create_task(
+            self.guard(self.refresh_rooms()))
+
+    _refreshing: asyncio.Task[None] | None = None
+
+    async def _reconnected(self) -> None:
+        if self.session.room is None:
+            with contextlib.suppress(CastellError):
+                await self.refresh_rooms()
+        else:  # what happened while the connection was down is in the history
+            await self.load_history()
+
+    # -- the log -----------------------------------------------------------------------------
+
+    def _log_own(self, event: Mapping[str, Any]) -> None:
+        """A line of this client's own (chat, a refusal) in the log, at the room's version."""
+        state = self.session.state
+        self.log.append((state.version if state is not None else 0, event))
+
+    def refused(self, text: str) -> None:
+        """A refusal: on the screen near the prompt, and, in a room, kept in the log (a
+        refusal of a line typed quickly after another must not hide the first)."""
+        if self.session.room is not None:
+            line = {"kind": "refused", "text": text}
+            self.events.append(line)
+            self._log_own(line)
+        self.screen.error(text)
+
+    def clear_log(self) -> None:
+        self.events.clear()
+        self.log.clear()
+        self.log_from_start = False
+
+    async def load_history(self) -> None:
+        """Fill the log from the room's ``history``, back to the start of its game; what
+        arrived since, and this client's own lines, stay after it. Quietly nothing when the
+        server cannot say (a refusal, the connection down)."""
+        session = self.session
+        room, state = session.room, session.state
+        if room is None or state is None or state.view.status == RoomStatus.WAITING:
+            return
+        entries: list[m.HistoryEntry] = []
+        before: int | None = None
+        try:
+            for _ in range(HISTORY_PAGES):
+                reply = await session.request(m.HistoryRequest, before=before,
+                                              limit=HISTORY_PAGE)
+                if not reply.entries:
+                    break
+                entries[:0] = reply.entries
+                if any(e.get("kind") == "started" for e in reply.entries[0].events):
+                    break
+                before = reply.entries[0].version
+        except CastellError:
+            return
+        if session.room != room or session.state is None or not entries:
+            return
+        top = entries[-1].version
+        said = {_said(e) for e in entries[-1].events if e.get("kind") in OWN_KINDS}
+        newer = [(v, e) for v, e in self.log
+                 if v > top or (v == top and e.get("kind") in OWN_KINDS and _said(e) not in said)]
+        versions = [entry.version for entry in entries for _ in entry.events]
+        events = mark_regions([dict(e) for entry in entries for e in entry.events],
+                              session.state.view)
+        self.log = [*zip(versions, events, strict=True), *newer]
+        self.log_from_start = True
+        self.events = deque((e for _, e in self.log), maxlen=EVENTS_KEPT)
+        self.screen.refresh()
+
+    def log_lines(self) -> list[str]:
+        """The log as text lines, a festival's results under it."""
+        view = self.view
+        if view is None:
+            return []
+        lines = event_lines(view, [e for _, e in self.log])
+        return lines or ["nothing has happened yet"]
+
+    async def show_log(self) -> None:
+        """The ``log`` command: the whole game so far (its history asked for when the log
+        does not reach the start)."""
+        if not self.log_from_start:
+            await self.load_history()
+        opener = getattr(self.screen, "show_log", None)
+        if opener is not None:
+            opener()
+        else:
+            self.screen.show(self.log_lines())
+
+    # -- starting ----------------------------------------------------------------------------
+
+    async def start(self, *, resume: bool = False) -> None:
+        """After connecting: offer (or, with ``resume``, take) a held seat, else list rooms."""
+        held = await self._held_open()
+        take = False
+        if held:
+            h = held[0]
+            take = resume
+            if not resume:
+                take = await self._yes(
+                    f"resume your game in {safe(h.name)!r} (seat {h.seat})? [Y/n] ")
+        refusal: str | None = None
+        if held and take:
+            try:
+                await self._resume(h)
+            except CastellError as exc:  # (a kick's reason and end, say): said last
+                refusal = exc.message
+        if self.session.room is None:
+            await self.guard(self.refresh_rooms())
+        if self.session.account and self.session.room is None:
+            await self.guard(self._arrival())
+        if refusal is not None:  # after the arrival's news, so that it is what stays
+            self.refused(refusal)
+
+    async def _held_open(self) -> list[HeldSeat]:
+        """The remembered seats, less those of rooms the host closed meanwhile: each of
+        those is forgotten, told in one line why, and never offered."""
+        open_ = []
+        for h in self.session.held_seats():
+            try:
+                closed = await self.session.closed_by_host(h.room)
+            except CastellError:
+                closed = None
+            if closed is None:
+                open_.append(h)
+                continue
+            self.session.forget_seat(h)
+            self.screen.info(f"{safe(h.name)!r}: {closed}; its seat is forgotten")
+        return open_
+
+    async def _arrival(self) -> None:
+        """Signed in, arriving in the lobby: the account's games, and in how many it is our
+        turn."""
+        await self.refresh_games()
+        waiting = sum(g.your_turn for g in self.games)
+        if waiting:
+            self.screen.info(f"your turn in {waiting} game{'s' if waiting != 1 else ''}: "
+                             "`games` lists them, `resume N` takes one up")
+        # (the screen shows the lobby, games included, once the start is over: only once)
+        self.screen.refresh()
+
+    async def _yes(self, question: str) -> bool:
+        """Ask a yes-or-no question whose default is yes; anything unreadable is no."""
+        answer = await self.screen.ask(question)
+        try:
+            return answer is not None and lb.parse_yes(answer, True)
+        except c.CommandError:
+            return False
+
+    async def start_play(self, seats: int, variant: str, level: str,
+                         resume: str | None = None) -> None:
+        """``castell play``: back to the unfinished game (``resume="resume"``, or when the
+        player says so), else a room of our own, bots in every other seat, and go
+        (``resume="new"``: a new game without asking)."""
+        held = await self._held_open() if resume != "new" else []
+        if held:
+            h = held[0]
+            take = resume == "resume"
+            if not take:
+                take = await self._yes(
+                    f"resume your unfinished game {safe(h.name)!r} (seat {h.seat})? "
+                    f"[Y/n, n starts a new one] ")
+            if take:
+                await self.guard(self._resume(h))
+                if self.session.room is not None:
+                    return
+        elif resume == "resume":
+            self.screen.info("no unfinished game to resume: a new one starts")
+        await self.session.create_room(f"{self.session.name}'s game", seats, variant)
+        for _ in range(seats - 1):
+            await self.session.add_bot(level)
+        await self.session.start_game()
+
+    async def refresh_rooms(self, *, more: bool = False) -> None:
+        """The first page of the room list; with ``more``, the next page added after the
+        rooms shown (their numbers stay, for `join N`)."""
+        if more and self.rooms:
+            self.rooms += await self.session.list_rooms(after=self.rooms[-1].room)
+        else:
+            self.rooms = await self.session.list_rooms()
+        self.screen.refresh()
+
+    # -- lines -------------------------------------------------------------------------------
+
+    async def handle(self, line: str) -> None:
+        """Do what one typed line says; every refusal is shown, nothing is raised."""
+        if not line.strip():
+            return
+        mode = self.mode
+        words = line.lower().split()
+        if words[:1] == ["bell"]:
+            await self.guard(self._bell(words[1:]))
+        elif mode == "game" and words == ["rematch"]:
+            await self.guard(self._rematch())
+        elif mode != "lobby" and words == ["log"]:
+            await self.guard(self.show_log())
+        elif mode == "lobby":
+            await self.guard(self._lobby(line))
+        elif mode == "room":
+            await self.guard(self._room(line))
+        else:
+            await self.guard(self._game(line))
+
+    async def guard(self, work: Awaitable[Any]) -> None:
+        """Await ``work``, showing any refusal on the screen instead of raising it."""
+        try:
+            await work
+        except CastellError as exc:  # refusals: the server's, the parser's, the connection's
+            self.refused(exc.message)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a bug of ours: say so, and keep the game going
+            self.refused(f"the client failed: {type(exc).__name__}: {exc}")
+
+    async def _lobby(self, line: str) -> None:
+        cmd = lb.parse_lobby(line)
+        if isinstance(cmd, lb.ListRooms):
+            await self.refresh_rooms(more=cmd.more)
+            self.screen.show_lobby()
+        elif isinstance(cmd, lb.CreateRoom):
+            await self._create(cmd)
+        elif isinstance(cmd, lb.JoinRoom):
+            await self._join(cmd)
+        elif isinstance(cmd, lb.Games):
+            await self._show_games()
+        elif isinstance(cmd, lb.Replay):
+            await self._replay(cmd.number)
+        elif isinstance(cmd, lb.Bell):
+            await self._bell(["on" if cmd.on else "off"])
+        elif isinstance(cmd, lb.Top):
+            reply = await self.session.request(m.Leaderboard, limit=cmd.limit,
+                                               around_me=cmd.around_me)
+            self.screen.show(["Leaderboard (rating · rated games · won):",
+                              *lb.leaderboard_lines(reply.entries)])
+        elif isinstance(cmd, lb.Whois):
+            self.screen.show(lb.profile_lines(await self.session.request(
+                m.ProfileRequest, name=cmd.name)))
+        elif isinstance(cmd, lb.Quick):
+            await self.quick(cmd)
+        elif isinstance(cmd, lb.CancelQuick):
+            await self._cancel_quick()
+        elif isinstance(cmd, lb.Resume) and self.session.account:
+            await self._resume_game(cmd.number)
+        elif isinstance(cmd, lb.Resume):
+            held = self.session.held_seats()
+            if not held:
+                raise c.CommandError("you hold no seat on this server")
+            n = cmd.number or 1
+            if not 1 <= n <= len(held):
+                raise c.CommandError(f"you hold {len(held)} seat(s): `resume 1`"
+                                     f"{' to ' + str(len(held)) if len(held) > 1 else ''}")
+            await self._resume(held[n - 1])
+        elif isinstance(cmd, c.Help):
+            self.screen.show(lb.help_lines(lb.LOBBY_HELP))
+        elif isinstance(cmd, c.Quit):
+            await self.quit()
+
+    # -- quick match -------------------------------------------------------------------------
+
+    async def quick(self, cmd: lb.Quick) -> None:
+        """Wait in the quick-match queue; a live line says how far the game is."""
+        if cmd.rated:
+            self._signed_in()
+        await self.session.quick_match(cmd.seats, cmd.rated, cmd.bots_after)
+        self.queued = [time.monotonic(), 1, min(cmd.seats)]
+        self.screen.info(self.waiting_line())
+        if self._ticking is None or self._ticking.done():
+            self._ticking = asyncio.get_running_loop().create_task(self._tick())
+
+    def waiting_line(self) -> str:
+        """``waiting: 1 of 3 found, 12 s`` (and how to leave the queue)."""
+        if self.queued is None:
+            return ""
+        since, found, of = self.queued
+        return (f"waiting: {int(found)} of {int(of)} found, "
+                f"{int(time.monotonic() - since)} s (`cancel` leaves the queue)")
+
+    async def _tick(self) -> None:
+        while self.queued is not None:
+            await asyncio.sleep(1.0)
+            if self.queued is not None:
+                self.screen.info(self.waiting_line())
+                self.screen.refresh()
+
+    def on_match_waiting(self, push: m.MatchWaitingPush) -> None:
+        if self.queued is not None:
+            self.queued[1:] = [push.found, push.of]
+            self.screen.info(self.waiting_line())
+            self.screen.refresh()
+
+    def on_matched(self, push: m.MatchedPush) -> None:
+        """A quick match found a game: take the seat (on whichever node serves it)."""
+        self.queued = None
+        self._taking = asyncio.get_running_loop().create_task(
+            self.guard(self._take_matched(push)))
+
+    _taking: asyncio.Task[None] | None = None
+
+    async def _take_matched(self, push: m.MatchedPush) -> None:
+        self.clear_log()
+        reply = await self.session.take_matched(push)
+        self.screen.info(f"matched! you sit in seat {reply.seat}")
+        await self.load_history()
+        self.screen.refresh()
+
+    async def _cancel_quick(self) -> None:
+        if self.queued is None:
+            raise c.CommandError("you are not waiting for a quick match")
+        await self.session.cancel_match()
+        self.queued = None
+        self.screen.info("you left the quick-match queue")
+
+    def rating_lines(self) -> list[str]:
+        """A rated game's players and ratings; once it is over, each one's change."""
+        view = self.view
+        if view is None:
+            return []
+        out = []
+        for p in view.players:
+            if p.rating is None:
+                continue
+            mark = "?" if p.provisional else ""
+            if p.rating_before is not None:
+                out.append(f"{safe(p.name)} {lb.change_text(p.rating_before, p.rating)}{mark}")
+            else:
+                out.append(f"{safe(p.name)} {lb.rating_text(p.rating, p.provisional)}")
+        return out
+
+    async def _bell(self, args: list[str]) -> None:
+        self.settings.bell = lb.parse_bell(args).on
+        self.screen.info("the bell rings when one of your games reaches your turn"
+                         if self.settings.bell else "no bell (`bell on` rings it again)")
+
+    def _signed_in(self) -> None:
+        if not self.session.account:
+            raise c.CommandError("you play as a guest here: an account (the key `castell` "
+                                 "keeps for this server) lists your games")
+
+    async def _show_games(self) -> None:
+        self._signed_in()
+        await self.refresh_games()
+        self.screen.show(["Your games (`resume N`, `replay N`):", *self.game_lines()])
+
+    async def _game_number(self, number: int | None, *, finished: bool) -> m.GameEntry:
+        if not self.games:
+            await self.refresh_games()
+        # A game the host closed is neither taken up nor replayed: it is played no more.
+        kind = [g for g in self.games if g.status != lb.CLOSED
+                and (g.status == RoomStatus.FINISHED) == finished]
+        if number is None:  # resume alone: the first game whose turn is ours, else the latest
+            if not kind:
+                raise c.CommandError("you have no game to resume: `games` lists yours")
+            return next((g for g in kind if g.your_turn), kind[0])
+        if not 1 <= number <= len(self.games):
+            raise c.CommandError(f"no game number {number}: `games` lists your games")
+        game = self.games[number - 1]
+        if game.status == lb.CLOSED:
+            raise c.CommandError(f"game {number} was closed by the host: it is played no "
+                                 "more")
+        if (game.status == RoomStatus.FINISHED) != finished:
+            raise c.CommandError(f"game {number} is over: `replay {number}` steps through it"
+                                 if not finished else
+                                 f"game {number} is not over: `resume {number}` takes it up")
+        return game
+
+    async def _resume_game(self, number: int | None) -> None:
+        self._signed_in()
+        game = await self._game_number(number, finished=False)
+        self.clear_log()
+        reply = await self.session.take_back(game.room, game.name)
+        self.screen.info(f"back in {safe(game.name)!r}, seat {reply.seat}")
+        await self.load_history()
+
+    async def _replay(self, number: int) -> None:
+        """A finished game of `games`, fetched from the server and shown step by step."""
+        from client.modes.replay import print_plain
+
+        self._signed_in()
+        game = await self._game_number(number, finished=True)
+        record = await self.session.record(game.room)
+        out = io.StringIO()
+        print_plain(record, out)
+        self.screen.show(out.getvalue().splitlines())
+
+    async def _rematch(self) -> None:
+        """In a finished game: the rematch we were invited to, or a new one."""
+        view = self.view
+        if view is None or view.status != RoomStatus.FINISHED or self.me is None:
+            raise c.CommandError("a rematch comes once the game is over")
+        invite, self.invite = self.invite, None
+        self.clear_log()
+        self.chats.clear()
+        self._my_turn_key = None
+        # The server gives this game's rematch: the seat offered to us in the one another
+        # player made (staying here if it is refused), or a new one.
+        reply = await self.session.rematch()
+        if not self.session.created:
+            maker = self.session.invited.get(reply.room) or (
+                invite.from_ if invite is not None else "the room's creator")
+            self.screen.info(f"rematch: you sit in seat {reply.seat}; waiting for "
+                             f"{safe(maker)} to start")
+        else:
+            self.screen.info(f"rematch {reply.room}: the others are invited; `start` once "
+                             "every seat is taken")
+
+    async def _resume(self, held: Any) -> None:
+        self.clear_log()
+        try:
+            await self.session.resume(held)
+        except ServerError as exc:
+            if exc.code in ("bad_token", "room_not_found"):
+                raise c.CommandError(f"{safe(held.name)!r} cannot be resumed: {exc.message} "
+                                     f"(forgotten)") from None
+            raise
+        self.screen.info(f"back in {safe(held.name)!r}, seat {held.seat}")
+        await self.load_history()
+
+    async def _join(self, cmd: lb.JoinRoom) -> None:
+        key = cmd.key
+        if key.isdigit():
+            n = int(key)
+            if not 1 <= n <= len(self.rooms):
+                raise c.CommandError(f"no room number {n}: `list` shows the rooms")
+            key = self.rooms[n - 1].room
+        self.clear_log()
+        try:
+            reply = await self.session.join(key, spectate=cmd.spectate)
+        except ServerError as exc:
+            if exc.code == "already_started":  # say it with this client's commands
+                held = "; if you play in it, `resume` takes your seat back" \
+                    if self.session.held_seats() else ""
+                raise c.CommandError(f"that game has started: `watch {cmd.key}` follows it"
+                                     f"{held}") from None
+            if exc.code == "room_full" and not cmd.spectate:
+                raise c.CommandError(f"every seat of that room is taken: `watch {cmd.key}` "
+                                     "follows its game") from None
+            if exc.code == "name_taken":
+                raise c.CommandError(f"someone in that room is already called "
+                                     f"{safe(self.session.name)!r}: come back under another "
+                                     "name (`castell --name NAME`)") from None
+            raise
+        self.screen.info("you are watching" if reply.seat is None
+                         else f"you sit in seat {reply.seat}")
+        await self.load_history()  # a game already under way: what happened so far
+
+    async def _ask(self, question: str, parse: Any) -> Any:
+        while True:
+            answer = await self.screen.ask(question)
+            if answer is None or answer.strip().lower() in ("cancel", "quit"):
+                raise c.CommandError("cancelled")
+            try:
+                return parse(answer)
+            except c.CommandError as exc:
+                self.screen.error(exc.message)
+
+    async def _create(self, cmd: lb.CreateRoom) -> None:
+        if cmd.name is None:  # guided: one question per setting, Enter keeps the default
+            default = f"{self.session.name}'s table"[:ROOM_NAME_MAX]
+            name = await self._ask(f"room name [{default}]: ",
+                                   lambda a: lb.room_name(a) if a.strip() else default)
+            seats = await self._ask("seats, 2 to 4 [4]: ",
+                                    lambda a: lb.parse_seats(a) if a.strip() else 4)
+            variant = await self._ask("variant, normal or advanced [normal]: ",
+                                      lambda a: lb.parse_variant(a) if a.strip() else "normal")
+            timer = await self._ask("turn timer (90, 5m, 12h, 2d), or none [none]: ",
+                                    lb.parse_timer)
+            private = await self._ask("private (join by code only)? [y/N] ",
+                                      lambda a: lb.parse_yes(a, False))
+            rated = self.session.account and await self._ask(
+                "rated (accounts only, ratings change)? [y/N] ",
+                lambda a: lb.parse_yes(a, False))
+            cmd = lb.CreateRoom(name, seats, variant, timer, private, bool(rated))
+        self.clear_log()
+        assert cmd.name is not None
+        reply = await self.session.create_room(cmd.name, cmd.seats, cmd.variant,
+                                               cmd.turn_seconds, cmd.private, cmd.rated)
+        code = f" · private code {reply.code}" if reply.code else ""
+        self.screen.info(f"room {safe(cmd.name)!r} created (id {reply.room}{code})")
+
+    async def _room(self, line: str) -> None:
+        cmd = lb.parse_room(line)
+        if isinstance(cmd, lb.AddBots):
+            view = self.view
+            free = view.seats - len(view.players) if view is not None else 0
+            count = free if cmd.count is None else cmd.count
+            if free <= 0:
+                raise c.CommandError("every seat is taken: `start` begins the game")
+            for _ in range(count):
+                await self.session.add_bot(cmd.level)
+        elif isinstance(cmd, lb.StartGame):
+            await self.session.request(m.StartGame)
+        elif isinstance(cmd, lb.LeaveRoom):
+            await self.leave()
+        elif isinstance(cmd, c.Chat):
+            await self.session.request(m.Chat, text=cmd.text)
+        elif isinstance(cmd, c.Help):
+            self.screen.show(lb.help_lines(lb.ROOM_HELP))
+        elif isinstance(cmd, c.Quit):
+            await self.quit()
+
+    async def leave(self) -> None:
+        await self.session.leave()
+        self.clear_log()
+        self.chats.clear()
+        self._my_turn_key = None
+        with contextlib.suppress(CastellError):
+            await self.refresh_rooms()
+            if self.session.account:  # the game just left stands as it is now
+                await self.refresh_games()
+        self.screen.show_lobby()
+
+    async def _game(self, line: str) -> None:
+        cmd = c.parse(line)
+        if isinstance(cmd, c.Chat):
+            await self.session.request(m.Chat, text=cmd.text)
+        elif isinstance(cmd, c.Hint) and cmd.deep:
+            self.screen.info("thinking… (as the hard bot does, up to "
+                             f"{DEEP_HINT_SECONDS:g} s)")
+            self.screen.refresh()
+            lines = await asyncio.to_thread(deep_hint_lines, self.view, self.me,
+                                            DEEP_HINT_SECONDS)
+            self.screen.info("")  # the thinking is over
+            self.screen.show(lines)
+        elif isinstance(cmd, c.Hint):
+            self.screen.show(hint_lines(self.view, self.me))
+        elif isinstance(cmd, c.Help):
+            self.screen.show(c.help_text(cmd.command).splitlines())
+        elif isinstance(cmd, c.Rules):
+            self.screen.show(rules_page(cmd.topic).splitlines())
+        elif isinstance(cmd, c.Leave):
+            await self.leave()
+        elif isinstance(cmd, c.Quit):
+            await self.quit()
+        elif isinstance(cmd, c.Warn):
+            self.settings.warn_end = cmd.on
+            self.screen.info("`end` asks first when you could still move, recruit or train"
+                             if cmd.on else "`end` ends the turn without asking (`warn on` "
+                             "asks again)")
+        elif isinstance(cmd, c.EndNow):
+            await self.act(EndTurn())
+        elif isinstance(cmd, EndTurn):
+            await self._end()
+        else:
+            await self.act(cmd)
+
+    # -- the end warning ---------------------------------------------------------------------
+
+    _warned: tuple[str | None, int, int | None] | None = None
+
+    def unused(self) -> list[str]:
+        """What the player could still do this turn that ``end`` would give up: ``moved``,
+        ``recruited``, ``trained`` (from the legal actions, in that order)."""
+        kinds = {type(a) for a in self.legal()}
+        return [word for kind, word in ((Move, "moved"), (Recruit, "recruited"),
+                                        (Train, "trained")) if kind in kinds]
+
+    async def _end(self) -> None:
+        """``end``: once a turn, when actions are still available, ask before ending."""
+        view = self.view
+        turn = (self.session.room, view.round, self.me) if view is not None \
+            and self.me is not None else None
+        left = self.unused() if self.settings.warn_end and turn != self._warned else []
+        if left:
+            self._warned = turn
+            words = left[0] if len(left) == 1 else f"{', '.join(left[:-1])} or {left[-1]}"
+            answer = await self.screen.ask(
+                f"you have not {words}: end anyway? [y/N] (`warn off` stops asking) ")
+            try:
+                yes = answer is not None and lb.parse_yes(answer, False)
+            except c.CommandError:
+                yes = False
+            if not yes:
+                self.screen.info("the turn goes on (`end` again ends it)")
+                return
+        await self.act(EndTurn())
+
+    async def act(self, action: Action) -> None:
+        if self.me is None:
+            raise c.CommandError("you are watching: only players act (`leave` for the lobby)")
+        view = self.view
+        if view is not None and view.status == RoomStatus.FINISHED:
+            raise c.CommandError("the game is over: `leave` for the lobby, `quit` to leave")
+        await self.session.act(action)
+
+    #: The command that brings this player back to a game left with ``quit`` (set by
+    #: ``castell``: ``castell play --resume``, ``castell ADDRESS --resume``).
+    comeback: str | None = None
+    #: How a finished game of this server is kept, ``{room}`` standing for its id (set by
+    #: ``castell play``: its games stay on this computer).
+    keeps_games: str | None = None
+    #: True while ``quit`` waits for its confirmation (a second Ctrl-C confirms).
+    confirming_quit = False
+
+    def kept_seat(self) -> str | None:
+        """In a game under way with a seat: that the seat is kept, and how to come back."""
+        view = self.view
+        if self.me is None or view is None or view.status != RoomStatus.PLAYING \
+                or self.session.seat_lost or self.session.barred is not None:
+            return None
+        how = f"`{self.comeback}` takes it back" if self.comeback else \
+            "`resume` in the lobby takes it back"
+        return f"your seat in {safe(self.session.room_name or view.name)!r} (seat {self.me}) " \
+               f"is kept: {how}"
+
+    def finished_note(self) -> str | None:
+        """In a finished game this server keeps: how to write it to a file."""
+        view, room = self.view, self.session.room
+        if self.keeps_games is None or view is None or room is None \
+                or view.status != RoomStatus.FINISHED:
+            return None
+        return self.keeps_games.format(room=room)
+
+    async def quit(self, *, confirm: bool = True) -> None:
+        """Close Castell; in a game under way, after asking once (the seat is kept)."""
+        kept = self.kept_seat()
+        if kept is not None and confirm and getattr(self.screen, "interactive", True):
+            self.confirming_quit = True
+            self.screen.info(f"{kept[0].upper()}{kept[1:]}.")
+            try:
+                answer = await self.screen.ask("quit now? [y/N] ")
+            finally:
+                self.confirming_quit = False
+            try:
+                sure = answer is not None and lb.parse_yes(answer, False)
+            except c.CommandError:
+                sure = False
+            if not sure:
+                self.screen.info("not quitting: the game goes on")
+                return
+        await self.session.stop()
+        self.screen.exit()
+
+
+def _said(event: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A chat line or refusal, comparable with the same line from the history."""
+    return (event.get("kind"), event.get("seat"), event.get("name"), event.get("text"))

@@ -1,0 +1,1 @@
+"""What the client keeps on this computer: account keys, seat tokens, settings."""

@@ -1,0 +1,651 @@
+"""The full-screen terminal: the board above, the prompt at the bottom.
+
+One prompt_toolkit ``Application`` holds four stacked parts: the board (the rich rendering
+of :mod:`client.screens.render`, printed to a string and shown as ANSI text), a notes pane (help,
+hints, rules, the room list, a festival's result until it has been read, and the game's log:
+``log`` or F2 opens it, it follows the game and PgUp or Ctrl-Home scroll it back to the start
+of the game; Esc closes it), a status line (the server's refusals in words, news, the
+connection's state) and the input line with tab completion of the legal arguments
+(:class:`client.control.completion.CommandCompleter`) and a history kept between runs. A push only
+marks the board stale and asks for a redraw (``invalidate``): prompt_toolkit repaints the
+screen around the input buffer, so what the player is typing is never disturbed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import re
+import textwrap
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import (
+    CompleteEvent,
+    Completer,
+    Completion,
+    DynamicCompleter,
+)
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+from prompt_toolkit.history import History
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Float,
+    FloatContainer,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    Window,
+)
+from prompt_toolkit.layout.controls import BufferControl
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.output.color_depth import ColorDepth
+from prompt_toolkit.styles import Style
+from prompt_toolkit.utils import get_cwidth
+from rich.console import Console, Group, RenderableType
+from rich.text import Text
+
+from client.control import lobby as lb
+from client.control.completion import CommandCompleter
+from client.control.controller import Controller
+from client.net.session import RoomState
+from client.screens.render import event_lines, render
+from shared import messages as m
+from shared.errors import CastellError
+from shared.view import RoomStatus
+
+STYLE = Style.from_dict({
+    "status.error": "bold fg:ansired",
+    "status.info": "fg:ansigreen",
+    "status.conn": "bold reverse fg:ansiyellow",
+    "status.hint": "fg:ansibrightblack",
+    "notes.title": "bold",
+    "prompt": "bold",
+})
+EVENT_LINES = 12
+BOARD_STEP = 10
+LOBBY_REFRESH = 5  # seconds between two looks at the room list, in the lobby
+SEAT_LOST_PAUSE = 4.0  # seconds the words stay up when another client took the seat back
+STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
+#: The smallest terminal the board is drawn on; a smaller one is told so instead.
+MIN_COLUMNS, MIN_ROWS = 80, 24
+#: A festival's result stays up through the lines typed this soon after it came: they were
+#: typed before it could be read.
+FESTIVAL_GRACE = 2.0
+
+
+def _lines(n: int, what: str = "") -> str:
+    """``1 more line``, ``3 more lines``."""
+    return f"{n} {what}line{'s' if n != 1 else ''}"
+
+
+class WordsCompleter(Completer):
+    """Completion for the lobby and a waiting room: command words, then room numbers/levels."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent
+                        ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        words = text.split()
+        current = "" if not text or text[-1].isspace() else words[-1]
+        done = words if not current else words[:-1]
+        mode = self.controller.mode
+        table = lb.LOBBY_HELP if mode == "lobby" else lb.ROOM_HELP
+        options: list[tuple[str, str]]
+        if not done:
+            seen: dict[str, str] = {}
+            for syntax, what in table:
+                seen.setdefault(syntax.split()[0], what)
+            options = list(seen.items())
+        elif len(done) == 1 and done[0] in ("join", "watch"):
+            options = [(str(i), r.name) for i, r in enumerate(self.controller.rooms, 1)]
+        elif len(done) == 1 and done[0] == "resume":
+            options = [(str(i), f"{h.name} (seat {h.seat})")
+                       for i, h in enumerate(self.controller.session.held_seats(), 1)]
+        elif len(done) == 1 and done[0] in ("bot", "fill"):
+            options = [(lv, "bot level") for lv in lb.BOT_LEVELS]
+        elif done[0] == "create":
+            options = [("seats=", "2 to 4"), ("advanced", "the advanced variant"),
+                       ("timer=", "seconds per turn"), ("private", "join by code only")]
+        else:
+            options = []
+        for word, meta in options:
+            if word.startswith(current.lower()):
+                yield Completion(word, start_position=-len(current), display_meta=meta)
+
+
+class TerminalScreen:
+    """The full-screen :class:`client.control.controller.Screen`."""
+
+    def __init__(self, controller: Controller, *, color: bool = True,
+                 history: History | None = None) -> None:
+        self.controller = controller
+        controller.screen = self
+        self.color = color
+        self.notes: list[str] = []
+        self.notes_top = 0
+        self.notes_title = ""
+        self.log_open = False  # the notes pane shows the game's log, and follows it
+        self._log_len = 0
+        self._festival_at: float | None = None  # when a festival's result was put up
+        self.board_top = 0  # lines of the board scrolled away (a terminal too short for it)
+        self._board_overflow = 0
+        self.message: tuple[str, str] | None = None
+        self._asking: tuple[str, asyncio.Future[str | None]] | None = None
+        self._dirty = 0
+        self._stage_seen: tuple[Any, ...] | None = None
+        self._conn_since: float | None = None  # when the connection was lost
+        self.lobby_refresh = LOBBY_REFRESH
+        self._board_key: tuple[Any, ...] | None = None
+        self._board_cache: StyleAndTextTuples = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._game_completer = CommandCompleter(controller.legal, controller.team,
+                                                 controller.skills)
+        self._words_completer = WordsCompleter(controller)
+        self.input = Buffer(
+            completer=DynamicCompleter(self._completer), history=history, multiline=False,
+            complete_while_typing=False, accept_handler=self._accept,
+        )
+        board = Window(FormattedTextControl(self._board), wrap_lines=False,
+                       always_hide_cursor=True)
+        notes = ConditionalContainer(
+            Window(FormattedTextControl(self._notes_text), height=self._notes_height,
+                   wrap_lines=True, always_hide_cursor=True),
+            filter=Condition(self._has_notes),
+        )
+        status = Window(FormattedTextControl(self._status), height=self._status_height,
+                        wrap_lines=False)
+        prompt = Window(BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]),
+                        height=1)
+        root = FloatContainer(
+            HSplit([board, notes, status, prompt]),
+            floats=[Float(xcursor=True, ycursor=True,
+                          content=CompletionsMenu(max_height=8, scroll_offset=1))],
+        )
+        self.app: Application[None] = Application(
+            layout=Layout(root, focused_element=prompt), key_bindings=self._keys(),
+            full_screen=True, style=STYLE, mouse_support=False,
+            color_depth=None if color else ColorDepth.DEPTH_1_BIT,
+        )
+        self.app.ttimeoutlen = 0.05  # Esc answers at once
+
+    # -- the Screen protocol ---------------------------------------------------------------
+
+    def show(self, lines: Sequence[str]) -> None:
+        self._set_notes(list(lines))
+        self.refresh()
+
+    def _set_notes(self, lines: list[str], title: str = "", log: bool = False) -> None:
+        self.notes = lines
+        self.notes_top = 0
+        self.notes_title = title
+        self.log_open = log
+        self._festival_at = None
+
+    def show_log(self) -> None:
+        """The game's log in the notes pane, its latest lines in view; it follows the game
+        until closed (Esc, F2, or a pane of other notes)."""
+        self._set_notes(self.controller.log_lines(), "Game log", log=True)
+        self._log_len = len(self.controller.log)
+        self.notes_top = self._notes_end()
+        self.refresh()
+
+    def _notes_end(self) -> int:
+        return max(0, len(self._note_lines()) - self._notes_rows())
+
+    def _follow_log(self) -> None:
+        """New lines in the log: shown, and scrolled to, unless the player is reading
+        further back."""
+        if self.controller.mode == "lobby":  # the room was left: its log goes with it
+            self.notes, self.log_open = [], False
+            return
+        if len(self.controller.log) == self._log_len:
+            return
+        at_end = self.notes_top >= self._notes_end()
+        self._log_len = len(self.controller.log)
+        self.notes = self.controller.log_lines()
+        self.notes_top = self._notes_end() if at_end else min(self.notes_top, self._notes_end())
+
+    def _show_festivals(self, push: RoomState) -> None:
+        """A festival just held: its result (who took part, their scores, prizes and size
+        token) up in the notes pane until the player has read it."""
+        held = [e for e in push.events if e.get("kind") == "festival"]
+        if not held or self.log_open:  # an open log shows it among the rest
+            return
+        self._set_notes([*event_lines(push.view, held),
+                         "Esc closes · `log` (F2) shows the whole game"], "Festival")
+        self._festival_at = time.monotonic()
+
+    def error(self, text: str) -> None:
+        self.message = ("status.error", f"✗ {text}")
+        self.refresh()
+
+    def info(self, text: str) -> None:
+        self.message = ("status.info", text)
+        self.refresh()
+
+    async def ask(self, question: str) -> str | None:
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._asking = (question, future)
+        self.refresh()
+        try:
+            return await future
+        finally:
+            self._asking = None
+            self.refresh()
+
+    def state_changed(self, push: RoomState, my_turn_began: bool) -> None:
+        if any(event.get("kind") == "game_over" for event in push.events):
+            self.board_top = 0  # the score table comes first: show it
+        stage = (push.room, push.view.status)
+        if my_turn_began or stage != self._stage_seen:
+            # The player's turn begins (or the game starts or ends): last turn's refusals
+            # and news are stale ("it is Anna's turn, not yours" while it is now theirs).
+            # Another player's turn keeps them: a refusal typed just before a fast bot's
+            # move must stay long enough to be read.
+            self._stage_seen = stage
+            self.message = None
+        if my_turn_began:
+            self.app.output.bell()
+        self._show_festivals(push)
+        self.refresh()
+
+    def chat(self, push: m.ChatPush) -> None:
+        self.refresh()
+
+    def bell(self) -> None:
+        """Ring the terminal's bell (one of the player's games reached their turn)."""
+        self.app.output.bell()
+
+    def show_lobby(self) -> None:
+        self.refresh()  # the lobby is the board when not in a room
+
+    def refresh(self) -> None:
+        conn = self.controller.connection
+        if (conn is None) != (self._conn_since is None):  # the connection dropped or came back
+            if conn is None and not self.controller.session.stopped:
+                self.message = ("status.info", "connected again")
+            self._conn_since = None if conn is None else time.monotonic()
+        if self.log_open:
+            self._follow_log()
+        self._dirty += 1
+        self.app.invalidate()
+
+    def exit(self) -> None:
+        if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
+            self.app.exit()
+
+    # -- running -----------------------------------------------------------------------------
+
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def run(self, startup: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Run until the player quits; the session pumps in the background."""
+        session = self.controller.session
+        pump = asyncio.create_task(session.run())
+
+        async def boot() -> None:
+            if startup is not None:
+                await self.controller.guard(startup())
+
+        self.spawn(boot())
+        self.spawn(self._tick())
+        self.spawn(self._close_when_seat_lost(pump))
+        try:
+            await self.app.run_async()
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            await session.stop()
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pump
+
+    async def _close_when_seat_lost(self, pump: asyncio.Task[None]) -> None:
+        """A newer connection took the seat back: this client has nothing left to do. It
+        says why, leaves the words up for a moment, then closes."""
+        with contextlib.suppress(Exception):
+            await asyncio.shield(pump)
+        if self.controller.session.seat_lost:
+            await asyncio.sleep(SEAT_LOST_PAUSE)
+            self.exit()
+
+    async def _tick(self) -> None:
+        """Redraw once a second while a turn timer runs, for its countdown, or while the
+        connection is down, for the time it has been down; in the lobby,
+        ask for the room list every few seconds, so that a friend's new room shows up
+        without typing `list`."""
+        seconds = 0
+        while True:
+            await asyncio.sleep(1.0)
+            seconds += 1
+            view = self.controller.view
+            down = self.controller.connection is not None \
+                and not self.controller.session.stopped
+            if down or (view is not None and view.deadline is not None):
+                self.refresh()
+            # not while a line is being typed: `join 2` must mean the room it meant
+            if (seconds % self.lobby_refresh == 0 and self.controller.mode == "lobby"
+                    and self._asking is None and not self.input.text
+                    and self.controller.connection is None):
+                self.spawn(self._refresh_rooms())  # a slow answer must not stop the clock
+
+    async def _refresh_rooms(self) -> None:
+        with contextlib.suppress(CastellError):
+            await self.controller.refresh_rooms()
+
+    # -- input -------------------------------------------------------------------------------
+
+    def _completer(self) -> Completer | None:
+        if self._asking is not None:
+            return None
+        return self._game_completer if self.controller.mode == "game" else self._words_completer
+
+    def _accept(self, buffer: Buffer) -> bool:
+        line = buffer.text
+        if self._asking is not None:
+            future = self._asking[1]
+            self.message = None  # the answer to a question settles its last complaint
+            if not future.done():
+                future.set_result(line)
+            return False
+        if not line.strip():
+            self.notes = []
+            self.log_open = False
+            self.message = None
+            self.refresh()
+            return False
+        self.message = None
+        fresh = self._festival_at is not None \
+            and time.monotonic() - self._festival_at < FESTIVAL_GRACE
+        if not self.log_open and not fresh:  # the log stays open while the game goes on
+            self.notes = []
+        self.spawn(self.controller.handle(line))
+        self.refresh()
+        return False
+
+    def _keys(self) -> KeyBindings:
+        kb = KeyBindings()
+
+        @kb.add("c-c")
+        def _interrupt(event: Any) -> None:
+            if self._asking is not None:  # a second Ctrl-C confirms quitting
+                if not self._asking[1].done():
+                    self._asking[1].set_result("y" if self.controller.confirming_quit
+                                               else None)
+            elif self.input.text:
+                self.input.reset()
+            else:
+                self.spawn(self.controller.quit())
+
+        @kb.add("c-d")
+        def _eof(event: Any) -> None:
+            if not self.input.text:
+                self.spawn(self.controller.quit(confirm=False))
+
+        @kb.add("c-z")
+        def _undo(event: Any) -> None:  # takes back the last action of the turn, as `undo`
+            if self._asking is None and self.controller.mode == "game":
+                self.spawn(self.controller.handle("undo"))
+
+        @kb.add("escape", eager=True)
+        def _close(event: Any) -> None:
+            if self.input.complete_state is not None:
+                self.input.cancel_completion()
+                return
+            if self._asking is not None:
+                self._asking[1].set_result(None)
+                return
+            self.notes = []
+            self.log_open = False
+            self.message = None
+            self.refresh()
+
+        @kb.add("f2")
+        def _log(event: Any) -> None:
+            if self.log_open:
+                self.notes = []
+                self.log_open = False
+                self.refresh()
+            elif self.controller.mode == "game":
+                self.spawn(self.controller.guard(self.controller.show_log()))
+
+        @kb.add("c-home", filter=Condition(self._has_notes))
+        def _top(event: Any) -> None:  # the log's start: the start of the game
+            self.notes_top = 0
+            self.refresh()
+
+        @kb.add("c-end", filter=Condition(self._has_notes))
+        def _bottom(event: Any) -> None:
+            self.notes_top = self._notes_end()
+            self.refresh()
+
+        @kb.add("pageup")
+        def _up(event: Any) -> None:
+            self.page(-1)
+
+        @kb.add("pagedown")
+        def _down(event: Any) -> None:
+            self.page(1)
+
+        return kb
+
+    def page(self, direction: int) -> None:
+        """PgDn (1) or PgUp (-1): scroll the pane whose title says PgUp/PgDn scroll it — the
+        notes when they are longer than their pane, else the board."""
+        if self._notes_scroll():
+            rows = self._notes_rows()
+            self.notes_top = max(0, min(max(0, len(self._note_lines()) - rows),
+                                        self.notes_top + direction * rows))
+        else:
+            self.board_top = max(0, min(self._board_overflow,
+                                        self.board_top + direction * BOARD_STEP))
+        self.refresh()
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def _size(self) -> tuple[int, int]:
+        size = self.app.output.get_size()
+        return max(20, size.columns), max(6, size.rows)
+
+    def _has_notes(self) -> bool:
+        return bool(self.notes)
+
+    def _notes_scroll(self) -> bool:
+        """Whether the notes are longer than their pane (then PgUp/PgDn are theirs)."""
+        return bool(self.notes) and len(self._note_lines()) > self._notes_rows()
+
+    def _note_lines(self) -> list[str]:
+        """The notes cut to the screen's width (a long line goes on, indented, below), so
+        that the pane's height counts every row it shows and nothing is cut off unseen."""
+        width, _ = self._size()
+        out: list[str] = []
+        for line in self.notes:
+            if get_cwidth(line) <= width:
+                out.append(line)
+                continue
+            # A table's row (``join ROOM   take a seat…``) goes on under its description;
+            # any other line under its own start, a little further in.
+            column = re.match(r"\s*\S.*?\s{2,}(?=\S)", line[:width // 2])
+            indent = " " * (column.end() if column else len(line) - len(line.lstrip()) + 2)
+            out.extend(textwrap.wrap(line, width, subsequent_indent=indent,
+                                     break_on_hyphens=False) or [""])
+        return out
+
+    def _notes_rows(self) -> int:
+        """Lines of notes text shown at once (the pane has one more, its title)."""
+        _, rows = self._size()
+        return max(2, min(len(self._note_lines()), rows // 2 - 1))
+
+    def _notes_height(self) -> int:
+        return self._notes_rows() + 1 if self.notes else 0
+
+    def _notes_text(self) -> StyleAndTextTuples:
+        rows = self._notes_rows()
+        lines = self._note_lines()
+        shown = lines[self.notes_top:self.notes_top + rows]
+        more = len(lines) - self.notes_top - len(shown)
+        scroll = " · PgUp/PgDn scroll" if self._notes_scroll() else ""
+        below = f" · {_lines(more, 'more ')}" if more > 0 else ""
+        name = f"{self.notes_title} · " if self.notes_title else ""
+        above = " · from the start" if self.log_open and not self.notes_top else ""
+        title = f"──── {name}Esc closes{scroll}{below}{above}"
+        return [("class:notes.title", title + "\n"), ("", "\n".join(shown))]
+
+    def _status_line(self) -> tuple[str, str]:
+        """The status line's style and text: the connection's trouble, else the last news
+        or refusal, else what can be typed now."""
+        conn = self.controller.connection
+        if conn is not None:
+            # the time it has been down: a retry can take a while, the line should not freeze
+            since = int(time.monotonic() - self._conn_since) if self._conn_since else 0
+            if self.controller.session.stopped:  # not coming back: nothing to count
+                since = 0
+            return "status.conn", f" {conn}{f' ({since} s)' if since >= 3 else ''} "
+        if self.message is not None:
+            return self.message
+        mode = self.controller.mode
+        hint = {"lobby": "Tab completes · `list` · `create` · `join N` · `help` · `quit`",
+                "room": "Tab completes · `bot` · `fill` · "
+                        f"{'`start` · ' if self.controller.session.created else ''}"
+                        "`chat` · `help` · `leave`",
+                "game": "Tab completes · `hint` · `help` · `log` · `rules` · `chat` · `leave` · "
+                        "`quit`"
+                }[mode]
+        view = self.controller.view
+        if mode == "game" and view is not None and view.status == RoomStatus.FINISHED:
+            return "status.hint", ("The game is over. `leave` for the lobby, `quit` to close "
+                                   "Castell.")
+        if mode == "game" and self.controller.me is None:
+            return "status.hint", ("You are watching. `chat` · `rules` · `leave` for the lobby "
+                                   "· `quit`")
+        if mode == "game" and view is not None and view.turn == self.controller.me:
+            return "status.info", ("Your turn: Tab completes · `hint` suggests · `log` · "
+                                   "`end` ends your turn")
+        return "status.hint", hint
+
+    def _status_rows(self) -> tuple[str, list[str]]:
+        """The status line's style and its rows: a long text wraps between words, never in
+        the middle of one, onto at most ``STATUS_LINES`` rows."""
+        width, _ = self._size()
+        style, text = self._status_line()
+        if get_cwidth(text) <= width:
+            return style, [text]
+        rows = textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+        if len(rows) > STATUS_LINES:
+            rows = rows[:STATUS_LINES]
+            rows[-1] = rows[-1][:width - 1] + "…"
+        return style, rows
+
+    def _status(self) -> StyleAndTextTuples:
+        style, rows = self._status_rows()
+        return [(f"class:{style}", "\n".join(rows))]
+
+    def _status_height(self) -> int:
+        return len(self._status_rows()[1])
+
+    def _prompt(self) -> StyleAndTextTuples:
+        if self._asking is not None:
+            return [("class:prompt", self._asking[0])]
+        return [("class:prompt", "> ")]
+
+    def _board(self) -> StyleAndTextTuples:
+        width, rows = self._size()
+        height = max(1, rows - 1 - self._status_height() - self._notes_height())
+        view = self.controller.view
+        clock = int(time.time()) if view is not None and view.deadline else 0
+        key = (self._dirty, width, height, clock)
+        if key != self._board_key:
+            self._board_key = key
+            try:
+                text = self.board_text(width, height)
+            except Exception as exc:  # a bug in drawing must not take the game down with it
+                text = f"the board cannot be drawn: {type(exc).__name__}: {exc}"
+            self._board_cache = to_formatted_text(ANSI(text))
+        return self._board_cache
+
+    def board_text(self, width: int, height: int) -> str:
+        """The board for a ``width`` × ``height`` area, as ANSI text (at most ``height`` lines)."""
+        mode = self.controller.mode
+        if mode == "lobby":
+            head = Text("CASTELL · lobby", style="bold")
+            return self._print(Group(head, *(Text(line) for line in
+                                             self.controller.lobby_lines())), width, height)
+        if width < MIN_COLUMNS or self._size()[1] < MIN_ROWS:
+            return self._too_small(width, height)
+        # A screen too short for the whole board puts the players above the performances;
+        # events fill whatever height the panels leave (at least 2 lines when they fit).
+        short = False
+        bare = self._print(self._screen(width, 0), width, None).count("\n") + 1
+        if bare > height:
+            short = True
+            bare = self._print(self._screen(width, 0, short), width, None).count("\n") + 1
+        spare = height - bare
+        text = self._print(self._screen(width, max(2, min(spare, EVENT_LINES)), short),
+                           width, None)
+        if text.count("\n") + 1 > height:
+            text = self._print(self._screen(width, 0, short), width, None)
+        return self._window(text.split("\n"), height)
+
+    def _too_small(self, width: int, height: int) -> str:
+        """What a terminal smaller than ``MIN_COLUMNS`` × ``MIN_ROWS`` shows instead of a
+        board that would not fit."""
+        size = self.app.output.get_size()
+        words = (f"This terminal is {size.columns}×{size.rows}: the board needs at least "
+                 f"{MIN_COLUMNS}×{MIN_ROWS}. Make the window larger, or play in lines with "
+                 "`castell --plain`. Commands still work here.")
+        return "\n".join(textwrap.wrap(words, max(10, width))[:height])
+
+    def _window(self, lines: list[str], height: int) -> str:
+        """The part of the board that fits, with a line saying what PgUp/PgDn would show.
+        The first line (the header: round, whose turn, the clock) never scrolls away."""
+        if len(lines) <= height:
+            self._board_overflow = 0
+            return "\n".join(lines)
+        head, body = lines[:1], lines[1:]
+        rows = max(1, height - 2)
+        self._board_overflow = len(body) - rows
+        top = self.board_top = min(self.board_top, self._board_overflow)
+        below = len(body) - top - rows
+        keys = "Esc, then " if self._notes_scroll() else ""
+        marks = [f"↑ {_lines(top)} above ({keys}PgUp)" if top else "",
+                 f"↓ {_lines(below, 'more ')} ({keys}PgDn)" if below else ""]
+        return "\n".join([*head, *body[top:top + rows],
+                          "\x1b[2m── " + " · ".join(x for x in marks if x) + " ──\x1b[0m"])
+
+    def _screen(self, width: int, events: int, short: bool = False) -> RenderableType:
+        ctrl = self.controller
+        view = ctrl.view
+        if view is None:
+            return Text("joining…", style="dim")
+        parts: list[RenderableType] = [render(view, ctrl.me, list(ctrl.events), now=time.time(),
+                                              width=width, max_event_lines=events,
+                                              short=short)]
+        if ctrl.mode == "room":
+            parts.extend(Text(line, style="bold") for line in ctrl.room_lines())
+        return Group(*parts)
+
+    def _print(self, renderable: RenderableType, width: int, height: int | None) -> str:
+        out = io.StringIO()
+        console = Console(file=out, force_terminal=True, width=width, highlight=False,
+                          color_system="256" if self.color else None, no_color=not self.color,
+                          emoji=False, legacy_windows=False, soft_wrap=False)
+        console.print(renderable)
+        text = out.getvalue().rstrip("\n")
+        if height is not None:
+            text = "\n".join(text.split("\n")[:height])
+        return text

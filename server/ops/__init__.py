@@ -1,0 +1,2 @@
+"""The host's tools: the admin console and its command line, metrics, logs, game export, the
+LAN address, TLS."""

@@ -1,0 +1,179 @@
+"""A room's time: the scheduler its waits go through, and its turn timer.
+
+A :class:`Scheduler` is where a runner's waits go: :class:`LoopScheduler` waits on the event
+loop (real seconds); :class:`VirtualClock` is both a clock and a scheduler whose time moves
+only when told (:meth:`VirtualClock.advance`), so that a test drives a turn timer to its end
+without waiting real time.
+
+:class:`TurnTimer` is one room's turn timer: one deadline at a time (arming it again replaces
+the last), and when it runs out, the room's ``timer_fired`` input, stored through the runner
+(:class:`Host`); when the store refuses that, the timer is armed again after the room's
+backoff, cut short as soon as the store takes a write again (:mod:`server.runtime.retries`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from server.runtime.runner_writes import StoreUnavailable
+
+if TYPE_CHECKING:
+    from server.core.room import Change, Room, TurnKey
+    from server.ops.metrics import Metrics
+    from server.runtime.retries import Retries
+
+
+class Scheduler(Protocol):
+    """Where a runner waits."""
+
+    async def sleep(self, delay: float) -> None:
+        """Return after ``delay`` seconds."""
+
+    async def wait(self, event: asyncio.Event, timeout: float) -> None:
+        """Return when ``event`` is set, or after ``timeout`` seconds, whichever is first."""
+
+
+class LoopScheduler:
+    """Real seconds, on the running event loop."""
+
+    async def sleep(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+
+    async def wait(self, event: asyncio.Event, timeout: float) -> None:
+        try:
+            async with asyncio.timeout(timeout):
+                await event.wait()
+        except TimeoutError:
+            pass
+
+
+class VirtualClock:
+    """A clock (call it for the time) and a :class:`Scheduler` whose time moves only by
+    :meth:`advance`: a wait returns once the time has been advanced to its deadline."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+        self._changed = asyncio.Event()
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, delay: float) -> None:
+        if delay <= 0:
+            await asyncio.sleep(0)
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._sleepers, (self.now + delay, next(self._order), done))
+        self._changed.set()
+        await done
+
+    async def wait(self, event: asyncio.Event, timeout: float) -> None:
+        sleeping = asyncio.ensure_future(self.sleep(timeout))
+        waiting = asyncio.ensure_future(event.wait())
+        try:
+            await asyncio.wait((sleeping, waiting), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeping.cancel()
+            waiting.cancel()
+
+    @property
+    def deadlines(self) -> list[float]:
+        """The deadlines of the waits still waiting, soonest first."""
+        return sorted(at for at, _, done in self._sleepers if not done.done())
+
+    async def deadline(self, later_than: float = float("-inf")) -> float:
+        """The soonest deadline after ``later_than`` of a wait still waiting, once there is
+        one (waits for a wait to begin, never for time to pass)."""
+        while True:
+            later = [at for at in self.deadlines if at > later_than]
+            if later:
+                return later[0]
+            self._changed.clear()
+            await self._changed.wait()
+
+    def advance(self, seconds: float) -> None:
+        """Move the time on by ``seconds``: every wait whose deadline that reaches returns."""
+        self.now += seconds
+        while self._sleepers and self._sleepers[0][0] <= self.now:
+            _, _, done = heapq.heappop(self._sleepers)
+            if not done.done():
+                done.set_result(None)
+
+
+class Host(Hashable, Protocol):
+    """What a room's timer and bots need of the runner that drives them."""
+
+    room: Room[Any]
+    lock: asyncio.Lock
+    closed: bool
+    retries: Retries
+    clock: Callable[[], float]
+    scheduler: Scheduler
+    metrics: Metrics | None
+
+    async def settle(self) -> None:
+        """Learn what the store holds of a version in doubt (:class:`StoreUnavailable`
+        while it cannot say)."""
+
+    async def save(self, change: Change) -> bool:
+        """Store and commit ``change``, or abort it; whether it was stored."""
+
+    def store_back(self) -> None:
+        """The store took a write: whatever waits on a backoff tries again now."""
+
+
+class TurnTimer:
+    """One room's turn timer. See the module docstring."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self._task: asyncio.Task[None] | None = None
+        #: The turn whose timer is armed again to retry what the store refused (None: not
+        #: retrying).
+        self.retrying: TurnKey | None = None
+
+    def arm(self, key: TurnKey, delay: float) -> None:
+        """The turn ``key`` ends in ``delay`` seconds (the last deadline is replaced)."""
+        self.cancel()
+        if not self.host.closed:
+            self._task = asyncio.get_running_loop().create_task(self._run(key, delay))
+
+    def cancel(self) -> None:
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
+        self._task = None
+        self.retrying = None
+
+    def store_back(self) -> None:
+        """The store took a write: a retry waiting on its backoff goes now."""
+        if self.retrying is not None:
+            self.arm(self.retrying, 0.0)
+
+    async def _run(self, key: TurnKey, delay: float) -> None:
+        host = self.host
+        await host.scheduler.sleep(delay)
+        async with host.lock:
+            if self._task is asyncio.current_task():
+                self._task = None
+                self.retrying = None
+            try:
+                await host.settle()
+            except StoreUnavailable:
+                self.arm(key, host.room.retry_delay)
+                self._wait_for_store(key)
+                return
+            change = host.room.timer_fired(key, now=host.clock())
+            if change is not None and not await host.save(change):
+                self._wait_for_store(key)  # the refusal re-armed the timer after a backoff
+
+    def _wait_for_store(self, key: TurnKey) -> None:
+        """The timer of turn ``key`` is armed again to retry what the store refused."""
+        if self._task is not None and not self.host.closed:
+            self.retrying = key
+            self.host.retries.wait(self.host)

@@ -70,6 +70,14 @@ class Screen(Protocol):
     def chat(self, push: m.ChatPush) -> None: ...
     def refresh(self) -> None: ...
     def exit(self) -> None: ...
+    def bell(self) -> None:
+        """Ring the terminal's bell (one of the player's games reached their turn)."""
+    def show_log(self) -> None:
+        """Show the game's log (:meth:`Controller.log_lines`): in a pane of its own where the
+        screen has one, as a block of text where it has not."""
+
+    #: Whether a person answers (a terminal): only then does ``quit`` ask first.
+    interactive: bool
 
 
 class Controller:
@@ -272,9 +280,7 @@ class Controller:
         if push.room == self.session.room:
             return
         if self.settings.bell:
-            bell = getattr(self.screen, "bell", None)
-            if bell is not None:
-                bell()
+            self.screen.bell()
         self.screen.info(f"your turn in {safe(push.name)!r} (id {push.room}): `games` "
                          f"lists your games")
         self.screen.refresh()
@@ -388,11 +394,7 @@ class Controller:
         does not reach the start)."""
         if not self.log_from_start:
             await self.load_history()
-        opener = getattr(self.screen, "show_log", None)
-        if opener is not None:
-            opener()
-        else:
-            self.screen.show(self.log_lines())
+        self.screen.show_log()
 
     # -- starting ----------------------------------------------------------------------------
 
@@ -920,7 +922,7 @@ class Controller:
     async def quit(self, *, confirm: bool = True) -> None:
         """Close Castell; in a game under way, after asking once (the seat is kept)."""
         kept = self.kept_seat()
-        if kept is not None and confirm and getattr(self.screen, "interactive", True):
+        if kept is not None and confirm and self.screen.interactive:
             self.confirming_quit = True
             self.screen.info(f"{kept[0].upper()}{kept[1:]}.")
             try:

@@ -91,8 +91,16 @@ class Listener(Protocol):
     def on_notice(self, text: str) -> None:
         """Something the player should read (a seat lost, a room left)."""
 
-    # A listener may also have ``on_your_turn(push)`` and ``on_invite(push)``: told of the
-    # pushes of an account (``your_turn``) and of a rematch (``invite``).
+    def on_your_turn(self, push: m.YourTurnPush) -> None:
+        """One of the account's games reached its turn (``your_turn``)."""
+    def on_invite(self, push: m.InvitePush) -> None:
+        """A rematch offers us a seat (``invite``)."""
+    def on_matched(self, push: m.MatchedPush) -> None:
+        """A quick match found a game (``matched``)."""
+    def on_match_waiting(self, push: m.MatchWaitingPush) -> None:
+        """How the quick-match wait goes (``match_waiting``)."""
+    def on_removed(self, text: str) -> None:
+        """The host removed us from the room (closed it, or kicked us): back in the lobby."""
 
 
 def lasting(until: float | None) -> str:
@@ -138,6 +146,21 @@ class _Quiet:
         pass
 
     def on_notice(self, text: str) -> None:
+        pass
+
+    def on_your_turn(self, push: m.YourTurnPush) -> None:
+        pass
+
+    def on_invite(self, push: m.InvitePush) -> None:
+        pass
+
+    def on_matched(self, push: m.MatchedPush) -> None:
+        pass
+
+    def on_match_waiting(self, push: m.MatchWaitingPush) -> None:
+        pass
+
+    def on_removed(self, text: str) -> None:
         pass
 
 
@@ -363,17 +386,17 @@ class Session:
         elif isinstance(push, m.YourTurnPush | m.InvitePush):
             if isinstance(push, m.InvitePush):
                 self.invited[push.room] = push.from_
-            told = getattr(self.listener, "on_your_turn" if isinstance(push, m.YourTurnPush)
-                           else "on_invite", None)
-            if told is not None:
-                told(push)
+            if isinstance(push, m.YourTurnPush):
+                self.listener.on_your_turn(push)
+            else:
+                self.listener.on_invite(push)
         elif isinstance(push, m.NoticePush) and push.room is None:
             self.listener.on_notice(f"{NOTICE_NAME}: {push.text}")
         elif isinstance(push, m.MatchedPush | m.MatchWaitingPush):
-            heard = getattr(self.listener, "on_matched" if isinstance(push, m.MatchedPush)
-                            else "on_match_waiting", None)
-            if heard is not None:
-                heard(push)
+            if isinstance(push, m.MatchedPush):
+                self.listener.on_matched(push)
+            else:
+                self.listener.on_match_waiting(push)
         elif isinstance(push, m.RemovedPush):
             self._removed(push)
         elif isinstance(push, m.NoticePush) and push.room is not None and push.room == self.room:
@@ -402,11 +425,7 @@ class Session:
         self._tell_removed(text)
 
     def _tell_removed(self, text: str) -> None:
-        told = getattr(self.listener, "on_removed", None)
-        if told is not None:
-            told(text)
-        else:
-            self.listener.on_notice(text)
+        self.listener.on_removed(text)
 
     def _barred(self, text: str) -> None:
         """The host barred us from the server: stop for good, and say why (once)."""

@@ -131,6 +131,8 @@ class TerminalScreen:
                  history: History | None = None) -> None:
         self.controller = controller
         controller.screen = self
+        #: A person at a terminal answers: ``quit`` in a game asks first.
+        self.interactive = True
         self.color = color
         self.notes: list[str] = []
         self.notes_top = 0

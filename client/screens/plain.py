@@ -63,6 +63,10 @@ class PlainScreen:
     def show(self, lines: Sequence[str]) -> None:
         self.say(*lines)
 
+    def show_log(self) -> None:
+        """The game's log, printed as a block of lines (no pane here)."""
+        self.show(self.controller.log_lines())
+
     def bell(self) -> None:
         """Ring the terminal's bell (one of the player's games reached their turn)."""
         self.stdout.write("\a")

@@ -10,24 +10,13 @@ from collections.abc import Iterator
 import pytest
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
 from client.app import STATUS_LINES, TerminalScreen
 from client.controller import Controller
 from client.session import RoomState, Session
 from shared import messages as m
 from tests.support import sample_views as sv
-
-
-class Sized(DummyOutput):
-    """A dummy output of a chosen size (the screen asks it for its rows and columns)."""
-
-    def __init__(self, columns: int, rows: int) -> None:
-        self.columns, self.rows = columns, rows
-
-    def get_size(self):  # type: ignore[no-untyped-def]
-        from prompt_toolkit.data_structures import Size
-        return Size(rows=self.rows, columns=self.columns)
+from tests.support.screens import Sized
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from client.app import TerminalScreen
 from client.controller import Controller
+from client.keys import KeyStore
 from client.render import render
 from client.seats import SeatStore
 from client.session import Session
@@ -49,16 +50,18 @@ class Sized(DummyOutput):
 
 @contextlib.asynccontextmanager
 async def full_screen(url: str, name: str, state: Path, *, columns: int = 100, rows: int = 40,
-                      **session: Any) -> AsyncIterator[TerminalScreen]:
+                      guest: bool = False) -> AsyncIterator[TerminalScreen]:
     """The real full-screen client (its Controller, Session and TerminalScreen) connected to
-    the server at ``url`` as ``name`` and pumping, in this process, on a ``columns`` × ``rows``
+    the server at ``url`` as ``name`` (with this home's account unless a ``guest``; seats and
+    keys kept under ``state``) and pumping, in this process, on a ``columns`` × ``rows``
     output that draws nothing: what the pty tests see, without a pty or a client process.
     Lines are typed with ``await screen.controller.handle(line)``; the keys' effects are the
     screen's own methods (``page``, ``show_log``…), each bound to its key in one pty test."""
     with create_pipe_input() as pipe, \
             create_app_session(input=pipe, output=Sized(columns, rows)):
         seats = SeatStore(state)
-        client = Session(url, name, seats=seats, first_retry=0.05, max_retry=0.2, **session)
+        client = Session(url, name, seats=seats, first_retry=0.05, max_retry=0.2,
+                         keys=None if guest else KeyStore(state / "keys"))
         screen = TerminalScreen(Controller(client), color=False)
         await client.open()
         pump = asyncio.create_task(client.run())

@@ -1,4 +1,5 @@
-"""Shared fixtures: a real server on 127.0.0.1 and real websocket clients."""
+"""Shared fixtures: a real server on 127.0.0.1 and real websocket clients; for the scale-out
+tests a PostgreSQL schema (``db``) and a Redis key prefix (``prefix``) of the test's own."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from client.net.net import GameClient
 from server.app import CastellServer
 from server.config import ServerConfig
 from tests.support.servers import TEST_CONFIG, server_url, serving
+from tests.support.services import fresh_prefix, fresh_schema
 
 ClientFactory = Callable[..., Awaitable[GameClient]]
 
@@ -48,3 +50,17 @@ async def connect(url: str) -> AsyncIterator[ClientFactory]:
     for client in clients:
         with contextlib.suppress(Exception):
             await client.close()
+
+
+@pytest.fixture
+async def db() -> AsyncIterator[str]:
+    """The store URL of a new, empty PostgreSQL schema, dropped after the test."""
+    async with fresh_schema() as url:
+        yield url
+
+
+@pytest.fixture
+async def prefix() -> AsyncIterator[str]:
+    """A new Redis key prefix, its keys deleted after the test."""
+    async with fresh_prefix() as made:
+        yield made

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -17,22 +16,10 @@ from client.net.net import GameClient, ServerError, join_anywhere
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.servers import ServerProcess
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL
 from tests.support.wire import caught_up
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    async with fresh_prefix() as made:
-        yield made
 
 
 async def signed_in(url: str, name: str, key: str) -> GameClient:

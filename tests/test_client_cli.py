@@ -276,29 +276,6 @@ def test_the_client_comes_back_after_the_server_restarts_and_after_its_own_resta
             client.wait()
 
 
-def test_a_client_whose_seat_another_took_back_says_so_and_closes(tmp_path):
-    state = tmp_path / "state"
-    with castell_server() as (url, _):
-        first = Terminal([url, "--name", "Anna"], state)
-        second = None
-        try:
-            first.wait_for(r"lobby|create")
-            first.type("create Friday night seats=2\r")
-            first.wait_for(r"Friday night")
-            first.type("bot\r")
-            first.type("start\r")
-            first.wait_for(r"round 1|R1")
-            # the same player starts another castell: it takes the seat back
-            second = Terminal([url, "--name", "Anna", "--resume"], state)
-            second.wait_for(r"back in 'Friday night'", timeout=20)
-            first.wait_for(r"seat was taken back", timeout=15)
-            first.child.expect(pexpect.EOF, timeout=15)  # and it closes by itself
-        finally:
-            first.close()
-            if second is not None:
-                second.close()
-
-
 def _read_until(proc: subprocess.Popen[str], text: str, timeout: float = 15.0) -> str:
     """Lines of ``proc``'s output up to the first holding ``text``."""
     assert proc.stdout is not None

@@ -1,7 +1,8 @@
-"""The client's side of ratings and quick match, through the real ``castell`` in a pty
-against a real ``castell-server`` subprocess (on a SQLite file: ratings need a store):
-``castell quick URL`` with its live waiting line, two players matched into one game, and
-``top``, ``whois`` and ``create … rated`` in the lobby."""
+"""The client's side of ratings and quick match, against a real server on a SQLite file
+(ratings need a store): ``castell quick URL`` through the real ``castell`` in a pty with its
+live waiting line, two players matched into one game, ``top`` and ``whois`` in the lobby; and
+``create … rated`` by the real client in this process
+(:func:`tests.support.screens.full_screen`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from server.store import open_store
+from tests.support.screens import full_screen, status_line
+from tests.support.servers import serving
 from tests.support.terminal import Terminal, castell_server
 
 pytestmark = pytest.mark.timeout(120)
@@ -39,15 +43,13 @@ def test_two_players_quick_match_from_the_shell_and_look_each_other_up(tmp_path:
                 biel.close()
 
 
-def test_a_rated_room_from_the_lobby_shows_its_ratings(tmp_path: Path):
-    with castell_server(db=str(tmp_path / "castell.sqlite3")) as (url, _):
-        anna = Terminal([url, "--name", "Anna"], tmp_path / "anna")
-        try:
-            anna.wait_for(r"you are Anna")
-            anna.type("create Lliga seats=2 rated\r")
-            anna.wait_for(r"Rated game \(accounts only, no bots\): Anna 1500")
-            anna.type("bot\r")
-            anna.wait_for(r"no bot may sit in it")
-            anna.quit()
-        finally:
-            anna.close()
+async def test_a_rated_room_from_the_lobby_shows_its_ratings(tmp_path: Path):
+    async with open_store(tmp_path / "castell.sqlite3") as store, \
+            serving(store) as (_, url), full_screen(url, "Anna", tmp_path / "anna") as anna:
+        await anna.controller.start()
+        assert anna.controller.session.account
+        await anna.controller.handle("create Lliga seats=2 rated")
+        assert any(line.startswith("Rated game (accounts only, no bots): Anna 1500")
+                   for line in anna.controller.room_lines())
+        await anna.controller.handle("bot")
+        assert "no bot may sit in it" in status_line(anna)

@@ -10,24 +10,15 @@ from collections.abc import Iterator
 import pytest
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
 from client.control.controller import Controller
+from client.local.seats import SeatStore
 from client.net.session import RoomState, Session
+from client.screens import app
 from client.screens.app import STATUS_LINES, TerminalScreen
 from shared import messages as m
 from tests.support import sample_views as sv
-
-
-class Sized(DummyOutput):
-    """A dummy output of a chosen size (the screen asks it for its rows and columns)."""
-
-    def __init__(self, columns: int, rows: int) -> None:
-        self.columns, self.rows = columns, rows
-
-    def get_size(self):  # type: ignore[no-untyped-def]
-        from prompt_toolkit.data_structures import Size
-        return Size(rows=self.rows, columns=self.columns)
+from tests.support.screens import Sized, full_screen
 
 
 @pytest.fixture
@@ -189,3 +180,33 @@ def test_the_log_pane_follows_the_game_and_goes_when_the_room_is_left(screen):
     screen.controller.clear_log()
     screen.refresh()
     assert not screen.log_open and not screen.notes
+
+
+async def test_a_client_whose_seat_another_took_back_says_so_and_closes(
+        server, url, tmp_path, monkeypatch):
+    """The whole screen runs (prompt_toolkit's application on a pipe): when another client of
+    the same player takes the seat back, it says why and closes by itself — after a pause for
+    reading, set to nothing here, so that the test waits for the closing and no timer."""
+    monkeypatch.setattr(app, "SEAT_LOST_PAUSE", 0.0)
+    state = tmp_path / "state"
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=Sized(100, 40)):
+        first = TerminalScreen(Controller(Session(url, "Anna", seats=SeatStore(state))),
+                               color=False)
+        await first.controller.session.open()
+
+        async def startup() -> None:
+            for line in ("create Friday night seats=2", "bot", "start"):
+                await first.controller.handle(line)
+
+        running = asyncio.create_task(first.run(startup))
+        async with asyncio.timeout(10):
+            while first.controller.mode != "game":
+                await asyncio.sleep(0.01)
+        # the same player starts another castell: it takes the seat back
+        async with full_screen(url, "Anna", state) as second:
+            await second.controller.start(resume=True)
+            assert second.controller.mode == "game"
+            async with asyncio.timeout(10):
+                await running  # and the first closes by itself
+        assert "seat was taken back" in status(first)
+        assert first.controller.session.seat_lost

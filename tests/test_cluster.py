@@ -12,7 +12,6 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator
 
 import attrs
 import pytest
@@ -27,24 +26,12 @@ from server.store.postgres import PostgresStore
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.servers import ServerProcess, run_server_cli, serving
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL
 from tests.support.wire import play_legal
 
 LEASE_MS = 1500
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    async with fresh_prefix() as made:
-        yield made
 
 
 def node_args(db: str, prefix: str, lease_ms: int = LEASE_MS) -> tuple[str, ...]:

@@ -19,7 +19,6 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -28,25 +27,12 @@ from client.net.net import ServerError, join_anywhere
 from server.store.base import token_matches
 from server.store.postgres import PostgresStore
 from shared import messages as m
-from tests.support.services import fresh_prefix, fresh_schema
 from tests.test_cluster import LEASE_MS, node_args, player, start_nodes
 
 pytestmark = pytest.mark.timeout(90)
 
 #: How a request to a node that no longer serves the room fails.
 REFUSED = (ServerError, ConnectionError, ConnectionClosed)
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    async with fresh_prefix() as made:
-        yield made
 
 
 async def stored_seats(db: str, room: str) -> dict[int, tuple[str, bytes | None]]:

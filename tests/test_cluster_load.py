@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
 
 from client.net.net import GameClient
 from shared import messages as m
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL
 from tests.test_cluster import node_args, player, start_nodes
 
 pytestmark = pytest.mark.timeout(90)
@@ -28,18 +27,6 @@ ASKERS = 40
 #: Each asker's pace: the server's default --rate (20 messages a second).
 PER_SECOND = 20
 FLOOD_SECONDS = 4.0
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    async with fresh_prefix() as made:
-        yield made
 
 
 async def list_many_rooms(prefix: str, count: int) -> None:

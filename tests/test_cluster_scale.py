@@ -8,32 +8,18 @@ nodes held them; the node's own counters say what a scan read and what a page to
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import asyncpg
 import pytest
 
 from server.cluster.node import ClusterConfig, ClusterNode, list_score
 from server.runtime.lobby import Lobby, list_key
 from server.store.postgres import PostgresStore
-from tests.support.services import POSTGRES_URL, REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import POSTGRES_URL, REDIS_URL
 from tests.test_cluster import stored_playing_room
 
 pytestmark = pytest.mark.timeout(120)
 
 HELD = 10_000
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    async with fresh_prefix() as made:
-        yield made
 
 
 async def a_node(db: str, prefix: str) -> ClusterNode:

@@ -14,7 +14,7 @@ from client.net.session import Session
 from server.config import ServerConfig
 from shared import messages as m
 from tests.support.servers import with_config
-from tests.test_cluster import db, node_args, player, prefix, start_nodes  # noqa: F401
+from tests.test_cluster import node_args, player, start_nodes
 
 PAGE = 5
 
@@ -83,7 +83,7 @@ async def test_the_client_pages_with_list_more(url, connect):
 
 
 @pytest.mark.timeout(60)
-async def test_paging_across_two_cluster_nodes_walks_every_room_of_both(db, prefix):  # noqa: F811
+async def test_paging_across_two_cluster_nodes_walks_every_room_of_both(db, prefix):
     a, b = await start_nodes(2, *node_args(db, prefix), "--max-listed", "3")
     with a, b:
         clients, made = [], set()

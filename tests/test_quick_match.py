@@ -23,7 +23,7 @@ from server.features.matchmaking import Matchmaker, Windows, Wish, find_matches,
 from server.store import open_store
 from shared import messages as m
 from tests.support.servers import ServerProcess, serving
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -201,18 +201,6 @@ def test_the_matcher_prefers_close_ratings_and_keeps_rated_and_unrated_apart():
 
 
 # -- a cluster --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def db() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-async def prefix() -> AsyncIterator[str]:
-    async with fresh_prefix() as made:
-        yield made
 
 
 async def test_two_cluster_nodes_match_players_who_queued_on_different_nodes(db, prefix):

@@ -289,3 +289,28 @@ async def test_a_closer_cancelled_while_awaiting_close_is_cancelled_and_the_task
         await closer
     assert closer.cancelled()
     assert running.done() and running.cancelled()
+
+
+async def test_the_reservations_closer_cancelled_while_closing_is_cancelled_too(lone):
+    # the matched seats' reservations stop their tasks on close, and a closer cancelled while
+    # waiting for them is cancelled itself (not swallowed, as the matcher's close once did)
+    server, _url, _ = lone
+    reservations = mm(server).reservations
+    stop = asyncio.Event()
+
+    async def calling_off() -> None:  # a call-off under way: it ends only when cancelled
+        try:
+            await stop.wait()
+        finally:
+            await asyncio.sleep(0)  # its cleanup takes a step of the loop
+
+    task = asyncio.get_running_loop().create_task(calling_off())
+    reservations._tasks.add(task)
+    task.add_done_callback(reservations._tasks.discard)
+    closer = asyncio.get_running_loop().create_task(reservations.close())
+    await asyncio.sleep(0)  # the closer is inside close, waiting for the task to end
+    assert not closer.done()
+    closer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closer
+    assert task.cancelled() or task.done()

@@ -13,7 +13,6 @@ cannot keep rooms of the server for longer than that.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -121,10 +120,13 @@ class Reservations:
                 lobby.remove(runner)
 
     async def close(self) -> None:
+        """Stop every reservation's timer and task. Waits for the tasks' ends, not their
+        exceptions: a cancellation of the closer itself still reaches the closer."""
         for held in self.held.values():
             held.timer.cancel()
         self.held.clear()
-        for task in list(self._tasks):
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        if tasks:
+            await asyncio.wait(tasks)

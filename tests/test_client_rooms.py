@@ -6,6 +6,8 @@ tests of tests/test_client_cli.py cover the terminal itself."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from shared.view import RoomStatus
@@ -74,3 +76,29 @@ async def test_join_on_a_full_waiting_room_suggests_watch(server, url, tmp_path)
             in status_line(biel)
         await biel.controller.handle("watch 1")
         await until(lambda: "watching: Biel" in board(anna))
+
+
+async def test_a_question_about_a_turn_is_not_answered_into_a_room_the_host_closed(
+        server, url, tmp_path):
+    """Anna types `end` with actions left and is asked whether to end anyway; while the
+    question stands the host closes the room. Her `y` then sends nothing (she is in the
+    lobby), and she reads why, not a refusal that she is watching."""
+    from server.ops.admin import AdminConsole
+
+    async with full_screen(url, "Anna", tmp_path / "anna", guest=True) as anna:
+        await anna.controller.handle("create Friday night seats=2")
+        await anna.controller.handle("bot")
+        await until(lambda: every_seat_taken(anna))
+        await anna.controller.handle("start")
+        await until(lambda: "your turn" in board(anna))
+        room = anna.controller.session.room
+        asking = asyncio.get_running_loop().create_task(anna.controller.handle("end"))
+        await until(lambda: anna._asking is not None)
+        await AdminConsole(server, "unused").cmd_close(room, "bye")
+        await until(lambda: anna.controller.session.room is None)
+        question = anna._asking
+        assert question is not None
+        question[1].set_result("y")
+        await asking
+        assert "no longer yours to end" in status_line(anna)
+        assert "watching" not in status_line(anna)

@@ -881,6 +881,12 @@ class Controller:
             if not yes:
                 self.screen.info("the turn goes on (`end` again ends it)")
                 return
+            view = self.view
+            now = (self.session.room, view.round, self.me) if view is not None \
+                and self.me is not None else None
+            if now != turn:  # the room was left, closed or moved on while we asked
+                self.screen.info("that turn is no longer yours to end: nothing was sent")
+                return
         await self.act(EndTurn())
 
     async def act(self, action: Action) -> None:

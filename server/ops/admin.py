@@ -155,9 +155,9 @@ class AdminConsole:
                 "idle": round(max(0.0, time.time() - r.room.changed_at), 1)}
 
     async def cmd_close(self, room: str, reason: str = "closed by the host") -> str:
-        """Store the game as closed (:data:`server.features.moderation.CLOSED`), then put its
-        members
-        back in the lobby with the host's reason, and let it go: it is never served again."""
+        """Store the game as closed (:data:`server.features.moderation.CLOSED`), then put
+        its members back in the lobby with the host's reason, and let it go: it is never
+        served again."""
         r = self._room(room)
         lobby = self.server.lobby
         async with r.lock:

@@ -122,6 +122,19 @@ def test_pgdn_with_help_open_scrolls_the_help_and_with_a_short_hint_the_board(tm
         term.wait_for(r"↑ \d+ lines? above")
         assert term.lines()[1:4] != before  # the board, the pane marked (PgDn), scrolled
         assert term.lines()[0].startswith(f"{NAME}'s game · R1/10")
+        # a question wider than the screen scrolls the input line; once answered, the
+        # prompt is back in sight at the start of the last line
+        term.type("\x1b")
+        term.type("move bcn\r")
+        term.wait_for(r"move ?✓")
+        term.type("end\r")
+        term.wait_for(r"end anyway\? \[y/N\]")
+        term.type("y")  # typed past the screen's edge: the line scrolls
+        term.settle()
+        term.type("\r")
+        term.wait_for(r"R1/10 · (?!your turn)|R2/10")
+        term.settle()
+        assert term.lines()[-1].startswith(">"), term.lines()[-1]
         _quit(term)
     finally:
         term.close()

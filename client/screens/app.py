@@ -167,8 +167,8 @@ class TerminalScreen:
         )
         status = Window(FormattedTextControl(self._status), height=self._status_height,
                         wrap_lines=False)
-        prompt = Window(BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]),
-                        height=1)
+        prompt = self._prompt_window = Window(
+            BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]), height=1)
         root = FloatContainer(
             HSplit([board, notes, status, prompt]),
             floats=[Float(xcursor=True, ycursor=True,
@@ -244,6 +244,9 @@ class TerminalScreen:
             return await future
         finally:
             self._asking = None
+            # A question wider than the terminal scrolled the input line sideways; scrolled
+            # so, the `> ` prompt that comes back would stay out of sight.
+            self._prompt_window.horizontal_scroll = 0
             self.refresh()
 
     def state_changed(self, push: RoomState, my_turn_began: bool) -> None:

@@ -209,6 +209,13 @@ async def test_a_waiting_room_tells_each_player_its_settings_code_and_who_starts
             pump.cancel()
 
 
+async def test_a_waiting_room_says_a_long_turn_timer_in_days(server, url, tmp_path):
+    async with _running(url, tmp_path) as (ctrl, _out):
+        await ctrl.handle("create Letters seats=2 timer=2d")
+        await _until(lambda: ctrl.view is not None)
+        assert ctrl.room_lines()[0] == "2 seats · normal game · 2 d per turn"  # not 172800 s
+
+
 async def test_a_typed_undo_takes_the_last_action_back_and_says_so(server, url, tmp_path):
     async with _running(url, tmp_path) as (ctrl, out):
         await ctrl.handle("create Friday night seats=2")

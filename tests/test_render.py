@@ -74,6 +74,17 @@ def test_countdown_needs_a_clock_and_never_goes_negative():
     assert "time 0:00" in screen(sv.typed(sv.two_seat()), 0, now=sv.NOW + 500).splitlines()[0]
 
 
+def test_a_correspondence_turn_s_time_left_reads_in_hours_and_days():
+    from client.screens.describe import countdown
+
+    assert countdown(1000.0 + 59 * 60 + 59, 1000.0) == "59:59"
+    assert countdown(1000.0 + 5 * 3600 + 12 * 60 + 30, 1000.0) == "5 h 12 min"
+    assert countdown(1000.0 + 2 * 86400 - 1, 1000.0) == "1 d 23 h"  # not "2879:59"
+    view = sv.typed(sv.two_seat())
+    header = screen(view, 0, now=view.deadline - 2 * 86400 + 1).splitlines()[0]
+    assert "time 1 d 23 h" in header
+
+
 def test_festivals_mark_the_next_round_and_the_players_region():
     text = screen(sv.typed(sv.four_seat()), 2)
     assert "▶" in line_with(text, "Tortosa") and "▶" in line_with(text, "Barcelona")

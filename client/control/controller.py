@@ -200,7 +200,7 @@ class Controller:
         timer = view.turn_seconds
         private = bool(view.private) or code is not None
         lines = [f"{view.seats} seats · {view.variant} game"
-                 f" · {f'{timer} s per turn' if timer else 'no turn timer'}"
+                 f" · {f'{lb.timer_text(timer)} per turn' if timer else 'no turn timer'}"
                  f"{' · private' if private else ''}"]
         rated = self.rating_lines()
         if rated:

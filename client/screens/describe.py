@@ -183,10 +183,15 @@ def turn_marks(done: Sequence[str]) -> list[str]:
 
 
 def countdown(deadline: float | None, now: float | None) -> str | None:
-    """Time left as ``m:ss`` (never negative), or None without a deadline or a clock."""
+    """Time left (never negative), or None without a deadline or a clock: ``m:ss`` under an
+    hour; a correspondence game's longer turns as ``5 h 12 min`` or ``1 d 23 h``."""
     if deadline is None or now is None:
         return None
     left = max(0, int(deadline - now))
+    if left >= 86400:
+        return f"{left // 86400} d {left % 86400 // 3600} h"
+    if left >= 3600:
+        return f"{left // 3600} h {left % 3600 // 60} min"
     return f"{left // 60}:{left % 60:02d}"
 
 

@@ -237,8 +237,16 @@ def test_a_round_without_a_festival_hints_at_the_next_and_what_it_takes():
     i = lines.index(f"no festival this round; the next is in round {first.round}: {first.town} "
                     f"({first.region}), size {first.size}")
     # a starting team of 7 has no skill for a 4th level yet
-    assert lines[i + 1] == f"  no tower of your team can enter yet (it needs 4 levels and a " \
-                           f"{first.size})"
+    article = "an" if first.size == 8 else "a"
+    assert lines[i + 1] == f"  no tower of your team can enter yet (it needs 4 levels and " \
+                           f"{article} {first.size})"
+
+
+def test_lobby_lines_count_in_the_singular_and_say_what_ranks_a_player():
+    from client.control.lobby import count, leaderboard_lines
+
+    assert count(1, "rated game") == "1 rated game" and count(3, "game") == "3 games"
+    assert "5 rated games against 3 different opponents" in leaderboard_lines(())[0]
 
 
 def test_seats_are_found_under_every_spelling_of_the_servers_address(tmp_path):

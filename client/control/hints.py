@@ -67,7 +67,8 @@ def _best_for(player: Player, size: int) -> str:
     """The best festival tower of ``player``'s team for a festival of ``size`` (§5)."""
     found = best_tower(player.team, player.skills, FestivalGoal(size))
     if found is None:
-        return f"  no tower of your team can enter yet (it needs 4 levels and a {size})"
+        article = "an" if size == 8 else "a"  # "an 8"
+        return f"  no tower of your team can enter yet (it needs 4 levels and {article} {size})"
     now = festival_score(player.tower, size) if enters_festival(player.tower, size) else None
     if now is not None and now >= found.score:
         return f"  your tower already scores {now}, the best your team can do"

@@ -262,17 +262,25 @@ def game_lines(games: tuple[GameEntry, ...]) -> list[str]:
     return out or ["  none yet"]
 
 
+def count(n: int, noun: str) -> str:
+    """``n`` of ``noun``, singular or plural: ``1 rated game``, ``3 rated games``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def leaderboard_lines(entries: tuple[LeaderEntry, ...]) -> list[str]:
     """The ``leaderboard`` reply, one line a player."""
-    return [f"  {e.rank:>3}. {safe(e.name)} · {e.rating} · {e.games} games · {e.wins} won"
-            for e in entries] or ["  nobody is ranked yet: rated games make the leaderboard"]
+    return [f"  {e.rank:>3}. {safe(e.name)} · {e.rating} · {count(e.games, 'game')} · "
+            f"{e.wins} won" for e in entries] or [
+        "  nobody is ranked yet: a rating is ranked once it is no longer provisional (5 rated "
+        "games against 3 different opponents, or more where the host asks for more)"]
 
 
 def profile_lines(p: ProfileReply) -> list[str]:
     """The ``profile`` reply as text."""
     rank = f" · #{p.rank}" if p.rank is not None else " · not ranked yet"
     rating = rating_text(p.rating, p.provisional)
-    lines = [f"{safe(p.name)}: rating {rating}{rank} · {p.games} rated games, {p.wins} won"]
+    lines = [f"{safe(p.name)}: rating {rating}{rank} · {count(p.games, 'rated game')}, "
+             f"{p.wins} won"]
     if p.provisional:
         lines.append("  (? provisional: too few rated games, or opponents, to be sure yet)")
     if p.by_seats:

@@ -75,7 +75,7 @@ def quiet(connection: ServerConnection) -> ServerConnection:
 class Admission:
     """The connection caps of one server (see the module docstring)."""
 
-    def __init__(self, config: ServerConfig, *, moderation: Moderation | None = None,
+    def __init__(self, config: ServerConfig, *, moderation: Moderation,
                  metrics: Metrics | None = None) -> None:
         """``moderation``: the bans checked at the handshake; ``metrics``: served at
         ``/metrics`` (None: not on this port)."""
@@ -108,7 +108,7 @@ class Admission:
                 f"{SUBPROTOCOL}.\n",
             )
         address = self.address(connection, request)
-        ban = self.moderation.address_ban(address) if self.moderation is not None else None
+        ban = self.moderation.address_ban(address)
         if ban is not None:
             return connection.respond(HTTPStatus.FORBIDDEN,
                                       f"Your address is barred from this Castell server"

@@ -42,8 +42,7 @@ class LobbyHandlers:
     async def hello(self, conn: Connection, msg: m.Hello) -> None:
         requests = self.requests
         name = clean_name(msg.name)  # trimmed; no invisible characters, no mixed scripts
-        if requests.moderation is not None:
-            requests.moderation.check_name(name)
+        requests.moderation.check_name(name)
         if msg.key is not None:
             requests.check_key_rate(conn)
             account = await self.accounts.sign_in(msg.key, name, conn.address)
@@ -52,8 +51,7 @@ class LobbyHandlers:
                 raise CastellError(f"{name!r} is the name of an account of this server: "
                                    "choose another name (or sign in with that account's "
                                    "key)", code="name_taken")
-            if requests.moderation is not None:
-                requests.moderation.check_name(account.name)
+            requests.moderation.check_name(account.name)
             self.accounts.attach(conn, account.account)
             name = account.name
         else:
@@ -95,8 +93,7 @@ class LobbyHandlers:
             await requests.rematches.join_from_finished(conn, msg)
             return
         runner = await self._find(conn, msg)
-        if requests.moderation is not None:
-            requests.moderation.check_join(conn, runner, msg.token)
+        requests.moderation.check_join(conn, runner, msg.token)
         if msg.token is not None:
             try:
                 seat = await runner.resume(conn, msg.token, msg.id)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 class RoomHandlers:
     """The requests a member asks of its room."""
 
-    def __init__(self, config: ServerConfig, moderation: Moderation | None = None) -> None:
+    def __init__(self, config: ServerConfig, moderation: Moderation) -> None:
         self.moderation = moderation
         #: The chat lines of each room, all its members together.
         self.chat_by_room = Buckets(config.room_chat_rate, 2 * config.room_chat_rate)
@@ -51,8 +51,7 @@ class RoomHandlers:
 
     async def chat(self, conn: Connection, msg: m.Chat) -> None:
         runner = room_of(conn)
-        if self.moderation is not None:
-            self.moderation.check_chat(conn, runner)
+        self.moderation.check_chat(conn, runner)
         if not self.chat_by_room.take(runner.id, time.monotonic()):
             raise CastellError("slow down: this room is chatting too fast",
                                code="rate_limited")

@@ -50,10 +50,10 @@ class Requests:
 
     def __init__(self, config: ServerConfig, lobby: Lobby, directory: Directory, *,
                  accounts: Accounts, ratings: Ratings, matchmaker: Matchmaker,
-                 identity: Identity, moderation: Moderation | None = None,
+                 identity: Identity, moderation: Moderation,
                  metrics: Metrics | None = None) -> None:
         """``directory``: where rooms are made, found and listed (this server's alone, or a
-        cluster's); the host's tools, ``moderation`` and ``metrics`` (None: none)."""
+        cluster's); the host's tools, ``moderation`` and ``metrics`` (None: not counted)."""
         self.config = config
         self.lobby = lobby
         self.directory = directory

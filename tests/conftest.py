@@ -4,7 +4,10 @@ tests a PostgreSQL schema (``db``) and a Redis key prefix (``prefix``) of the te
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +67,11 @@ async def prefix() -> AsyncIterator[str]:
     """A new Redis key prefix, its keys deleted after the test."""
     async with fresh_prefix() as made:
         yield made
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A directory with a short path (a Unix socket's path is at most 107 bytes)."""
+    made = Path(tempfile.mkdtemp(prefix="cst"))
+    yield made
+    shutil.rmtree(made, ignore_errors=True)

@@ -8,9 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import shutil
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +19,10 @@ from client.local.keys import KeyStore
 from client.local.seats import SeatStore
 from client.net.session import Session
 from client.screens.plain import PlainScreen
-from server.ops.admin import ask
+from tests.support.console import console
 from tests.support.servers import ServerProcess
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (a Unix socket's path is at most 107 bytes)."""
-    made = Path(tempfile.mkdtemp(prefix="cst"))
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
-
-
-async def console(sock: str, command: str, **args: object) -> Any:
-    reply = await asyncio.to_thread(ask, sock, command, **args)
-    assert reply["ok"], reply
-    return reply["result"]
 
 
 @contextlib.asynccontextmanager

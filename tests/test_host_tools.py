@@ -9,10 +9,6 @@ import asyncio
 import json
 import logging
 import random
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -147,14 +143,6 @@ async def test_metrics_can_be_turned_off_or_served_elsewhere(tmp_path):
         port = server._metrics_http.server_address[1]
         parsed = await scrape(f"ws://127.0.0.1:{port}")
         assert ("castell_ready", ()) in parsed
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (a Unix socket's path is at most 107 bytes)."""
-    made = Path(tempfile.mkdtemp(prefix="cst"))
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
 
 
 def test_json_logs_are_one_object_per_line_with_no_secret(short_dir):

@@ -8,9 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +19,8 @@ from client.local.seats import SeatStore
 from client.net.net import GameClient, ServerError
 from client.net.session import Session
 from client.screens.plain import PlainScreen
-from server.ops.admin import ask
 from shared import messages as m
+from tests.support.console import console
 from tests.support.proxy import cutting_proxy
 from tests.support.servers import ServerProcess, run_server_cli
 from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
@@ -31,26 +28,11 @@ from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
 pytestmark = pytest.mark.timeout(120)
 
 
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (a Unix socket's path is at most 107 bytes)."""
-    made = Path(tempfile.mkdtemp(prefix="cst"))
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
-
-
 async def admin(sock: str, *args: str) -> str:
     """``castell-server admin --socket SOCK ARGS``, a process of its own; its output."""
     done = await asyncio.to_thread(run_server_cli, "admin", "--socket", sock, *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
-
-
-async def console(sock: str, command: str, **args: object) -> Any:
-    """A command sent straight to the console (as the CLI sends it), for speed."""
-    reply = await asyncio.to_thread(ask, sock, command, **args)
-    assert reply["ok"], reply
-    return reply["result"]
 
 
 @contextlib.asynccontextmanager

@@ -8,36 +8,18 @@ closed by its code."""
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from client.local.keys import new_key
 from client.net.net import GameClient
-from server.ops.admin import ask
 from shared import messages as m
 from shared.actions import EndTurn
+from tests.support.console import console
 from tests.support.servers import ServerProcess
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (a Unix socket's path is at most 107 bytes)."""
-    made = Path(tempfile.mkdtemp(prefix="cst"))
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
-
-
-async def console(sock: str, command: str, **args: object) -> Any:
-    reply = await asyncio.to_thread(ask, sock, command, **args)
-    assert reply["ok"], reply
-    return reply["result"]
 
 
 async def signed_in(url: str, name: str, key: str) -> GameClient:

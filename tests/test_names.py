@@ -6,12 +6,9 @@ part on the real SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sqlite3
-import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -79,14 +76,6 @@ def test_names_that_do_not_print_alike_stay_apart(name):
 
 
 # Over sockets ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A directory with a short path (a Unix socket's path is at most 107 bytes)."""
-    made = Path(tempfile.mkdtemp(prefix="cst"))
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
 
 
 async def refused(client: GameClient, codes: set[str], cls: type, **fields: object) -> str:

@@ -190,6 +190,9 @@ class Room(Generic[M]):
     speaker: _Via[Callable[[M, str], tuple[int | None, str]]] = _Via("presence")
     know_accounts: _Via[Callable[[dict[int, str]], None]] = _Via("presence")
     # the game and its timing
+    variant: _Via[str] = _Via("game")
+    seed: _Via[int] = _Via("game")
+    turn_seconds: _Via[int | None] = _Via("game")
     state: _Via[GameState | None] = _Via("game")
     log: _Via[list[tuple[int, Action]]] = _Via("game")
     status: _Via[RoomStatus] = _Via("game")
@@ -247,11 +250,8 @@ class Room(Generic[M]):
         self.id = room_id
         self.name = name
         self.size = seats
-        self.variant = variant
-        self.turn_seconds = turn_seconds
         self.private = private
         self.code = code
-        self.seed = seed
         #: The address that created the room (None once restored): for the per-address cap.
         self.host_address: str | None = None
         self.created_at = now

@@ -303,13 +303,13 @@ class CastellServer:
                           metrics=self.metrics)
         conn.opened = conn.last_seen = now
         if isinstance(ws, CastellWebSocket):  # pings and pongs cost like messages
-            ws.on_control = lambda: self.requests.charge(conn, control=True)
+            ws.on_control = lambda: self.requests.dispatcher.charge(conn, control=True)
         self.connections.add(conn)
         log.info("%s connected from %s", conn.id, address)
         try:
             async for data in self._frames(conn):
                 started = time.perf_counter()
-                await self.requests.handle(conn, data)
+                await self.requests.dispatcher.handle(conn, data)
                 if self.metrics is not None:
                     self.metrics.request_seconds.observe(time.perf_counter() - started)
         except Exception:  # the connection failed under us; nothing else is affected

@@ -134,14 +134,6 @@ class Requests:
         self.dispatcher.sweep(now)
         self.room_handlers.sweep(now)
 
-    async def handle(self, conn: Connection, data: bytes | str) -> None:
-        """Answer one frame with exactly one reply (:meth:`Dispatcher.handle`)."""
-        await self.dispatcher.handle(conn, data)
-
-    def charge(self, conn: Connection, *, control: bool = False) -> bool:
-        """Charge one frame to the connection's bucket (:meth:`Dispatcher.charge`)."""
-        return self.dispatcher.charge(conn, control=control)
-
     # -- rooms made and found, within their limits ---------------------------------------------
 
     async def new_room(self, conn: Connection, name: str, seats: int, variant: str,

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from client.screens.sanitize import safe
-from shared.board import ADJACENT, REGION_NAMES, REGIONS, ROUNDS, SKILLS, TILES
+from shared.board import ADJACENT, PRIZE_BY_RANK, REGION_NAMES, REGIONS, ROUNDS, SKILLS, TILES
 from shared.errors import CastellError
+from shared.festival import ranks
 from shared.scoring import score_player
 from shared.state import Festival, Prizes, Skills
 from shared.view import PlayerView, RoomStatus, TakenView, View, state_from_view
@@ -422,11 +423,39 @@ def festival_title(event: Event) -> str:
             f"size {safe(event.get('size'))}")
 
 
-def festival_result_words(view: View, result: Mapping[str, Any]) -> list[Part]:
-    """``Anna 8 trophy + size token``."""
-    bits = [str(safe(result.get("score")))]
+_PRIZE_PLURALS: Final = {"trophy": "trophies", "medal": "medals", "ribbon": "ribbons"}
+
+
+def prize_text(view: View, results: Sequence[Mapping[str, Any]],
+               result: Mapping[str, Any]) -> str | None:
+    """What ``result`` (one of a festival's ``results``) won: its prize; for a place that
+    wins a prize when the supply had none of it left (§5.3), ``(no trophies left)``, so that a
+    top score that took nothing does not read as a mistake; None for a place without one."""
     if result.get("prize"):
-        bits.append(safe(result["prize"]))
+        return safe(result["prize"])
+    scores: dict[int, int] = {}
+    for r in results:
+        if type(r.get("seat")) is not int or type(r.get("score")) is not int:
+            return None
+        scores[r["seat"]] = r["score"]
+    seat = result.get("seat")
+    if seat not in scores:
+        return None
+    table = PRIZE_BY_RANK.get(len(view.players), ())
+    rank = ranks(scores)[seat]  # §5.3, as the festival ranked them
+    if rank > len(table):
+        return None
+    return f"(no {_PRIZE_PLURALS[table[rank - 1]]} left)"
+
+
+def festival_result_words(view: View, result: Mapping[str, Any],
+                          results: Sequence[Mapping[str, Any]] = ()) -> list[Part]:
+    """``Anna 8 trophy + size token``; ``Biel 9 (no trophies left)`` when the supply had
+    none for the place (``results``: the festival's, to rank it)."""
+    bits = [str(safe(result.get("score")))]
+    prize = prize_text(view, results or (result,), result)
+    if prize:
+        bits.append(prize)
     if result.get("size_token"):
         bits.append("+ size token")
     return [who(view, result.get("seat")), Part(" " + " ".join(bits))]

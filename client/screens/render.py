@@ -453,8 +453,8 @@ def _event_renderables(view: View, events: Sequence[d.Event], max_lines: int,
         table.add_column()
         for r in results:
             table.add_row(_text([d.who(view, r.get("seat"))]), str(safe(r.get("score"))),
-                          safe(r.get("prize") or "—"), "size token" if r.get("size_token")
-                          else "")
+                          d.prize_text(view, results, r) or "—",
+                          "size token" if r.get("size_token") else "")
         out.append((1 + len(results), Group(_text(parts), Padding(table, (0, 0, 0, 2)))))
     kept: list[RenderableType] = []
     used = 0
@@ -614,6 +614,7 @@ def event_lines(view: View, events: Sequence[d.Event]) -> list[str]:
             continue
         lines.append(d.plain(parts))
         if event.get("kind") == "festival":
-            lines.extend("  " + d.plain(d.festival_result_words(view, r))
-                         for r in event.get("results") or ())
+            results = event.get("results") or ()
+            lines.extend("  " + d.plain(d.festival_result_words(view, r, results))
+                         for r in results)
     return lines

@@ -10,7 +10,9 @@ know and plays every seat with the ``normal`` bot until the end of the next roun
 game): the festivals of both rounds held, every rival's replies made. A candidate is worth
 its average over the samples of the bot's score (§9) less the best rival's; every candidate
 sees the same shuffles, so that they differ by their own merit only. The best candidate's
-line is the answer: the bot plays it out without searching again (:func:`plan`).
+line is the answer: the bot plays it out without searching again (:func:`plan`);
+:func:`choose` gives it with what it aims at and its play-outs' average, for a hint that
+says why.
 
 The search is bounded twice: by a count of samples per candidate, which makes it a pure
 function of the state and the seed (a benchmark is repeated exactly), and by a deadline, at
@@ -70,28 +72,60 @@ def play_out(state: GameState, seat: int, until_round: int, rng: random.Random) 
     return mine - max(t for i, t in enumerate(totals) if i != seat)
 
 
+@attrs.frozen
+class Choice:
+    """What :func:`choose` found: the ``actions`` of the line, the greedy bot's ``aim`` (the
+    :class:`~shared.greedy.Plan` the line carries out: where the turn ends, the festival of
+    this round there, the training, recruit and performance), the state ``after`` the line,
+    and the line's average ``margin`` over its ``samples`` play-outs (its score less the best
+    rival's, by the end of round ``until``); no samples (``margin`` None) when every
+    candidate led to this one line."""
+
+    actions: tuple[Action, ...]
+    aim: greedy.Plan | None
+    after: GameState
+    margin: float | None = None
+    samples: int = 0
+    until: int | None = None
+
+
+def choose(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMPLES,
+           candidates: int = CANDIDATES, deadline: float | None = None,
+           clock: Callable[[], float] = time.monotonic) -> Choice:
+    """The line ``hard`` plays for the rest of ``seat``'s turn, with what it aims at and what
+    its play-outs gave it (see the module's text); ``deadline`` (by ``clock``) stops the
+    sampling early."""
+    if state.over or state.turn != seat:
+        return Choice((EndTurn(),), None, state)
+    state = attrs.evolve(state, undo=None)  # the turn's past is no part of the future
+    ends = greedy.route_ends(state, seat)[:candidates]
+    distinct: dict[tuple[Action, ...], tuple[greedy.Plan, GameState]] = {}
+    for aim in ends:
+        actions, after = line_to(state, seat, aim.route[-1])
+        distinct.setdefault(actions, (aim, after))
+    if len(distinct) == 1:
+        actions, (aim, after) = next(iter(distinct.items()))
+        return Choice(actions, aim, after)
+    until = state.round + 1
+    seeds = [rng.getrandbits(64) for _ in range(samples)]
+    totals = dict.fromkeys(distinct, 0.0)
+    done = 0
+    for s in seeds:
+        if deadline is not None and done and clock() >= deadline:
+            break
+        for actions, (_, after) in distinct.items():
+            totals[actions] += play_out(after, seat, until, random.Random(s))
+        done += 1
+    # the best average; among equals, the greedy bot's order (its best plan first)
+    best = max(distinct, key=lambda a: totals[a])
+    aim, after = distinct[best]
+    return Choice(best, aim, after, totals[best] / done, done, until)
+
+
 def plan(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMPLES,
          candidates: int = CANDIDATES, deadline: float | None = None,
          clock: Callable[[], float] = time.monotonic) -> tuple[Action, ...]:
     """The actions ``hard`` takes for the rest of ``seat``'s turn (see the module's text);
     ``deadline`` (by ``clock``) stops the sampling early."""
-    if state.over or state.turn != seat:
-        return (EndTurn(),)
-    state = attrs.evolve(state, undo=None)  # the turn's past is no part of the future
-    ends = greedy.route_ends(state, seat)[:candidates]
-    lines = [line_to(state, seat, p.route[-1]) for p in ends]
-    distinct: dict[tuple[Action, ...], GameState] = {}
-    for actions, after in lines:
-        distinct.setdefault(actions, after)
-    if len(distinct) == 1:
-        return next(iter(distinct))
-    until = state.round + 1
-    seeds = [rng.getrandbits(64) for _ in range(samples)]
-    totals = dict.fromkeys(distinct, 0.0)
-    for done, s in enumerate(seeds):
-        if deadline is not None and done and clock() >= deadline:
-            break
-        for actions, after in distinct.items():
-            totals[actions] += play_out(after, seat, until, random.Random(s))
-    # the best average; among equals, the greedy bot's order (its best plan first)
-    return max(distinct, key=lambda a: totals[a])
+    return choose(state, seat, rng, samples=samples, candidates=candidates,
+                  deadline=deadline, clock=clock).actions

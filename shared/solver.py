@@ -10,7 +10,8 @@ Goals:
 * :class:`TallestGoal` — the most levels; ties go to the tower with more castellers.
 
 :func:`best_tower` answers with a :class:`Solution` or ``None`` when no legal tower meets the
-goal. Answers are exact (optimal) and deterministic.
+goal. Answers are exact (optimal) and deterministic. :func:`best_with_training` asks the same
+with one more rank of a skill the turn may still train, and says which.
 
 How it searches: castellers are placed bottom level first, walking a size pointer down from
 10 to 1. A level is either ``n`` castellers of the pointer's size, or (with Mix) castellers
@@ -146,6 +147,25 @@ def best_tower(team: Iterable[int], ranks: Mapping[str, int] | Any, goal: Goal) 
         found = _best_for_tile(counts, rank, tile, general)
         return None if found is None else Solution(found, tile.points)
     raise TypeError(f"not a solver goal: {goal!r}")
+
+
+def best_with_training(team: Iterable[int], ranks: Mapping[str, int] | Any, goal: Goal,
+                       trainable: Iterable[str]) -> tuple[Solution | None, str | None]:
+    """The best tower for ``goal`` with the skills as they are, or once one skill of
+    ``trainable`` (the skill tiles the turn may still train with) has gone up one rank (§4:
+    a turn trains once, and a rank stops at 3): the tower, and the skill to train first —
+    None when no training does strictly better (a higher score, or a tower at all)."""
+    team = tuple(team)
+    rank = normalise_ranks(ranks)
+    best = best_tower(team, rank, goal)
+    skill: str | None = None
+    for name in dict.fromkeys(trainable):  # each skill once, in the order given
+        if rank.get(name, MAX_RANK) >= MAX_RANK:
+            continue
+        found = best_tower(team, {**rank, name: rank[name] + 1}, goal)
+        if found is not None and (best is None or found.score > best.score):
+            best, skill = found, name
+    return best, skill
 
 
 def _tile(tile: PerformanceTile | str) -> PerformanceTile:

@@ -7,19 +7,25 @@ position it shows."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import attrs
 import pytest
 
+from client.screens.app import TerminalScreen
 from client.screens.render import render_plain
 from shared.codec import event_to_wire
 from shared.festival import resolve
+from shared.solver import FestivalGoal, best_tower, best_with_training
 from shared.state import Festival, GameState, Prizes, Skills
+from shared.tower import festival_score
 from shared.view import make_view
-from tests.support.games import game, with_player
+from tests.support.games import game, showing, with_player
 from tests.support.rooms import room_info
-from tests.support.screens import screen
+from tests.support.screens import full_screen, screen, until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -54,3 +60,118 @@ def test_a_top_score_left_without_a_trophy_says_none_were_left():
     anna = next(line for line in text.splitlines() if re.search(r"Anna +6 ", line))
     assert "(no trophies left)" in anna and "size token" in anna
     assert "(no" not in next(line for line in text.splitlines() if re.search(r"Biel +5 ", line))
+
+
+# A game at a chosen position, through the whole client ----------------------------------
+
+
+@contextlib.asynccontextmanager
+async def _playing(server, url: str, home: Path, change: Callable[[GameState], GameState],
+                   rows: int = 60) -> AsyncIterator[TerminalScreen]:
+    """Anna (a guest) in seat 0 of a started 2-seat game against a bot, at her turn in the
+    position ``change`` makes of the game, taken back with ``leave`` and ``resume`` so that
+    the client is sent it as any returning player is."""
+    async with full_screen(url, "Anna", home, guest=True, rows=rows) as anna:
+        ctrl = anna.controller
+        for line in ("create Friday night seats=2", "bot", "start"):
+            await ctrl.handle(line)
+        await until(lambda: ctrl.view is not None and ctrl.view.turn == 0)
+        room = server.lobby.rooms[ctrl.session.room].room
+        room.state = change(attrs.evolve(room.state, turn=0, done=()))
+        await ctrl.handle("leave")
+        await ctrl.handle("resume")
+        wanted = room.state
+        await until(lambda: ctrl.view is not None and ctrl.view.round == wanted.round
+                    and ctrl.mode == "game")
+        yield anna
+
+
+def _figueres(state: GameState, *, region: str = "gir", round_: int = 10,
+              **anna: object) -> GameState:
+    """Round ``round_`` (earlier festivals held), Figueres (gir, size 6) at its end, Anna's
+    pawn in ``region`` and her player changed by ``anna``."""
+    figueres = Festival(round_, "gir", "Figueres", "II", 6)
+    festivals = (*(attrs.evolve(f, done=True) for f in state.festivals if f.round < round_),
+                 figueres)
+    state = attrs.evolve(state, round=round_, festivals=festivals)
+    return with_player(state, 0, region=region, **anna)
+
+
+# hint: the training still open this turn counts ----------------------------------------
+
+#: A team whose best festival tower for a 6 scores 5 with balance 1, and 6 with balance 2.
+TEAM = (9, 9, 9, 7, 7, 6, 3, 2)
+
+
+def test_the_best_tower_counts_a_training_still_open():
+    now = best_tower(TEAM, Skills(balance=1), FestivalGoal(6))
+    assert now is not None and now.score == 5
+    found, skill = best_with_training(TEAM, Skills(balance=1), FestivalGoal(6),
+                                      ["strength", "balance"])
+    assert skill == "balance" and found is not None and found.score == 6
+    assert found.levels == ((9, 9, 9), (7, 7), (6,), (3,), (2,))
+    # nothing better to train: the tower as the skills stand, and no training named
+    assert best_with_training(TEAM, Skills(balance=1), FestivalGoal(6), ["width"]) == (now, None)
+    # a skill at rank 3 cannot go higher (§4)
+    assert best_with_training(TEAM, Skills(balance=3), FestivalGoal(6), ["balance"])[1] is None
+
+
+async def test_hint_names_the_training_that_makes_a_better_festival_tower(server, url,
+                                                                          tmp_path):
+    def position(state: GameState) -> GameState:
+        state = showing(_figueres(state, team=TEAM, skills=Skills(balance=1), tower=()),
+                        "all", "balance")
+        return showing(state, "gir", "width")
+
+    async with _playing(server, url, tmp_path, position) as anna:
+        await anna.controller.handle("hint")
+        said = "\n".join(anna.notes)
+        assert ("festival at the end of this round: Figueres (gir), size 6 — your pawn is "
+                "there") in said, said
+        assert ("  best tower: train balance first (`train all`), then "
+                "`build 9 9 9 / 7 7 / 6 / 3 / 2` scores 6; without it your team can enter "
+                "with 5 at most") in said, said
+        # and the hint holds: the training and the tower it names are what the rules allow
+        await anna.controller.handle("train all")
+        await until(lambda: anna.controller.view.players[0].skills.balance == 2)
+        await anna.controller.handle("build 9 9 9 / 7 7 / 6 / 3 / 2")
+        await until(lambda: len(anna.controller.view.players[0].tower) == 5)
+        await anna.controller.handle("hint")
+        assert "  your tower already scores 6, the best your team can do" in anna.notes
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["first-to-play", "last-to-play"])
+async def test_hint_deep_says_what_the_line_aims_at(server, url, tmp_path, last):
+    def position(state: GameState) -> GameState:
+        state = _figueres(state, team=TEAM, skills=Skills(balance=2), tower=())
+        # Anna plays first in the round, or last: then her end of turn holds the festival
+        return attrs.evolve(state, first=1 if last else 0, turns_taken=1 if last else 0)
+
+    async with _playing(server, url, tmp_path, position) as anna:
+        await anna.controller.handle("hint deep")
+        said = anna.notes
+        why = said[said.index("why:") + 1:]
+        # the festival of this round it plays for, the tower it builds and what it scores
+        # there; the prize it expects, or (its turn ending the round) the prize it takes
+        then = (r"and it is held at once: trophy" if last else
+                r"1st of the towers standing there now \(a trophy, 5 points; its best tower "
+                r"from 0 to \2 \(\+\2\)\)")
+        aims = [found for line in why if (found := re.fullmatch(
+            r"  - the festival at Figueres \(gir\) at the end of this round, size 6: "
+            rf"`(build [\d /]+)` scores (\d+) there, {then}", line))]
+        assert len(aims) == 1, "\n".join(said)
+        build, score = aims[0].groups()
+        assert any(re.fullmatch(rf"  \d+\. {build}", step)  # a step of the line shown
+                   for step in said[1:said.index("why:")])
+        levels = tuple(tuple(map(int, level.split())) for level in
+                       build.removeprefix("build ").split(" / "))
+        assert festival_score(levels, 6) == int(score) >= 6
+        if last:  # what it gains at once (§9: its best tower and the trophy, at least)
+            gain = next(found for line in why if (found := re.fullmatch(
+                r"  - its score now goes from (\d+) to (\d+) \(\+\d+\)", line)))
+            assert int(gain[2]) - int(gain[1]) >= int(score) + 5
+        # and what its play-outs expect
+        assert re.fullmatch(r"  - (played out \d+ times? to the end of the game: on average "
+                            r"\d+\.\d points (ahead of|behind) the best rival|every plan it "
+                            r"weighed came to this line: nothing to play out)", why[-1]), \
+            "\n".join(said)

@@ -157,7 +157,8 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         CommandHelp("chat", "chat TEXT", "say something to the room", ("chat good luck!",)),
         CommandHelp("hint", "hint [deep]", "list what you can do now", ("hint", "hint deep"),
                     "`hint deep` thinks for a moment, as the hard bot does, and shows the "
-                    "turn it would play from here."),
+                    "turn it would play from here, and why: the festival and tower it aims "
+                    "at, and the points it expects."),
         CommandHelp("log", "log", "the game's log from its start (F2 too; Esc closes)", (),
                     "Every event since the game started, festival results and chat included; "
                     "PgUp/PgDn page through it, Ctrl-Home goes to the start."),

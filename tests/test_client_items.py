@@ -7,6 +7,7 @@ position it shows."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import AsyncIterator, Callable
@@ -175,3 +176,54 @@ async def test_hint_deep_says_what_the_line_aims_at(server, url, tmp_path, last)
                             r"\d+\.\d points (ahead of|behind) the best rival|every plan it "
                             r"weighed came to this line: nothing to play out)", why[-1]), \
             "\n".join(said)
+
+
+# The end of a turn: no "you have not moved" at one's festival; tokens that would waste ---
+
+
+async def _question(anna: TerminalScreen) -> str:
+    """Type ``end`` and return the question it asks, answered "no"."""
+    asking = asyncio.get_running_loop().create_task(anna.controller.handle("end"))
+    await until(lambda: anna._asking is not None or asking.done())
+    if anna._asking is None:
+        await asking
+        return ""
+    question, answer = anna._asking
+    answer.set_result("n")
+    await asking
+    return question
+
+
+async def test_end_does_not_ask_to_move_off_a_festival_and_counts_the_tokens(server, url,
+                                                                             tmp_path):
+    def position(state: GameState) -> GameState:
+        return _figueres(state, round_=9, tokens=3)
+
+    async with _playing(server, url, tmp_path, position) as anna:
+        question = await _question(anna)
+        # her pawn is at this round's festival: staying is the point, moving is not asked
+        assert question.startswith("you have not recruited or trained; 3 tokens left for 1 "
+                                   "more turn (unspent ones score nothing): end anyway?"), \
+            question
+
+
+async def test_end_away_from_a_festival_asks_to_move_and_leaves_spendable_tokens_alone(
+        server, url, tmp_path):
+    def position(state: GameState) -> GameState:
+        return _figueres(state, region="ebr", round_=9, tokens=1)
+
+    async with _playing(server, url, tmp_path, position) as anna:
+        question = await _question(anna)
+        assert question.startswith("you have not moved, recruited or trained: end anyway?"), \
+            question
+
+
+async def test_end_in_the_last_round_names_the_tokens_alone(server, url, tmp_path):
+    def position(state: GameState) -> GameState:
+        state = _figueres(state, tokens=2)
+        return attrs.evolve(state, done=("recruit", "train"))
+
+    async with _playing(server, url, tmp_path, position) as anna:
+        question = await _question(anna)
+        assert question.startswith("2 tokens left, and unspent ones score nothing: end "
+                                   "anyway?"), question

@@ -149,8 +149,10 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         ),
         CommandHelp("dismantle", "dismantle", "take your tower down (free)"),
         CommandHelp("end", "end", "end your turn", ("end", "end!"),
-                    "When you could still move, recruit or train, `end` asks once whether to "
-                    "end anyway; `end!` never asks, and `warn off` stops the question."),
+                    "When you could still move (unless a festival of this round is where you "
+                    "stand), recruit or train, or hold more tokens than your turns left can "
+                    "spend, `end` asks once whether to end anyway; `end!` never asks, and "
+                    "`warn off` stops the question."),
         CommandHelp("undo", "undo", "take back your last action of this turn", ("undo",),
                     "Undo again to take back the action before, back to the turn's start; "
                     "an ended turn cannot be taken back. Ctrl-Z undoes too."),
@@ -368,7 +370,7 @@ def parse(line: str) -> Command:
     if name == "warn":
         if len(args) != 1 or args[0].lower() not in ("on", "off"):
             raise CommandError("warn takes `on` or `off`: whether `end` asks first when you "
-                               "could still move, recruit or train")
+                               "could still move, recruit or train, or spend a token")
         return Warn(args[0].lower() == "on")
     if name in _NO_ARGUMENTS:
         if args:

@@ -37,7 +37,8 @@ from client.screens.render import event_lines
 from client.screens.rulebook import rules_page
 from client.screens.sanitize import safe
 from shared import messages as m
-from shared.actions import Action, EndTurn, Move, Recruit, Train
+from shared.actions import Action, EndTurn, Move, Recruit, Special, Train
+from shared.board import ROUNDS
 from shared.engine import legal_actions
 from shared.errors import CastellError
 from shared.state import Skills
@@ -842,9 +843,9 @@ class Controller:
             await self.quit()
         elif isinstance(cmd, c.Warn):
             self.settings.warn_end = cmd.on
-            self.screen.info("`end` asks first when you could still move, recruit or train"
-                             if cmd.on else "`end` ends the turn without asking (`warn on` "
-                             "asks again)")
+            self.screen.info("`end` asks first when you could still move, recruit or train, "
+                             "or leave tokens no turn can spend" if cmd.on else
+                             "`end` ends the turn without asking (`warn on` asks again)")
         elif isinstance(cmd, c.EndNow):
             await self.act(EndTurn())
         elif isinstance(cmd, EndTurn):
@@ -858,22 +859,56 @@ class Controller:
 
     def unused(self) -> list[str]:
         """What the player could still do this turn that ``end`` would give up: ``moved``,
-        ``recruited``, ``trained`` (from the legal actions, in that order)."""
+        ``recruited``, ``trained`` (from the legal actions, in that order). Not ``moved``
+        while the pawn stands where a festival of this round is held (§5: staying there is
+        the point)."""
         kinds = {type(a) for a in self.legal()}
+        staying = self._at_festival()
         return [word for kind, word in ((Move, "moved"), (Recruit, "recruited"),
-                                        (Train, "trained")) if kind in kinds]
+                                        (Train, "trained"))
+                if kind in kinds and not (kind is Move and staying)]
+
+    def _at_festival(self) -> bool:
+        """Whether the player's pawn stands in the region of a festival held at the end of
+        this round (§5)."""
+        view = self.view
+        me = next((p for p in view.players if p.seat == self.me), None) if view else None
+        return view is not None and me is not None and me.region is not None and any(
+            f.round == view.round and not f.done and f.region == me.region
+            for f in view.festivals)
+
+    def unspent(self) -> str | None:
+        """Special action tokens that ``end`` would leave more of than the turns after this
+        one can spend (a turn spends at most one, §4; an unspent token scores nothing, §9),
+        said in words; None when a special action is not open now, or the tokens fit."""
+        view = self.view
+        if view is None or not any(isinstance(a, Special) for a in self.legal()):
+            return None
+        me = next((p for p in view.players if p.seat == self.me), None)
+        later = ROUNDS - view.round  # this player's turns after this one
+        if me is None or me.tokens <= later:
+            return None
+        tokens = f"{me.tokens} token{'s' if me.tokens != 1 else ''}"
+        if not later:
+            return f"{tokens} left, and unspent ones score nothing"
+        return (f"{tokens} left for {later} more turn{'s' if later != 1 else ''} "
+                "(unspent ones score nothing)")
 
     async def _end(self) -> None:
         """``end``: once a turn, when actions are still available, ask before ending."""
         view = self.view
         turn = (self.session.room, view.round, self.me) if view is not None \
             and self.me is not None else None
-        left = self.unused() if self.settings.warn_end and turn != self._warned else []
-        if left:
+        asking = self.settings.warn_end and turn != self._warned
+        left = self.unused() if asking else []
+        tokens = self.unspent() if asking else None
+        if left or tokens:
             self._warned = turn
-            words = left[0] if len(left) == 1 else f"{', '.join(left[:-1])} or {left[-1]}"
+            words = [f"you have not {left[0] if len(left) == 1 else ', '.join(left[:-1])}"
+                     f"{'' if len(left) == 1 else f' or {left[-1]}'}"] if left else []
+            words += [tokens] if tokens else []
             answer = await self.screen.ask(
-                f"you have not {words}: end anyway? [y/N] (`warn off` stops asking) ")
+                f"{'; '.join(words)}: end anyway? [y/N] (`warn off` stops asking) ")
             try:
                 yes = answer is not None and lb.parse_yes(answer, False)
             except c.CommandError:

@@ -16,8 +16,11 @@ from pathlib import Path
 import attrs
 import pytest
 
+from client.control.commands import CommandError, Rules, parse
+from client.screens import rulebook
 from client.screens.app import TerminalScreen
 from client.screens.render import render_plain
+from shared.board import ADJACENT, REGIONS, wheel_segments, wheel_tile_index
 from shared.codec import event_to_wire
 from shared.festival import resolve
 from shared.solver import FestivalGoal, best_tower, best_with_training
@@ -227,3 +230,63 @@ async def test_end_in_the_last_round_names_the_tokens_alone(server, url, tmp_pat
         question = await _question(anna)
         assert question.startswith("2 tokens left, and unspent ones score nothing: end "
                                    "anyway?"), question
+
+
+# The rules pages: lists on their own lines, every § explained, the missing topics -------
+
+
+def test_a_numbered_list_keeps_one_line_an_item():
+    scoring = rulebook.rules_page("scoring").splitlines()
+    items = [line for line in scoring if re.match(r"\d+\. ", line)]
+    assert [line[:2] for line in items] == ["1.", "2.", "3.", "4.", "5."], scoring
+    assert items[0] == "1. Best tower — your best festival score."
+    assert items[1].startswith("2. Diversity — the regions in which you took anything")
+    towers = rulebook.rules_page("towers").splitlines()
+    assert "3. each level has fewer castellers than the level below;" in towers
+    # an item's wrapped lines join that item, not the next one
+    assert "2. After rounds 2, 4, 6 and 8, the refill: each region, in board order, draws " \
+           "castellers from the bag until it holds its refill level again (5 with 4 players, " \
+           "4 with 3, 3 with 2), or until the bag is empty." in rulebook.rules_page("round")
+
+
+def test_every_mark_of_a_section_is_named_at_the_foot_of_its_page():
+    book = (Path(__file__).parents[1] / "docs" / "rules.md").read_text(encoding="utf-8")
+    titles = dict(re.findall(r"^## §(\d+) (.+)$", book, re.M))
+    assert {int(n): t for n, t in titles.items()} == \
+        {n: title for n, (title, _) in rulebook.SECTIONS.items()}  # the book's own titles
+    for topic in rulebook.topics():
+        page = rulebook.rules_page(topic)
+        marks = sorted({int(n) for n in re.findall(r"§(\d+)", page)})
+        assert marks, topic
+        foot = page.splitlines()[-1]
+        assert foot.startswith("Sections named here, of the full rule book (docs/rules.md): ")
+        for n in marks:
+            assert f"§{n} {rulebook.SECTIONS[n][0]}" in foot, (topic, foot)
+    assert "(§4) names the section of the full rule book" in rulebook.rules_page(None)
+    # and a section's number opens its page
+    assert parse("rules 7") == Rules("towers") and parse("rules §8") == Rules("round")
+    with pytest.raises(CommandError, match=r"§3 \(Setup\) has no short page"):
+        parse("rules 3")
+
+
+def test_the_map_page_lists_each_region_s_neighbours_as_the_rules_do():
+    page = rulebook.rules_page("map")
+    listed = dict(re.findall(r"^- `(\w+)` — (.+)$", page, re.M))
+    assert set(listed) == set(REGIONS)
+    for region, neighbours in listed.items():
+        assert neighbours.split(", ") == [r for r in REGIONS if r in ADJACENT[region]]
+
+
+def test_the_wheel_page_says_which_way_it_turns():
+    page = rulebook.rules_page("wheel")
+    order = re.search(r"in the wheel's order ((?:`\w+`, )+`\w+`)", page)
+    assert order is not None, page
+    segments = re.findall(r"`(\w+)`", order.group(1))
+    assert tuple(segments) == wheel_segments("normal")
+    # "next round each segment shows the tile the next segment shows now" (§4)
+    for i in range(8):
+        for round_ in range(1, 10):
+            assert wheel_tile_index(i, round_ + 1) == wheel_tile_index((i + 1) % 8, round_)
+    for topic in ("skills", "round"):
+        assert rulebook.rules_page(topic)
+    assert parse("rules sk") == Rules("skills")

@@ -147,7 +147,8 @@ def test_rules_pages_come_as_paragraphs_for_the_screen_to_wrap():
 
 
 def test_rules_pages_cover_the_topics():
-    assert set(rulebook.topics()) == {"towers", "festivals", "scoring", "turn", "performances"}
+    assert set(rulebook.topics()) == {"towers", "festivals", "scoring", "turn", "performances",
+                                      "map", "wheel", "skills", "round"}
     assert "width" in rulebook.rules_page("towers")
     assert "trophy 5" in rulebook.rules_page("scoring")
     # pages are shown as terminal text: no markdown emphasis left to print as stars

@@ -265,6 +265,11 @@ def resolve_tile(text: str) -> str:
 def resolve_topic(word: str) -> str:
     """The rules topic ``word`` names: a topic or an unambiguous start of one."""
     found = rulebook.match_topics(word)
+    number = rulebook.section(word)
+    if not found and number is not None:
+        raise CommandError(f"§{number} ({rulebook.SECTIONS[number][0]}) has no short page: "
+                           f"the full rule book, docs/rules.md, tells it; topics: "
+                           f"{', '.join(rulebook.topics())}")
     if len(found) != 1:
         raise CommandError(f"no rules topic `{word}`; topics: {', '.join(rulebook.topics())}")
     return found[0]

@@ -6,8 +6,28 @@ package, so that the client can explain the game without a network or a checkout
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
+from typing import Final
+
+#: The sections of the full rule book (docs/rules.md) by number: their titles, and the
+#: topic of the page that tells them in short (None: no page does).
+SECTIONS: Final[dict[int, tuple[str, str | None]]] = {
+    1: ("Components", None),
+    2: ("The map", "map"),
+    3: ("Setup", None),
+    4: ("Rounds and turns", "turn"),
+    5: ("Festivals", "festivals"),
+    6: ("Local performances", "performances"),
+    7: ("Towers and skills", "towers"),
+    8: ("End of a round", "round"),
+    9: ("Final scoring", "scoring"),
+    10: ("Rooms", None),
+}
+_MARK: Final = re.compile(r"§(\d+)")
+#: A list item of a page: ``- `` or ``1. ``.
+_ITEM: Final = re.compile(r"(?:- |\d+\. )")
 
 
 @cache
@@ -28,13 +48,13 @@ def pages() -> dict[str, str]:
 
 
 def reflow(lines: list[str]) -> str:
-    """The lines of a page with each paragraph and each list item (``- ``) joined into one
-    line: the file is wrapped for reading it, a screen wraps to its own width."""
+    """The lines of a page with each paragraph and each list item (``- `` or ``1. ``) joined
+    into one line: the file is wrapped for reading it, a screen wraps to its own width."""
     out: list[str] = []
     for line in lines:
         text = line.strip()
-        joins = (out and out[-1] and text and not line.startswith("- ")
-                 and (line.startswith("  ") or not out[-1].startswith("- ")))
+        joins = (out and out[-1] and text and not _ITEM.match(line)
+                 and (line.startswith("  ") or not _ITEM.match(out[-1])))
         if joins:
             out[-1] += " " + text
         else:
@@ -47,18 +67,47 @@ def topics() -> list[str]:
     return [t for t in pages() if t]
 
 
+def section(word: str) -> int | None:
+    """The section of the rule book ``word`` names (``4`` or ``§4``), else None."""
+    found = re.fullmatch(r"§?(\d{1,2})", word.strip())
+    number = int(found.group(1)) if found else None
+    return number if number in SECTIONS else None
+
+
 def match_topics(word: str) -> list[str]:
     """The topics ``word`` could name: the exact topic, else every topic starting with it
-    (case-insensitive)."""
+    (case-insensitive); a section's number (``4``, ``§4``) names the topic of its page."""
+    number = section(word)
+    if number is not None:
+        topic = SECTIONS[number][1]
+        return [topic] if topic is not None else []
     w = word.lower()
     return [t for t in topics() if t == w] or [t for t in topics() if t.startswith(w)]
 
 
+def sections_note(text: str, topic: str | None = None) -> str | None:
+    """What the marks (§4) in ``text`` name: the sections of the full rule book, by title,
+    with the page of each (other than ``topic``'s own); None without a mark."""
+    named = []
+    for number in dict.fromkeys(int(n) for n in _MARK.findall(text)):
+        if number not in SECTIONS:
+            continue
+        title, page = SECTIONS[number]
+        named.append(f"§{number} {title}" + (f" (`rules {page}`)" if page and page != topic
+                                              else ""))
+    if not named:
+        return None
+    return f"Sections named here, of the full rule book (docs/rules.md): {'; '.join(named)}."
+
+
 def rules_page(topic: str | None = None) -> str:
-    """The page for ``topic``, or, without a topic, the introduction and the topic list.
+    """The page for ``topic``, ending with the sections of the full rule book its marks
+    name; or, without a topic, the introduction and the topic list.
 
     Raises ``KeyError`` for a topic that :func:`topics` does not list.
     """
     if topic is None:
         return f"{pages()['']}\n\nTopics: {', '.join(topics())} — e.g. `rules towers`."
-    return pages()[topic]
+    page = pages()[topic]
+    note = sections_note(page, topic)
+    return page if note is None else f"{page}\n\n{note}"

@@ -20,6 +20,7 @@ from client.control.commands import CommandError, Rules, parse
 from client.screens import rulebook
 from client.screens.app import TerminalScreen
 from client.screens.render import render_plain
+from server.store import open_store
 from shared.board import ADJACENT, REGIONS, wheel_segments, wheel_tile_index
 from shared.codec import event_to_wire
 from shared.festival import resolve
@@ -29,7 +30,8 @@ from shared.tower import festival_score
 from shared.view import make_view
 from tests.support.games import game, showing, with_player
 from tests.support.rooms import room_info
-from tests.support.screens import full_screen, screen, until
+from tests.support.screens import full_screen, screen, status_line, until
+from tests.support.servers import serving
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -290,3 +292,42 @@ def test_the_wheel_page_says_which_way_it_turns():
     for topic in ("skills", "round"):
         assert rulebook.rules_page(topic)
     assert parse("rules sk") == Rules("skills")
+
+
+# The waiting room: what a rated room, a spectator and a name clash are told --------------
+
+
+async def test_a_rated_room_offers_no_bots_and_says_what_its_question_mark_means(
+        tmp_path: Path):
+    async with open_store(tmp_path / "castell.sqlite3") as store, \
+            serving(store) as (_, url), full_screen(url, "Anna", tmp_path / "anna") as anna:
+        await anna.controller.start()
+        await anna.controller.handle("create Lliga seats=2 rated")
+        lines = anna.controller.room_lines()
+        assert lines[1] == ("Rated game (accounts only, no bots): Anna 1500? (? provisional: "
+                            "too few rated games, or opponents, to be sure yet)"), lines
+        assert lines[-1] == ("1 seat free: wait for players (a rated game seats no bots); "
+                             "`start` once every seat is taken"), lines
+        anna.message = None  # the hint line, not the last news
+        status = status_line(anna)
+        assert "`bot`" not in status and "`fill`" not in status, status
+        assert "`start`" in status and "`chat`" in status, status
+
+
+async def test_a_spectator_of_a_waiting_room_is_offered_what_a_spectator_can_do(
+        server, url, tmp_path):
+    async with full_screen(url, "Anna", tmp_path / "anna", guest=True) as anna, \
+            full_screen(url, "Carme", tmp_path / "carme", guest=True) as carme:
+        await anna.controller.handle("create Friday night seats=3")
+        await carme.controller.handle("list")
+        await carme.controller.handle("watch 1")
+        await until(lambda: carme.controller.mode == "room" and carme.controller.view is not None)
+        assert carme.controller.me is None
+        assert "You are watching. `leave` returns to the lobby." in carme.controller.room_lines()
+        carme.message = None
+        status = status_line(carme)
+        assert status.strip() == "You are watching. `chat` · `help` · `leave` for the lobby", \
+            status
+        # the player of an unrated room is still offered bots
+        anna.message = None
+        assert "`bot` · `fill` · `start`" in status_line(anna)

@@ -205,7 +205,8 @@ class Controller:
                  f"{' · private' if private else ''}"]
         rated = self.rating_lines()
         if rated:
-            lines.append("Rated game (accounts only, no bots): " + " · ".join(rated))
+            lines.append("Rated game (accounts only, no bots): " + " · ".join(rated)
+                         + self.provisional_note())
         if code:  # (its creator's, or the code a friend typed: never the room's id)
             lines.append(f"Private room: friends join with `join {code}`")
         elif not private:
@@ -214,10 +215,15 @@ class Controller:
         creator = session.invited.get(session.room or "")
         who = safe(creator) if creator else "the room's creator"
         waiting = f"waiting for {who} to start"
+        seats = f"{free} seat{'s' if free != 1 else ''} free"
         if self.me is None:
             lines.append("You are watching. `leave` returns to the lobby.")
+        elif free and self.rated_room():  # a rated room seats no bot (rated_room)
+            lines.append(f"{seats}: wait for players (a rated game seats no bots); "
+                         + ("`start` once every seat is taken" if session.created
+                            else waiting))
         elif free:
-            lines.append(f"{free} seat{'s' if free != 1 else ''} free: wait for friends, or "
+            lines.append(f"{seats}: wait for friends, or "
                          + ("`bot` / `fill` for bots; then `start`" if session.created
                             else waiting))
         elif session.created:
@@ -244,7 +250,7 @@ class Controller:
             note = self.finished_note()
             rated = self.rating_lines()
             if rated and any(p.rating_before is not None for p in view.players):
-                self.screen.show(["Ratings: " + " · ".join(rated)])
+                self.screen.show(["Ratings: " + " · ".join(rated) + self.provisional_note()])
             if view.unrated:
                 self.screen.show([f"Ratings unchanged: {safe(view.unrated)}"])
             if note is not None:
@@ -619,6 +625,19 @@ class Controller:
         await self.session.cancel_match()
         self.queued = None
         self.screen.info("you left the quick-match queue")
+
+    def rated_room(self) -> bool:
+        """Whether the room's game is rated (its players are shown with their ratings)."""
+        view = self.view
+        return view is not None and any(p.rating is not None for p in view.players)
+
+    def provisional_note(self) -> str:
+        """What the ``?`` of a provisional rating means, for the line that shows one."""
+        view = self.view
+        if view is None or not any(p.provisional and p.rating is not None
+                                   for p in view.players):
+            return ""
+        return " (? provisional: too few rated games, or opponents, to be sure yet)"
 
     def rating_lines(self) -> list[str]:
         """A rated game's players and ratings; once it is over, each one's change."""

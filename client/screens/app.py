@@ -524,10 +524,13 @@ class TerminalScreen:
         if self.message is not None:
             return self.message
         mode = self.controller.mode
+        # Bots are for a player's unrated room (a spectator, or a rated room, is refused them);
+        # `start` for its creator.
+        bots = "" if self.controller.me is None or self.controller.rated_room() \
+            else "`bot` · `fill` · "
+        start = "`start` · " if self.controller.session.created else ""
         hint = {"lobby": "Tab completes · `list` · `create` · `join N` · `help` · `quit`",
-                "room": "Tab completes · `bot` · `fill` · "
-                        f"{'`start` · ' if self.controller.session.created else ''}"
-                        "`chat` · `help` · `leave`",
+                "room": f"Tab completes · {bots}{start}`chat` · `help` · `leave`",
                 "game": "Tab completes · `hint` · `help` · `log` · `rules` · `chat` · `leave` · "
                         "`quit`"
                 }[mode]
@@ -535,6 +538,8 @@ class TerminalScreen:
         if mode == "game" and view is not None and view.status == RoomStatus.FINISHED:
             return "status.hint", ("The game is over. `leave` for the lobby, `quit` to close "
                                    "Castell.")
+        if mode == "room" and self.controller.me is None:
+            return "status.hint", "You are watching. `chat` · `help` · `leave` for the lobby"
         if mode == "game" and self.controller.me is None:
             return "status.hint", ("You are watching. `chat` · `rules` · `leave` for the lobby "
                                    "· `quit`")

@@ -17,10 +17,12 @@ import attrs
 import pytest
 
 from client.control.commands import CommandError, Rules, parse
+from client.net.net import ServerError
 from client.screens import rulebook
 from client.screens.app import TerminalScreen
 from client.screens.render import render_plain
 from server.store import open_store
+from shared import messages as m
 from shared.board import ADJACENT, REGIONS, wheel_segments, wheel_tile_index
 from shared.codec import event_to_wire
 from shared.festival import resolve
@@ -331,3 +333,15 @@ async def test_a_spectator_of_a_waiting_room_is_offered_what_a_spectator_can_do(
         # the player of an unrated room is still offered bots
         anna.message = None
         assert "`bot` · `fill` · `start`" in status_line(anna)
+
+
+async def test_a_name_clash_names_the_one_already_in_the_room(connect):
+    anna = await connect("Anna")
+    made = await anna.request(m.CreateRoom, name="Friday night", seats=3)
+    other = await connect("ANNA")
+    with pytest.raises(ServerError) as caught:
+        await other.request(m.JoinRoom, room=made.room)
+    assert caught.value.code == "name_taken"
+    assert caught.value.message.startswith(
+        "someone in room 'Friday night' is already called 'Anna' ('ANNA' counts as the same "
+        "name): "), caught.value.message

@@ -122,8 +122,11 @@ class Presence(Generic[M]):
             raise RoomError(f"{name!r} is the name the server's own notices go under: connect "
                             "under another name to come in", code="name_taken")
         taken = [s.name for s in self.seats if s is not None]
-        if any(name_key(n) == wanted for n in [*taken, *self.spectators.values()]):
-            raise RoomError(f"someone in room {room_name!r} is already called {name!r}: "
+        clash = next((n for n in [*taken, *self.spectators.values()] if name_key(n) == wanted),
+                     None)
+        if clash is not None:  # said as the room has it, not as the newcomer spelled it
+            same = "" if clash == name else f" ({name!r} counts as the same name)"
+            raise RoomError(f"someone in room {room_name!r} is already called {clash!r}{same}: "
                             "connect under another name to come in", code="name_taken")
 
     def free_seat(self, room_name: str, offers: Mapping[int, str],

@@ -15,12 +15,14 @@ from pathlib import Path
 
 import attrs
 import pytest
+from rich.cells import cell_len
 
 from client.control.commands import CommandError, Rules, parse
+from client.modes.replay import Viewer, step_text, steps_of
 from client.net.net import ServerError
 from client.screens import rulebook
 from client.screens.app import TerminalScreen
-from client.screens.render import render_plain
+from client.screens.render import event_lines, render_plain
 from server.store import open_store
 from shared import messages as m
 from shared.board import ADJACENT, REGIONS, wheel_segments, wheel_tile_index
@@ -34,6 +36,8 @@ from tests.support.games import game, showing, with_player
 from tests.support.rooms import room_info
 from tests.support.screens import full_screen, screen, status_line, until
 from tests.support.servers import serving
+from tests.support.terminal import Terminal
+from tests.test_client_cli import _recorded_game
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -345,3 +349,48 @@ async def test_a_name_clash_names_the_one_already_in_the_room(connect):
     assert caught.value.message.startswith(
         "someone in room 'Friday night' is already called 'Anna' ('ANNA' counts as the same "
         "name): "), caught.value.message
+
+
+# The replay at 80x24: the step's line says what it did -----------------------------------
+
+
+def test_the_replay_says_what_each_step_did_under_the_board_at_80x24():
+    record = _recorded_game(5)
+    viewer = Viewer(record, color=False)
+    steps = steps_of(record)
+    viewer.go(3)
+    body = viewer.body(80, 22)  # 24 rows: the board, the step's line, the footer
+    assert len(body) == 22 and viewer.hidden > 0  # the board is taller: the log is below
+    line = viewer.step_line(80)
+    assert cell_len(line) <= 80
+    said = event_lines(steps[3].view, steps[3].events)
+    assert said and line.strip().startswith(said[0].strip()[:70]), (line, said)
+    assert viewer.footer(80).startswith(" replay 'Friday night' · step 3/")
+    # the setup says what it is, and a long step is cut with a mark, not wrapped
+    viewer.go(0)
+    assert viewer.step_line(80).strip().startswith("the board as the game was set up")
+    festival = next(i for i, step in enumerate(steps)
+                    if any(e.get("kind") == "festival" for e in step.events))
+    viewer.go(festival)  # the end of a turn, the round's festival, the next round: one line
+    line = viewer.step_line(80)
+    assert "ended the turn · Festival at " in line, line
+    assert line.endswith("…") and cell_len(line) == 80, line
+
+
+@pytest.mark.timeout(60)
+def test_the_replay_in_a_terminal_of_80x24_shows_the_step_line(tmp_path):
+    record = _recorded_game(5)
+    path = tmp_path / "game.json"
+    path.write_text(record.to_json())
+    said = step_text(steps_of(record)[3])
+    term = Terminal(["replay", str(path)], tmp_path, columns=80, rows=24)
+    try:
+        term.wait_for(r"the board as the game was set up")
+        term.type("nnn")
+        term.wait_for(r"step 3/")
+        rows = term.text().splitlines()
+        assert rows[-2].strip() == said, rows[-3:]
+        assert rows[-1].startswith(" replay 'Friday night' · step 3/"), rows[-3:]
+        term.type("q")
+    finally:
+        term.close()

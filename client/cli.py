@@ -197,8 +197,10 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
     """Put a controller and a screen on ``session`` and run until the player quits; then,
     if a game under way was left, say that the seat is kept and how to come back
     (``comeback``, the command that does); if a finished game this server keeps was left,
-    how to write it to a file (``keeps_games``)."""
+    how to write it to a file (``keeps_games``); if another connection took the seat back,
+    that this one closed for it."""
     from client.control.controller import Controller
+    from client.net.session import SEAT_TAKEN_TEXT
 
     controller = Controller(session)
     controller.comeback = comeback
@@ -216,8 +218,11 @@ async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
         from client.screens.app import TerminalScreen
 
         await TerminalScreen(controller, color=color, history=_history()).run(boot)
-    # (A plain screen printed the finished game's note already, and nothing clears it.)
+    # (A plain screen printed the finished game's note already, and nothing clears it; and
+    # the seat taken back, as its last line.)
     kept = controller.kept_seat() or (None if plain else controller.finished_note())
+    if session.seat_lost and not plain:  # the full screen said it, then closed: say it again
+        kept = SEAT_TAKEN_TEXT.replace("this one closes", "this one has closed")
     if session.barred is not None:
         kept = session.barred
     if kept is not None:

@@ -15,12 +15,18 @@ from pathlib import Path
 
 import attrs
 import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
 from rich.cells import cell_len
 
+from client.cli import run_screen
 from client.control.commands import CommandError, Rules, parse
+from client.control.controller import Controller
+from client.local.seats import SeatStore
 from client.modes.replay import Viewer, step_text, steps_of
 from client.net.net import ServerError
-from client.screens import rulebook
+from client.net.session import Session
+from client.screens import app, rulebook
 from client.screens.app import TerminalScreen
 from client.screens.render import event_lines, render_plain
 from server.store import open_store
@@ -34,7 +40,7 @@ from shared.tower import festival_score
 from shared.view import make_view
 from tests.support.games import game, showing, with_player
 from tests.support.rooms import room_info
-from tests.support.screens import full_screen, screen, status_line, until
+from tests.support.screens import Sized, full_screen, screen, status_line, until
 from tests.support.servers import serving
 from tests.support.terminal import Terminal
 from tests.test_client_cli import _recorded_game
@@ -394,3 +400,35 @@ def test_the_replay_in_a_terminal_of_80x24_shows_the_step_line(tmp_path):
         term.type("q")
     finally:
         term.close()
+
+
+# The shell and the lobby's lines ----------------------------------------------------------
+
+
+async def test_a_full_screen_displaced_by_another_castell_says_why_on_the_shell(
+        server, url, tmp_path, monkeypatch, capsys):
+    """The whole full-screen client (run_screen, as ``castell`` runs it) on a pipe: another
+    client of the same player takes the seat back; the first closes by itself (after a
+    pause for reading, set to nothing here) and tells the shell why."""
+    monkeypatch.setattr(app, "SEAT_LOST_PAUSE", 0.0)
+    state = tmp_path / "state"
+    session = Session(url, "Anna", seats=SeatStore(state), first_retry=0.05, max_retry=0.2)
+    await session.open()
+    playing = asyncio.Event()
+
+    async def startup(ctrl: Controller) -> None:
+        for line in ("create Friday night seats=2", "bot", "start"):
+            await ctrl.handle(line)
+        playing.set()
+
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=Sized(100, 40)):
+        running = asyncio.create_task(run_screen(session, startup, plain=False, color=False))
+        await asyncio.wait_for(playing.wait(), 10)
+        async with full_screen(url, "Anna", state) as second:
+            await second.controller.start(resume=True)
+            assert second.controller.mode == "game"
+            code = await asyncio.wait_for(running, 10)
+    assert code == 1
+    shell = capsys.readouterr().out.splitlines()
+    assert shell[-1] == ("Your seat was taken back by another connection (another castell "
+                         "playing it?): this one has closed."), shell

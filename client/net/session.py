@@ -46,6 +46,9 @@ FIRST_RETRY = 0.5
 MAX_RETRY = 10.0
 #: The server closes a connection with this code when its seat was taken back elsewhere.
 SEAT_TAKEN = 4001
+#: What a client whose seat another connection took back says (and its shell, once closed).
+SEAT_TAKEN_TEXT = ("your seat was taken back by another connection (another castell "
+                   "playing it?): this one closes")
 #: The server closes a banned player's connection with this code, its reason so begun.
 BARRED = 1008
 BARRED_REASON = "barred by the host: "
@@ -282,9 +285,7 @@ class Session:
             if code == SEAT_TAKEN:
                 self.seat_lost = True
                 self.stopped = True
-                self.listener.on_connection(
-                    "your seat was taken back by another connection (another castell "
-                    "playing it?): this one closes")
+                self.listener.on_connection(SEAT_TAKEN_TEXT)
                 break
             self.listener.on_connection(f"connection lost ({client.ws.close_reason or code}) "
                                         f"— reconnecting…")

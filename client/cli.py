@@ -341,6 +341,10 @@ def _account(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1
         print(recovery_line(url, key))
+        # (the line alone on stdout, for a file or a pipe; the warning beside it, on stderr)
+        print("castell: the line above is your account's key: whoever has it plays as you. "
+              "Treat it as a password: keep it somewhere safe, give it to nobody; "
+              "`castell account import` takes it on another computer.", file=sys.stderr)
         return 0
     line = " ".join(args.line) if args.line else sys.stdin.readline()
     url, key = parse_recovery_line(line)

@@ -19,9 +19,11 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from rich.cells import cell_len
 
+from client.cli import main as cli_main
 from client.cli import run_screen
 from client.control.commands import CommandError, Rules, parse
 from client.control.controller import Controller
+from client.local.keys import KeyStore, new_key, recovery_line
 from client.local.seats import SeatStore
 from client.modes.replay import Viewer, step_text, steps_of
 from client.net.net import ServerError
@@ -432,3 +434,18 @@ async def test_a_full_screen_displaced_by_another_castell_says_why_on_the_shell(
     shell = capsys.readouterr().out.splitlines()
     assert shell[-1] == ("Your seat was taken back by another connection (another castell "
                          "playing it?): this one has closed."), shell
+
+
+def test_an_exported_account_is_said_to_be_a_password(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    url = "ws://127.0.0.1:8765"
+    key = new_key()
+    KeyStore().put(url, key)
+    assert cli_main(["account", "export", url]) == 0
+    out, err = capsys.readouterr()
+    assert out == recovery_line(url, key) + "\n"  # alone on stdout: a file, or a pipe, takes it
+    assert "Treat it as a password" in err and "whoever has it plays as you" in err
+    # and what it says works: the line, imported elsewhere, is the same key
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
+    assert cli_main(["account", "import", out.strip()]) == 0
+    assert KeyStore().get(url) == key

@@ -39,7 +39,7 @@ from shared.festival import resolve
 from shared.solver import FestivalGoal, best_tower, best_with_training
 from shared.state import Festival, GameState, Prizes, Skills
 from shared.tower import festival_score
-from shared.view import make_view
+from shared.view import RoomStatus, make_view
 from tests.support.games import game, showing, with_player
 from tests.support.rooms import room_info
 from tests.support.screens import Sized, full_screen, screen, status_line, until
@@ -449,3 +449,27 @@ def test_an_exported_account_is_said_to_be_a_password(tmp_path, monkeypatch, cap
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
     assert cli_main(["account", "import", out.strip()]) == 0
     assert KeyStore().get(url) == key
+
+
+async def test_the_lobby_lists_finished_games_apart_from_the_open_rooms(server, url, tmp_path):
+    async with full_screen(url, "Anna", tmp_path / "anna", guest=True) as anna, \
+            full_screen(url, "Biel", tmp_path / "biel", guest=True) as biel:
+        ctrl = anna.controller
+        for line in ("create Over seats=2", "bot", "start"):
+            await ctrl.handle(line)
+        while ctrl.view.status != RoomStatus.FINISHED:  # Anna ends each turn: 10 rounds
+            await until(lambda: ctrl.view.turn == 0 or ctrl.view.status == RoomStatus.FINISHED)
+            if ctrl.view.status != RoomStatus.FINISHED:
+                version = ctrl.session.state.version
+                await ctrl.handle("end!")
+                await until(lambda v=version: ctrl.session.state.version > v)
+        await ctrl.handle("leave")
+        await biel.controller.handle("create Open seats=3")  # Biel waits in it
+        await ctrl.handle("list")
+        lines = ctrl.lobby_lines()
+        head = lines.index(next(line for line in lines if line.startswith("Open rooms on ")))
+        over = lines.index("Finished games (`watch N` shows how one ended):")
+        assert re.fullmatch(r" +1\. Open — 1/3 seats .* waiting .*", lines[head + 1]), lines
+        assert head < over and re.fullmatch(r" +2\. Over — 2/2 seats .* finished .*",
+                                            lines[over + 1]), lines
+        assert "Games under way" not in "\n".join(lines)

@@ -161,9 +161,17 @@ class Controller:
     def lobby_lines(self) -> list[str]:
         """The lobby as text: the open rooms, numbered for `join N`, and the held seats."""
         lines = [f"Open rooms on {self.session.url} (you are {safe(self.session.name)}):"]
-        if not self.rooms:
+        # The list comes open rooms first, then games under way, then finished ones (still
+        # listed a while, to watch how they ended): each kind under its own heading.
+        headings: dict[str, str] = {RoomStatus.PLAYING: "Games under way (`watch N` follows one):",
+                    RoomStatus.FINISHED: "Finished games (`watch N` shows how one ended):"}
+        if not any(r.status == RoomStatus.WAITING for r in self.rooms):
             lines.append("  none yet — `create` one, then invite your friends")
+        said: set[str] = set()
         for i, r in enumerate(self.rooms, 1):
+            if r.status in headings and r.status not in said:
+                said.add(r.status)
+                lines.append(headings[r.status])
             timer = f"{lb.timer_text(r.turn_seconds)} turns" if r.turn_seconds else "no timer"
             rated = " · rated" if r.rated else ""
             lines.append(f"  {i:>2}. {safe(r.name)} — {r.taken}/{r.seats} seats · {r.variant}"

@@ -466,7 +466,8 @@ class GameEntry:
     ``turn`` is the seat whose turn it is (None before the start and after the end),
     ``your_turn`` whether that is the account's seat; ``players`` the seats' names, by seat;
     ``winners`` (seats), ``scores`` (totals by seat) and ``finished_at`` (Unix time) only for
-    a finished game.
+    a finished game; ``seats`` the room's seats (an addition: with ``players``, whether a
+    waiting room is full).
     """
 
     room: RoomId
@@ -481,6 +482,7 @@ class GameEntry:
     winners: tuple[Seat, ...] | None = attrs.field(default=None, converter=_optional_tuple)
     scores: tuple[int, ...] | None = attrs.field(default=None, converter=_optional_tuple)
     finished_at: float | None = None
+    seats: Seats | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 def _game_entries(value: Iterable[GameEntry]) -> tuple[GameEntry, ...]:

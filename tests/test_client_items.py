@@ -451,18 +451,23 @@ def test_an_exported_account_is_said_to_be_a_password(tmp_path, monkeypatch, cap
     assert KeyStore().get(url) == key
 
 
+async def _play_out(ctrl: Controller) -> None:
+    """Seat 0 ends each of its turns until the game is over (10 rounds)."""
+    while ctrl.view.status != RoomStatus.FINISHED:
+        await until(lambda: ctrl.view.turn == 0 or ctrl.view.status == RoomStatus.FINISHED)
+        if ctrl.view.status != RoomStatus.FINISHED:
+            version = ctrl.session.state.version
+            await ctrl.handle("end!")
+            await until(lambda v=version: ctrl.session.state.version > v)
+
+
 async def test_the_lobby_lists_finished_games_apart_from_the_open_rooms(server, url, tmp_path):
     async with full_screen(url, "Anna", tmp_path / "anna", guest=True) as anna, \
             full_screen(url, "Biel", tmp_path / "biel", guest=True) as biel:
         ctrl = anna.controller
         for line in ("create Over seats=2", "bot", "start"):
             await ctrl.handle(line)
-        while ctrl.view.status != RoomStatus.FINISHED:  # Anna ends each turn: 10 rounds
-            await until(lambda: ctrl.view.turn == 0 or ctrl.view.status == RoomStatus.FINISHED)
-            if ctrl.view.status != RoomStatus.FINISHED:
-                version = ctrl.session.state.version
-                await ctrl.handle("end!")
-                await until(lambda v=version: ctrl.session.state.version > v)
+        await _play_out(ctrl)  # Anna ends each turn: 10 rounds
         await ctrl.handle("leave")
         await biel.controller.handle("create Open seats=3")  # Biel waits in it
         await ctrl.handle("list")
@@ -473,3 +478,23 @@ async def test_the_lobby_lists_finished_games_apart_from_the_open_rooms(server, 
         assert head < over and re.fullmatch(r" +2\. Over — 2/2 seats .* finished .*",
                                             lines[over + 1]), lines
         assert "Games under way" not in "\n".join(lines)
+
+
+async def test_games_says_a_full_rematch_waits_for_its_start(tmp_path: Path):
+    async with open_store(tmp_path / "castell.sqlite3") as store, \
+            serving(store) as (_, url), full_screen(url, "Anna", tmp_path / "anna") as anna:
+        ctrl = anna.controller
+        await ctrl.start()
+        assert ctrl.session.account
+        for line in ("create Torre seats=2", "bot", "start"):
+            await ctrl.handle(line)
+        finished = ctrl.session.room
+        await _play_out(ctrl)
+        await ctrl.handle("rematch")  # Anna and the bot again: every seat is taken
+        await until(lambda: ctrl.session.room != finished and ctrl.view is not None
+                    and len(ctrl.view.players) == 2)
+        rematch = ctrl.session.room
+        await ctrl.refresh_games()  # what `games` shows
+        line = next(line for line in ctrl.game_lines() if line.endswith(f"id {rematch}"))
+        assert "every seat taken · waiting for the start" in line, line
+        assert "waiting for players" not in line

@@ -249,6 +249,8 @@ def game_lines(games: tuple[GameEntry, ...]) -> list[str]:
             where = f"finished · {'you won' if won else 'lost'} · {scores}"
         elif g.status == CLOSED:
             where = "closed by the host"
+        elif g.status == "waiting" and g.seats is not None and len(g.players) >= g.seats:
+            where = "every seat taken · waiting for the start"
         elif g.status == "waiting":
             where = "waiting for players"
         else:

@@ -229,14 +229,15 @@ class Accounts:
             return m.GameEntry(room=r.room, name=r.name, status="closed", seat=game.seat,
                                turn=None, your_turn=False, round=None,
                                players=tuple(n for n in game.names if n is not None),
-                               turn_seconds=r.turn_seconds, finished_at=r.finished_at)
+                               turn_seconds=r.turn_seconds, finished_at=r.finished_at,
+                               seats=r.seats)
         runner = self.lobby.rooms.get(r.room)
         if runner is None:
             if r.status != RoomStatus.WAITING and r.round is None:
                 game = await self._filled(game)
             return stored_entry(game)
         entry = entry_of(r.room, r.name, r.status, game.seat, game.names, r.turn_seconds,
-                         runner.room.state, r.finished_at)
+                         runner.room.state, r.finished_at, r.seats)
         if game.result is not None and entry.winners is None:
             winners, scores = result_scores(game.result)
             entry = m.GameEntry(**{**_fields(entry), "winners": winners, "scores": scores})
@@ -294,13 +295,14 @@ def stored_entry(game: AccountGame) -> m.GameEntry:
         players=tuple(n for n in game.names if n is not None),
         turn_seconds=r.turn_seconds, winners=winners, scores=scores,
         finished_at=r.finished_at if r.status == RoomStatus.FINISHED else None,
+        seats=r.seats,
     )
 
 
 def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | None, ...],
              turn_seconds: int | None, state: GameState | None,
-             finished_at: float | None) -> m.GameEntry:
-    """One line of ``games``."""
+             finished_at: float | None, seats: int | None = None) -> m.GameEntry:
+    """One line of ``games`` (``seats``: the room's, else as many as ``names``)."""
     playing = state is not None and not state.over
     turn = state.turn if playing and state is not None else None
     winners = scores = None
@@ -314,4 +316,5 @@ def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | No
         players=tuple(n for n in names if n is not None),
         turn_seconds=turn_seconds, winners=winners, scores=scores,
         finished_at=finished_at if status == RoomStatus.FINISHED else None,
+        seats=seats if seats is not None else len(names),
     )

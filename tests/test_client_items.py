@@ -26,11 +26,12 @@ from client.control.controller import Controller
 from client.local.keys import KeyStore, new_key, recovery_line
 from client.local.seats import SeatStore
 from client.modes.replay import Viewer, step_text, steps_of
-from client.net.net import ServerError
+from client.net.net import GameClient, ServerError
 from client.net.session import Session
 from client.screens import app, rulebook
 from client.screens.app import TerminalScreen
 from client.screens.render import event_lines, render_plain
+from server.ops.admin_cli import main as admin_main
 from server.store import open_store
 from shared import messages as m
 from shared.board import ADJACENT, REGIONS, wheel_segments, wheel_tile_index
@@ -498,3 +499,48 @@ async def test_games_says_a_full_rematch_waits_for_its_start(tmp_path: Path):
         line = next(line for line in ctrl.game_lines() if line.endswith(f"id {rematch}"))
         assert "every seat taken · waiting for the start" in line, line
         assert "waiting for players" not in line
+
+
+# The host's console -----------------------------------------------------------------------
+
+
+async def test_the_host_console_answers_in_lines_and_a_room_closed_twice_says_so(
+        short_dir, capsys):
+    sock = str(short_dir / "admin")
+
+    errors: list[str] = []
+
+    async def admin(*args: str) -> tuple[int, list[str]]:
+        code = await asyncio.to_thread(admin_main, ["--socket", sock, *args])
+        said = capsys.readouterr()
+        errors.append(said.err)
+        return code, said.out.splitlines()
+
+    async with serving(admin_socket=sock) as (_, url):
+        anna = await GameClient.connect(url)
+        try:
+            await anna.hello("Anna")
+            made = await anna.request(m.CreateRoom, name="Friday night", seats=3)
+            await anna.request(m.AddBot, level="hard")
+            code, rooms = await admin("rooms")
+            assert code == 0 and len(rooms) == 1, rooms
+            assert re.fullmatch(rf"{made.room}  'Friday night'  waiting · Anna, \S+ · "
+                                r"1 connected · idle \d+(\.\d+)? s", rooms[0]), rooms
+            code, shown = await admin("show", made.room)
+            assert code == 0
+            assert not any(mark in line for line in shown for mark in "[]{}"), shown
+            seats = shown.index("seats:")
+            assert shown[seats + 1] == "  0  Anna (connected)", shown
+            assert re.fullmatch(r"  1  \S+ \(bot hard\)", shown[seats + 2]), shown
+            assert shown[seats + 3] == "  2  free", shown
+            assert "spectators: none" in shown and "private: no" in shown, shown
+            assert await admin("close", made.room, "--reason", "spam") == \
+                (0, [f"room {made.room} closed"])
+            # closed already: said so, with why, not as a room nobody serves
+            assert await admin("close", made.room) == \
+                (0, [f"room {made.room} is already closed (spam)"])
+            code, _ = await admin("close", "rnothere0")
+            assert code == 1
+            assert "no room rnothere0 is served here" in errors[-1]
+        finally:
+            await anna.close()

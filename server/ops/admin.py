@@ -22,7 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from server.core.room import Finish
-from server.features.moderation import CLOSED, ending, live, removed, until
+from server.features.moderation import CLOSED, closed_reason, ending, live, removed, until
 from server.runtime.connection import ConnState
 from server.runtime.runner import perform
 from shared import messages as m
@@ -157,9 +157,14 @@ class AdminConsole:
     async def cmd_close(self, room: str, reason: str = "closed by the host") -> str:
         """Store the game as closed (:data:`server.features.moderation.CLOSED`), then put
         its members back in the lobby with the host's reason, and let it go: it is never
-        served again."""
-        r = self._room(room)
+        served again. A room closed already says so, with the reason it was closed for."""
         lobby = self.server.lobby
+        if room not in lobby.rooms:
+            record = await lobby.store.load(room)
+            was = closed_reason(record.result) if record is not None else None
+            if was is not None:
+                return f"room {room} is already closed ({was})"
+        r = self._room(room)
         async with r.lock:
             if r.room.status != RoomStatus.FINISHED:
                 await perform(lobby.store, Finish(r.id, {CLOSED: reason}, time.time(),

@@ -96,17 +96,69 @@ def _seconds(duration: str | None) -> float | None:
     return None if duration is None else parse_duration(duration)
 
 
-def _print(result: Any) -> None:
+def _seconds_text(seconds: float) -> str:
+    """A time in words: ``12 s``, ``5 min``, ``3 h 2 min``."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{seconds:g} s"
+    if whole < 3600:
+        return f"{whole // 60} min"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
+
+
+def _text(value: Any) -> str:
+    """One value of an answer for people: a list as its items, yes/no, ``none``."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_text(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return " · ".join(f"{k} {_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _seat_text(seat: dict[str, Any] | None, index: int) -> str:
+    """A seat of ``show``: ``0  Anna (connected)``, ``1  Pau (bot normal)``, ``2  free``."""
+    if seat is None:
+        return f"  {index}  free"
+    how = f"bot {seat['bot']}" if seat.get("bot") else \
+        "connected" if seat.get("connected") else "not connected"
+    return f"  {seat.get('seat', index)}  {seat.get('name')} ({how})"
+
+
+def _room_line(row: dict[str, Any]) -> str:
+    """A room of ``rooms``: ``r1a2b3c4d  'Friday night'  playing · Anna, Pau · 1 connected
+    · idle 12 s``."""
+    return (f"{row.get('room')}  {row.get('name')!r}  {row.get('status')} · "
+            f"{_text(row.get('players')) if row.get('players') else 'no players'} · "
+            f"{row.get('connected')} connected · idle {_seconds_text(row.get('idle', 0))}")
+
+
+def lines_of(command: str, result: Any) -> list[str]:
+    """The console's answer to ``command`` as lines for people (``--json`` gives it raw):
+    no list or map printed as Python writes them."""
     if isinstance(result, str):
-        print(result)
-    elif isinstance(result, list):
+        return [result]
+    if isinstance(result, list):
         if not result:
-            print("none")
-        for row in result:
-            print("  ".join(f"{k}={v}" for k, v in row.items()))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+            return ["none"]
+        if command == "rooms":
+            return [_room_line(row) for row in result]
+        return [" · ".join(f"{k}: {_text(v)}" for k, v in row.items()) for row in result]
+    out = []
+    for key, value in result.items():
+        if key == "seats" and isinstance(value, list):
+            out.append("seats:")
+            out.extend(_seat_text(seat, i) for i, seat in enumerate(value))
+        elif key == "turn" and isinstance(value, int):
+            out.append(f"turn: seat {value}")
+        elif key == "idle" and isinstance(value, int | float):
+            out.append(f"idle: {_seconds_text(value)}")
+        else:
+            out.append(f"{key}: {_text(value)}")
+    return out
 
 
 def main(argv: Sequence[str]) -> int:
@@ -133,5 +185,5 @@ def main(argv: Sequence[str]) -> int:
     if args.json:
         print(json.dumps(reply["result"]))
     else:
-        _print(reply["result"])
+        print("\n".join(lines_of(args.command, reply["result"])))
     return 0

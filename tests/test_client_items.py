@@ -1,9 +1,11 @@
 """What a player reads in the flows the play-tests walked through: festival results when the
 prizes ran out, ``hint`` and ``hint deep`` with the training still open, the end-of-turn
-question, the rules pages, the waiting room's and the spectator's hints, the replay's step
-line, and the lobby's lines. Each through the real client in this process (the full-screen
-client over a real server, or a view drawn by ``render``), the rules engine making every
-position it shows."""
+question, the rules pages, the waiting room's and the spectator's hints, a name clash, the
+replay's step line, the shell after a seat was taken back, ``castell account export``, the
+lobby's and ``games``' lines, and the host's console. Each through the real client in this
+process (the full-screen client over a real server, or a view drawn by ``render``) with the
+rules engine making every position it shows; the server's words through a real server; a
+pty only for the replay's rows."""
 
 from __future__ import annotations
 

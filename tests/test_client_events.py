@@ -16,6 +16,7 @@ chat seen in a game.
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -243,6 +244,23 @@ def test_at_80x24_the_players_own_tower_and_takings_are_on_the_first_page(small)
     first_page = "\n".join(lines[:fold])
     assert "tower 10 10 10 10 / 8 8 8 / 7 7 / 6 / 5 / 4 / 3" in first_page
     assert "took gir lp02" in first_page
+    # late in a game: long towns next, much taken, a festival's result kept (three event
+    # lines): the panel still whole above the fold
+    late = copy.deepcopy(tall)
+    late["festivals"][3]["town"], late["festivals"][4]["town"] = ("Vilafranca del Penedès",
+                                                                  "La Seu d'Urgell")
+    late["players"][2]["taken"]["tiles"] = [{"tile": f"lp{i:02}", "region": r} for i, r in
+                                            ((2, "gir"), (7, "alt"), (9, "cen"), (14, "tar"))]
+    festival = sv.festival_event("tar", "Valls", 6, [(2, 9, "trophy", True)])
+    push(small, {**late, "turn": 3}, 3, seat=2)
+    push(small, late, 4, [act(3, "end_turn"), festival, *bot_turn(3), {"kind": "turn", "seat": 2}],
+         seat=2)
+    lines = board(small)
+    fold = next(i for i, line in enumerate(lines) if "── ↓" in line)
+    assert len(lines) - fold - 1 == 3 and lines[fold + 1].startswith("Festival at Valls")
+    first_page = "\n".join(lines[:fold])
+    assert "Vilafranca del Penedès" in first_page and "tower 10 10 10 10 / 8 8 8" in first_page
+    assert "tar lp14" in first_page and first_page.split("\n")[-1].startswith("╰")
 
 
 def test_at_80x24_a_bots_turn_and_the_players_echo_stand_under_the_board(small):

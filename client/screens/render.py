@@ -231,26 +231,34 @@ def _regions_panel(view: View, me: int | None, width: int, festivals: bool = Fal
     title = Text("Regions")
     if festivals:
         foot += f" · {supply_text(view.prizes, len(view.players))}"
-        towns = _next_towns(view)
-        named = _next_towns(view, "next")
-        if named is not None and short and title.cell_len + 3 + named.cell_len <= width - 6:
+        # with their regions if they fit, else without (the festivals column has them): on a
+        # short screen in the title, else (or if too long for it) on a line of their own
+        named = [t for t in (_next_towns(view, "next"), _next_towns(view, "next", False))
+                 if t is not None and title.cell_len + 3 + t.cell_len <= width - 6]
+        towns = [t for t in (_next_towns(view), _next_towns(view, regions=False))
+                 if t is not None and t.cell_len <= width - 4]
+        whole = _next_towns(view)
+        if named and short:
             title.append(" · ")
-            title.append_text(named)
-        elif towns is not None:
-            body = Group(table, towns)
+            title.append_text(named[0])
+        elif whole is not None:
+            body = Group(table, towns[0] if towns else whole)
     return Panel(body, title=title, title_align="left", subtitle=Text(foot),
                  subtitle_align="left", box=box.ROUNDED)
 
 
-def _next_towns(view: View, label: str = "next festivals") -> Text | None:
+def _next_towns(view: View, label: str = "next festivals", regions: bool = True
+                ) -> Text | None:
     """The next round's festivals with their towns, for the narrow layout whose festivals
-    column has no room for them: ``next festivals (R5): Tortosa (ebr) size 2 · …``."""
+    column has no room for them: ``next festivals (R5): Tortosa (ebr) size 2 · …`` (without
+    ``regions``, ``Tortosa size 2``)."""
     nxt = d.next_festival_round(view.festivals)
     coming = [f for f in view.festivals if not f.done and f.round == nxt]
     if not coming:
         return None
     text = Text(f"{label} (R{nxt}): ", style="bold")
-    text.append(" · ".join(f"{safe(f.town)} ({d.region_label(f.region)}) size {f.size}"
+    text.append(" · ".join(f"{safe(f.town)}"
+                           f"{f' ({d.region_label(f.region)})' if regions else ''} size {f.size}"
                            for f in coming))
     return text
 
@@ -417,21 +425,20 @@ def _seats_panel(view: View, me: int | None) -> Panel:
 
 def _wide_panel(view: View, p: PlayerView, me: int | None, width: int, score: int | None,
                 rows: int | None = None) -> Panel:
-    """A player's panel across the whole width (a short screen): where they stand in its
-    title, what they hold on the left, their tower drawn on the right — in at most ``rows``
-    lines when it can, the tower written on one line (bottom level first) when drawn it
-    would not fit."""
+    """A player's panel across the whole width (a short screen): where they stand and their
+    tokens and skills in its title (what fits there), their team and takings on the left,
+    their tower drawn on the right — in at most ``rows`` lines when it can, the tower
+    written on one line (bottom level first) when drawn it would not fit."""
     inner = width - 4
     seat = p.seat
     current = seat == view.turn and view.status == RoomStatus.PLAYING
     title = d.player_title(view, p, me)
-    summary = d.player_summary(p, score)
-    items = ["team " + (d.team_text(p.team) or "—"), d.tokens_and_skills(p),
-             "took " + d.taken_text(p.taken)]
-    if cell_len(f"{title} · {summary}") <= inner - 2:
-        title = f"{title} · {summary}"
-    else:
-        items.insert(0, summary)
+    items = ["team " + (d.team_text(p.team) or "—"), "took " + d.taken_text(p.taken)]
+    for said in (d.player_summary(p, score), d.tokens_and_skills(p)):
+        if cell_len(f"{title} · {said}") <= inner - 2 and len(items) == 2:
+            title = f"{title} · {said}"
+        else:
+            items.insert(len(items) - 1, said)
     drawn = d.tower_lines(p.tower, inner // 3) if p.tower else []
     right = max([cell_len(line) for line in drawn] or [len("no tower")])
     left = inner - right - 3
@@ -442,8 +449,8 @@ def _wide_panel(view: View, p: PlayerView, me: int | None, width: int, score: in
     body: RenderableType
     text = packed(left, [])
     written = packed(inner, ["tower " + d.tower_text(p.tower)])
-    if drawn and rows is not None and 2 + max(text.count("\n") + 1, len(drawn)) > rows \
-            and 2 + written.count("\n") + 1 <= rows:
+    tall = 2 + max(text.count("\n") + 1, len(drawn))
+    if drawn and rows is not None and tall > rows and 2 + written.count("\n") + 1 < tall:
         body = Text(written)
     else:
         grid = Table.grid(expand=True, padding=(0, 0, 0, 3))

@@ -1,14 +1,21 @@
 """The full-screen terminal: the board above, the prompt at the bottom.
 
 One prompt_toolkit ``Application`` holds four stacked parts: the board (the rich rendering
-of :mod:`client.screens.render`, printed to a string and shown as ANSI text), a notes pane (help,
-hints, rules, the room list, a festival's result until it has been read, and the game's log:
-``log`` or F2 opens it, it follows the game and PgUp or Ctrl-Home scroll it back to the start
-of the game; Esc closes it), a status line (the server's refusals in words, news, the
-connection's state) and the input line with tab completion of the legal arguments
-(:class:`client.control.completion.CommandCompleter`) and a history kept between runs. A push only
-marks the board stale and asks for a redraw (``invalidate``): prompt_toolkit repaints the
-screen around the input buffer, so what the player is typing is never disturbed.
+of :mod:`client.screens.render`, printed to a string and shown as ANSI text; the header stays
+on top, PgUp/PgDn scroll the rest, Home goes back to its top, and the player's own turn or
+line brings it back there too), whose last lines are the event lines
+(:mod:`client.screens.eventline`: what the last turns did, the player's own actions, the
+last festival's result and the server's word until the player's next action, the chat, and a
+marker of the chat lines they leave out), never scrolled away; a notes pane (help, hints,
+rules, the room list, and the game's log: ``log`` or F2 opens it, it follows the game and
+PgUp or Ctrl-Home scroll it back to the start of the game, the last festival's result
+standing on its first line while it is above the view; Esc closes it), a status line (the
+server's refusals in words, news, the connection's state, a question too long for the input
+line) and the input line with tab completion of the legal arguments
+(:class:`client.control.completion.CommandCompleter`, in a framed menu) and a history kept
+between runs. A push only marks the board stale and asks for a redraw (``invalidate``):
+prompt_toolkit repaints the screen around the input buffer, so what the player is typing is
+never disturbed.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from prompt_toolkit.completion import (
     DynamicCompleter,
 )
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, has_completions, is_done
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings
@@ -50,6 +57,7 @@ from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output.color_depth import ColorDepth
 from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
+from prompt_toolkit.widgets import Frame
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
@@ -57,7 +65,9 @@ from client.control import lobby as lb
 from client.control.completion import CommandCompleter
 from client.control.controller import Controller
 from client.net.session import RoomState
-from client.screens.render import event_lines, render
+from client.screens import describe as d
+from client.screens import eventline
+from client.screens.render import render
 from shared import messages as m
 from shared.errors import CastellError
 from shared.view import RoomStatus
@@ -71,15 +81,18 @@ STYLE = Style.from_dict({
     "prompt": "bold",
 })
 EVENT_LINES = 12
+#: The event lines a screen too short for the whole board keeps (one more while a festival's
+#: result or the server's word is kept up).
+MIN_EVENTS = 2
+#: Cells an answer keeps on the input line: a question longer than that goes on the status
+#: line, its choices (``end anyway? [y/N]``) stay on the input line.
+ANSWER_ROOM = 12
 BOARD_STEP = 10
 LOBBY_REFRESH = 5  # seconds between two looks at the room list, in the lobby
 SEAT_LOST_PAUSE = 4.0  # seconds the words stay up when another client took the seat back
 STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
 #: The smallest terminal the board is drawn on; a smaller one is told so instead.
 MIN_COLUMNS, MIN_ROWS = 80, 24
-#: A festival's result stays up through the lines typed this soon after it came: they were
-#: typed before it could be read.
-FESTIVAL_GRACE = 2.0
 
 
 def _lines(n: int, what: str = "") -> str:
@@ -139,11 +152,22 @@ class TerminalScreen:
         self.notes_title = ""
         self.log_open = False  # the notes pane shows the game's log, and follows it
         self._log_len = 0
-        self._festival_at: float | None = None  # when a festival's result was put up
+        #: The log's entries for the event lines, as last read, and the log they were read
+        #: from (its identity and length: a log filled again from the history is new).
+        self._found: list[eventline.Entry] = []
+        self._log_seen = (id(controller.log), 0)
+        #: Chat lines from this index of the log on are unread until shown; the event lines'
+        #: unread ones left out, by log index.
+        self._unread_from = 0
+        self._hidden: list[int] = []
+        self._found_view: Any = None
         self.board_top = 0  # lines of the board scrolled away (a terminal too short for it)
         self._board_overflow = 0
         self.message: tuple[str, str] | None = None
+        #: The question asked: what the input line shows, and the answer's future; the whole
+        #: question when it is too long for the input line (on the status line then).
         self._asking: tuple[str, asyncio.Future[str | None]] | None = None
+        self._asked: str | None = None
         self._dirty = 0
         self._stage_seen: tuple[Any, ...] | None = None
         self._conn_since: float | None = None  # when the connection was lost
@@ -171,8 +195,10 @@ class TerminalScreen:
             BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]), height=1)
         root = FloatContainer(
             HSplit([board, notes, status, prompt]),
-            floats=[Float(xcursor=True, ycursor=True,
-                          content=CompletionsMenu(max_height=8, scroll_offset=1))],
+            # framed: over the event and status lines, a menu must not read as one of them
+            floats=[Float(xcursor=True, ycursor=True, content=ConditionalContainer(
+                Frame(CompletionsMenu(max_height=8, scroll_offset=1)),
+                filter=has_completions & ~is_done))],
         )
         self.app: Application[None] = Application(
             layout=Layout(root, focused_element=prompt), key_bindings=self._keys(),
@@ -192,18 +218,35 @@ class TerminalScreen:
         self.notes_top = 0
         self.notes_title = title
         self.log_open = log
-        self._festival_at = None
 
     def show_log(self) -> None:
         """The game's log in the notes pane, its latest lines in view; it follows the game
         until closed (Esc, F2, or a pane of other notes)."""
         self._set_notes(self.controller.log_lines(), "Game log", log=True)
         self._log_len = len(self.controller.log)
+        self._unread_from = len(self.controller.log)  # every chat line is in it: read
         self.notes_top = self._notes_end()
         self.refresh()
 
     def _notes_end(self) -> int:
-        return max(0, len(self._note_lines()) - self._notes_rows())
+        """The first line of the notes' last page (the open log's pinned festival, standing
+        on the first line when it is above the view, takes a line of that page)."""
+        end = max(0, len(self._note_lines()) - self._notes_rows())
+        festival = self._festival_line()
+        return end + 1 if festival is not None and festival[0] < end else end
+
+    def _festival_line(self) -> tuple[int, str] | None:
+        """In the open log, the last festivals while their result is kept up (until the
+        player's next action): the line of the log where they start, and their result in
+        one line."""
+        if not self.log_open:
+            return None
+        kept = [e for e in self._entries() if e.kind == "festival" and e.pinned]
+        if not kept or kept[-1].title is None:
+            return None
+        lines = self._note_lines()
+        at = [i for i, line in enumerate(lines) if line.startswith(kept[-1].title)]
+        return (at[-1], d.plain(kept[-1].parts)) if at else None
 
     def _follow_log(self) -> None:
         """New lines in the log: shown, and scrolled to, unless the player is reading
@@ -213,20 +256,11 @@ class TerminalScreen:
             return
         if len(self.controller.log) == self._log_len:
             return
-        at_end = self.notes_top >= self._notes_end()
+        # (at the end, whether or not a festival stands on the first line)
+        at_end = self.notes_top >= max(0, len(self._note_lines()) - self._notes_rows())
         self._log_len = len(self.controller.log)
         self.notes = self.controller.log_lines()
         self.notes_top = self._notes_end() if at_end else min(self.notes_top, self._notes_end())
-
-    def _show_festivals(self, push: RoomState) -> None:
-        """A festival just held: its result (who took part, their scores, prizes and size
-        token) up in the notes pane until the player has read it."""
-        held = [e for e in push.events if e.get("kind") == "festival"]
-        if not held or self.log_open:  # an open log shows it among the rest
-            return
-        self._set_notes([*event_lines(push.view, held),
-                         "Esc closes · `log` (F2) shows the whole game"], "Festival")
-        self._festival_at = time.monotonic()
 
     def error(self, text: str) -> None:
         self.message = ("status.error", f"✗ {text}")
@@ -237,13 +271,20 @@ class TerminalScreen:
         self.refresh()
 
     async def ask(self, question: str) -> str | None:
+        """Ask on the input line; a question too long for it goes whole on the status line,
+        and the input line keeps its last words and choices (``end anyway? [y/N]``)."""
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self._asking = (question, future)
+        width, _ = self._size()
+        if get_cwidth(question) <= width - ANSWER_ROOM:
+            self._asking, self._asked = (question, future), None
+        else:
+            self._asking = (_short_question(question, width - ANSWER_ROOM), future)
+            self._asked = question.strip()
         self.refresh()
         try:
             return await future
         finally:
-            self._asking = None
+            self._asking = self._asked = None
             # A question wider than the terminal scrolled the input line sideways; scrolled
             # so, the `> ` prompt that comes back would stay out of sight.
             self._prompt_window.horizontal_scroll = 0
@@ -262,7 +303,7 @@ class TerminalScreen:
             self.message = None
         if my_turn_began:
             self.app.output.bell()
-        self._show_festivals(push)
+            self.board_top = 0  # the turn is played from the top of the board
         self.refresh()
 
     def chat(self, push: m.ChatPush) -> None:
@@ -375,10 +416,11 @@ class TerminalScreen:
             self.refresh()
             return False
         self.message = None
-        fresh = self._festival_at is not None \
-            and time.monotonic() - self._festival_at < FESTIVAL_GRACE
-        if not self.log_open and not fresh:  # the log stays open while the game goes on
+        if not self.log_open:  # the log stays open while the game goes on
             self.notes = []
+        self.board_top = 0  # what the line does shows from the top of the board
+        # the chat lines the event lines show have been read; those they leave out have not
+        self._unread_from = min(self._hidden, default=len(self.controller.log))
         self.spawn(self.controller.handle(line))
         self.refresh()
         return False
@@ -447,6 +489,17 @@ class TerminalScreen:
         def _down(event: Any) -> None:
             self.page(1)
 
+        # Home and End move along the line being typed; with nothing typed, they scroll
+        nothing_typed = Condition(lambda: not self.input.text and self._asking is None)
+
+        @kb.add("home", filter=nothing_typed)
+        def _home(event: Any) -> None:
+            self.scroll_end(-1)
+
+        @kb.add("end", filter=nothing_typed)
+        def _end(event: Any) -> None:
+            self.scroll_end(1)
+
         return kb
 
     def page(self, direction: int) -> None:
@@ -454,11 +507,19 @@ class TerminalScreen:
         notes when they are longer than their pane, else the board."""
         if self._notes_scroll():
             rows = self._notes_rows()
-            self.notes_top = max(0, min(max(0, len(self._note_lines()) - rows),
-                                        self.notes_top + direction * rows))
+            self.notes_top = max(0, min(self._notes_end(), self.notes_top + direction * rows))
         else:
             self.board_top = max(0, min(self._board_overflow,
                                         self.board_top + direction * BOARD_STEP))
+        self.refresh()
+
+    def scroll_end(self, direction: int) -> None:
+        """Home (-1) or End (1), with nothing typed: the pane PgUp/PgDn scroll, to its top or
+        its end."""
+        if self._notes_scroll():
+            self.notes_top = 0 if direction < 0 else self._notes_end()
+        else:
+            self.board_top = 0 if direction < 0 else self._board_overflow
         self.refresh()
 
     # -- drawing -----------------------------------------------------------------------------
@@ -502,6 +563,13 @@ class TerminalScreen:
     def _notes_text(self) -> StyleAndTextTuples:
         rows = self._notes_rows()
         lines = self._note_lines()
+        festival = self._festival_line()
+        pinned: StyleAndTextTuples = []
+        if festival is not None and festival[0] < self.notes_top:
+            # the festival's result, scrolled above the view, stands on the first line
+            width, _ = self._size()
+            pinned = [("bold", _cut(f"▲ {festival[1]}", width) + "\n")]
+            rows -= 1
         shown = lines[self.notes_top:self.notes_top + rows]
         more = len(lines) - self.notes_top - len(shown)
         scroll = " · PgUp/PgDn scroll" if self._notes_scroll() else ""
@@ -509,7 +577,7 @@ class TerminalScreen:
         name = f"{self.notes_title} · " if self.notes_title else ""
         above = " · from the start" if self.log_open and not self.notes_top else ""
         title = f"──── {name}Esc closes{scroll}{below}{above}"
-        return [("class:notes.title", title + "\n"), ("", "\n".join(shown))]
+        return [("class:notes.title", title + "\n"), *pinned, ("", "\n".join(shown))]
 
     def _status_line(self) -> tuple[str, str]:
         """The status line's style and text: the connection's trouble, else the last news
@@ -521,6 +589,12 @@ class TerminalScreen:
             if self.controller.session.stopped:  # not coming back: nothing to count
                 since = 0
             return "status.conn", f" {conn}{f' ({since} s)' if since >= 3 else ''} "
+        if self._asking is not None and self._asked is not None:
+            # a question too long for the input line: here whole (after the complaint about
+            # the last answer, if any)
+            said = f"{self.message[1]} · " if self.message is not None \
+                and self.message[0] == "status.error" else ""
+            return "status.info", said + self._asked
         if self.message is not None:
             return self.message
         mode = self.controller.mode
@@ -597,19 +671,42 @@ class TerminalScreen:
                                              self.controller.lobby_lines())), width, height)
         if width < MIN_COLUMNS or self._size()[1] < MIN_ROWS:
             return self._too_small(width, height)
-        # A screen too short for the whole board puts the players above the performances;
-        # events fill whatever height the panels leave (at least 2 lines when they fit).
-        short = False
-        bare = self._print(self._screen(width, 0), width, None).count("\n") + 1
-        if bare > height:
-            short = True
-            bare = self._print(self._screen(width, 0, short), width, None).count("\n") + 1
-        spare = height - bare
-        text = self._print(self._screen(width, max(2, min(spare, EVENT_LINES)), short),
-                           width, None)
-        if text.count("\n") + 1 > height:
-            text = self._print(self._screen(width, 0, short), width, None)
-        return self._window(text.split("\n"), height)
+        # The event lines fill whatever height the panels leave, at least MIN_EVENTS (one
+        # more while something is kept up for the player to read). A screen too short for the
+        # whole board and them shows the player's own panel right after the regions, and
+        # scrolls the rest under the header, above the event lines.
+        found = self._entries()
+        board = self._lines(self._screen(width), width)
+        if len(board) + MIN_EVENTS <= height:
+            events = min(EVENT_LINES, height - len(board))
+            self._board_overflow = 0
+        else:
+            kept = any(e.pinned for e in found[:-1])
+            events = max(0, min(MIN_EVENTS + kept, height - 3))
+            page = height - events - 2  # under the header, above the ↓ line
+            board = self._window(self._lines(self._screen(width, short=True, page=page), width),
+                                 height - events)
+        area = eventline.pick(found, width, events, unread_from=self._unread_from,
+                              me=self.controller.me, own_name=self.controller.session.name)
+        self._hidden = area.hidden
+        lines = self._lines(Group(*area.lines), width) if area.lines else []
+        return "\n".join([*board, *lines])
+
+    def _entries(self) -> list[eventline.Entry]:
+        """The log's entries for the event lines (read again when the log changed)."""
+        ctrl = self.controller
+        log, view = ctrl.log, ctrl.view
+        seen = (id(log), len(log))
+        if seen == self._log_seen and view is self._found_view:
+            return self._found
+        if seen[0] != self._log_seen[0]:  # filled again from the history: what it holds is old
+            self._unread_from = len(log)
+        elif seen[1] < self._log_seen[1]:  # emptied: another room
+            self._unread_from = 0
+        self._log_seen, self._found_view = seen, view
+        self._found = [] if view is None else eventline.entries(view, [e for _, e in log],
+                                                                ctrl.me)
+        return self._found
 
     def _too_small(self, width: int, height: int) -> str:
         """What a terminal smaller than ``MIN_COLUMNS`` × ``MIN_ROWS`` shows instead of a
@@ -620,12 +717,12 @@ class TerminalScreen:
                  "`castell --plain`. Commands still work here.")
         return "\n".join(textwrap.wrap(words, max(10, width))[:height])
 
-    def _window(self, lines: list[str], height: int) -> str:
+    def _window(self, lines: list[str], height: int) -> list[str]:
         """The part of the board that fits, with a line saying what PgUp/PgDn would show.
         The first line (the header: round, whose turn, the clock) never scrolls away."""
         if len(lines) <= height:
             self._board_overflow = 0
-            return "\n".join(lines)
+            return lines
         head, body = lines[:1], lines[1:]
         rows = max(1, height - 2)
         self._board_overflow = len(body) - rows
@@ -634,20 +731,23 @@ class TerminalScreen:
         keys = "Esc, then " if self._notes_scroll() else ""
         marks = [f"↑ {_lines(top)} above ({keys}PgUp)" if top else "",
                  f"↓ {_lines(below, 'more ')} ({keys}PgDn)" if below else ""]
-        return "\n".join([*head, *body[top:top + rows],
-                          "\x1b[2m── " + " · ".join(x for x in marks if x) + " ──\x1b[0m"])
+        return [*head, *body[top:top + rows],
+                "\x1b[2m── " + " · ".join(x for x in marks if x) + " ──\x1b[0m"]
 
-    def _screen(self, width: int, events: int, short: bool = False) -> RenderableType:
+    def _screen(self, width: int, short: bool = False, page: int | None = None
+                ) -> RenderableType:
         ctrl = self.controller
         view = ctrl.view
         if view is None:
             return Text("joining…", style="dim")
-        parts: list[RenderableType] = [render(view, ctrl.me, list(ctrl.events), now=time.time(),
-                                              width=width, max_event_lines=events,
-                                              short=short)]
+        parts: list[RenderableType] = [render(view, ctrl.me, (), now=time.time(), width=width,
+                                              max_event_lines=0, short=short, page=page)]
         if ctrl.mode == "room":
             parts.extend(Text(line, style="bold") for line in ctrl.room_lines())
         return Group(*parts)
+
+    def _lines(self, renderable: RenderableType, width: int) -> list[str]:
+        return self._print(renderable, width, None).split("\n")
 
     def _print(self, renderable: RenderableType, width: int, height: int | None) -> str:
         out = io.StringIO()
@@ -659,3 +759,22 @@ class TerminalScreen:
         if height is not None:
             text = "\n".join(text.split("\n")[:height])
         return text
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, ending with ``…`` when cut."""
+    if get_cwidth(text) <= width:
+        return text
+    while get_cwidth(text) > width - 1:
+        text = text[:-1]
+    return text + "…"
+
+
+def _short_question(question: str, room: int) -> str:
+    """What the input line keeps of a question too long for it: its last words and choices
+    (``end anyway? [y/N] ``), else the choices alone (``[y/N] ``), else ``? ``."""
+    found = re.search(r"([^:.]*\?)\s*(\[[^\]]*\])", question)
+    if found is None:
+        return "? "
+    whole = f"{found.group(1).strip()} {found.group(2)} "
+    return whole if get_cwidth(whole) <= room else f"{found.group(2)} "

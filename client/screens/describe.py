@@ -65,6 +65,16 @@ def seat_name(view: View, seat: int | None) -> str:
     return name or f"seat {seat}"
 
 
+def short_name(view: View, seat: int | None) -> str:
+    """The name at ``seat`` without a bot's level: ``Pau`` of ``Pau·greedy`` (a room's names
+    differ before the ``·`` already; the level stands in the bot's panel)."""
+    name = seat_name(view, seat)
+    p = player_at(view, seat)
+    if p is not None and p.bot and "·" in name:
+        return name.split("·")[0] or name
+    return name
+
+
 def who(view: View, seat: int | None) -> Part:
     return Part(seat_name(view, seat), seat)
 
@@ -342,7 +352,9 @@ def mark_regions(events: Sequence[Event], view: View) -> list[Event]:
             for event, where in zip(events, regions_at(events, view), strict=True)]
 
 
-def _effect_words(action: Mapping[str, Any]) -> str:
+def effect_words(action: Mapping[str, Any]) -> str:
+    """What a training or a special action did (its ``effect``): ``move to bcn``,
+    ``recruit an 8``, ``perform lp05``."""
     effect = action.get("effect")
     if effect == "move":
         return f"move to {region_label(action.get('region'))}"
@@ -392,10 +404,10 @@ def action_words(action: Mapping[str, Any], where: str | None,
         return f"recruited {' '.join(safe(s) for s in action.get('sizes') or ())}{here}"
     if kind == "train":
         choice = "the `all` tile" if action.get("choice") == "all" else f"the tile{here or ''}"
-        extra = f": {_effect_words(action)}" if action.get("effect") else ""
+        extra = f": {effect_words(action)}" if action.get("effect") else ""
         return f"trained with {choice}{extra}"
     if kind == "special":
-        return f"spent a token to {_effect_words(action)}"
+        return f"spent a token to {effect_words(action)}"
     if kind == "build":
         levels = action.get("levels") or ()
         return f"built {len(levels)} level{'s' if len(levels) != 1 else ''}: " + " / ".join(

@@ -9,7 +9,10 @@ events. It adapts to the width it is given: at 100 columns the regions and the f
 side by side and the player panels share one row; narrower, the festivals become a column of
 the regions table, the header shortens its words, player panels stack and tile descriptions
 shorten. On a screen too short for everything (``short``) the players come before the
-performances. :func:`render_plain` gives the same facts as text lines.
+performances; narrower than 96 columns, the player's own panel then spans the width right
+under the regions, so that their tower and takings are on the first page. Who watches is
+said in the header when it has room. :func:`render_plain` gives the same facts as text
+lines.
 
 The renderer never forces styles: colours and bold are only requests that a Console created
 with ``no_color`` or ``color_system=None`` drops. Text from the server is made safe
@@ -79,23 +82,34 @@ def _text(parts: Sequence[Part], style: str = "") -> Text:
 
 
 def _header(view: View, me: int | None, now: float | None, width: int,
-            watching: str = "spectating") -> Text:
-    """The top line: room, round, whose turn and what it has done, the clock. Narrower than
-    the full line, the same facts in fewer cells, so that it never wraps mid-phrase."""
+            watching: str = "spectating") -> tuple[Text, bool]:
+    """The top line: room, round, whose turn and what it has done, the clock, who watches.
+    Narrower than the full line, the same facts in fewer cells, so that it never wraps
+    mid-phrase. Also whether it names every spectator (``watching: Carme, Pere``): then the
+    board needs no line of its own for them."""
     # the last resort drops the spectator's mark: the status line says it too
     # and the room's name is cut only when nothing else is left to shorten
     levels = ((False, True, watching, width), (False, False, watching, width),
               (True, False, watching, width), (True, False, "", width),
               (True, False, "", HEADER_NAME), (True, False, "", HEADER_NAME // 2))
-    for compact, brand, watch, name in levels:
-        text = _header_line(view, me, now, width, watch, compact, brand, name)
+    # who watches: named, else counted (the clock without its word, if need be), before the
+    # words shorten any further
+    seen = d.watchers_text(view)
+    count = f"{len(view.spectators)} watching" if view.spectators else None
+    tries = [(level, True, extra) for level in levels[:3] for extra in (seen, count)]
+    tries += [(levels[2], False, count)] if count is not None else []
+    tries += [(level, True, None) for level in levels]
+    for (compact, brand, watch, name), clock, extra in tries:
+        text = _header_line(view, me, now, width, watch, compact, brand, name, clock)
+        if extra is not None:
+            text.append(f" · {extra}", style="dim")
         if text.cell_len <= width:
             break
-    return text
+    return text, seen is not None and extra == seen
 
 
 def _header_line(view: View, me: int | None, now: float | None, width: int, watching: str,
-                 compact: bool, brand: bool, name: int) -> Text:
+                 compact: bool, brand: bool, name: int, clock: bool = True) -> Text:
     text = Text()
     if width >= SIDE_BY_SIDE and brand:
         text.append("CASTELL · ", style="bold")
@@ -117,7 +131,7 @@ def _header_line(view: View, me: int | None, now: float | None, width: int, watc
     left = d.countdown(view.deadline, now)
     if view.deadline is not None and now is not None and left is not None:
         urgent = view.deadline - now < 16
-        text.append(f"{' ' if compact else '   '}time {left}",
+        text.append(f"{' ' if compact else '   '}{'time ' if clock else ''}{left}",
                     style="bold reverse" if urgent else "bold")
     if me is None and watching:
         text.append(f" · {watching}", style="dim")
@@ -128,10 +142,13 @@ def _header_line(view: View, me: int | None, now: float | None, width: int, watc
 
 
 def _pawns(view: View, seats: Sequence[int], cells: int) -> Text:
-    """Pawn names on one line of ``cells`` cells: whole when they fit, else the longest cut
-    (marked ``…``) until they do, so that a crowded region still gives every pawn a place."""
+    """Pawn names on one line of ``cells`` cells: whole when they fit, else without the bots'
+    levels (``Pau`` of ``Pau·greedy``), else the longest cut (marked ``…``) until they do, so
+    that a crowded region still gives every pawn a place."""
     names = [d.seat_name(view, seat) for seat in seats]
     room = cells - max(0, len(names) - 1)
+    if sum(map(cell_len, names)) > room:
+        names = [d.short_name(view, seat) for seat in seats]
     keep = [cell_len(n) for n in names]
     while sum(keep) > room and max(keep, default=0) > 2:
         keep[keep.index(max(keep))] -= 1
@@ -173,9 +190,11 @@ def _festival_cell(view: View, region: str) -> Text:
     return text
 
 
-def _regions_panel(view: View, me: int | None, width: int, festivals: bool = False) -> Panel:
+def _regions_panel(view: View, me: int | None, width: int, festivals: bool = False,
+                   short: bool = False) -> Panel:
     """The regions; with ``festivals``, each region's coming festivals too (a narrow screen
-    has no room for the Festivals panel beside it) and the prizes left under them."""
+    has no room for the Festivals panel beside it) and the prizes left under them. On a
+    ``short`` screen the next festivals' towns go in the title, when they fit there."""
     table = Table(box=None, padding=(0, 1, 0, 0), pad_edge=False, expand=True,
                   header_style="bold")
     regions = view.regions
@@ -209,24 +228,37 @@ def _regions_panel(view: View, me: int | None, width: int, festivals: bool = Fal
         )
     foot = f"{d.wheel_all_text(view)} · bag {view.bag}"
     body: RenderableType = table
+    title = Text("Regions")
     if festivals:
         foot += f" · {supply_text(view.prizes, len(view.players))}"
-        towns = _next_towns(view)
-        if towns is not None:
-            body = Group(table, towns)
-    return Panel(body, title="Regions", title_align="left", subtitle=Text(foot),
+        # with their regions if they fit, else without (the festivals column has them): on a
+        # short screen in the title, else (or if too long for it) on a line of their own
+        named = [t for t in (_next_towns(view, "next"), _next_towns(view, "next", False))
+                 if t is not None and title.cell_len + 3 + t.cell_len <= width - 6]
+        towns = [t for t in (_next_towns(view), _next_towns(view, regions=False))
+                 if t is not None and t.cell_len <= width - 4]
+        whole = _next_towns(view)
+        if named and short:
+            title.append(" · ")
+            title.append_text(named[0])
+        elif whole is not None:
+            body = Group(table, towns[0] if towns else whole)
+    return Panel(body, title=title, title_align="left", subtitle=Text(foot),
                  subtitle_align="left", box=box.ROUNDED)
 
 
-def _next_towns(view: View) -> Text | None:
+def _next_towns(view: View, label: str = "next festivals", regions: bool = True
+                ) -> Text | None:
     """The next round's festivals with their towns, for the narrow layout whose festivals
-    column has no room for them: ``next festivals (R5): ▶ Tortosa (ebr) size 2 · …``."""
+    column has no room for them: ``next festivals (R5): Tortosa (ebr) size 2 · …`` (without
+    ``regions``, ``Tortosa size 2``)."""
     nxt = d.next_festival_round(view.festivals)
     coming = [f for f in view.festivals if not f.done and f.round == nxt]
     if not coming:
         return None
-    text = Text(f"next festivals (R{nxt}): ", style="bold")
-    text.append(" · ".join(f"{safe(f.town)} ({d.region_label(f.region)}) size {f.size}"
+    text = Text(f"{label} (R{nxt}): ", style="bold")
+    text.append(" · ".join(f"{safe(f.town)}"
+                           f"{f' ({d.region_label(f.region)})' if regions else ''} size {f.size}"
                            for f in coming))
     return text
 
@@ -391,7 +423,52 @@ def _seats_panel(view: View, me: int | None) -> Panel:
     return Panel(Group(*lines), title="Seats", title_align="left", box=box.ROUNDED)
 
 
-def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
+def _wide_panel(view: View, p: PlayerView, me: int | None, width: int, score: int | None,
+                rows: int | None = None) -> Panel:
+    """A player's panel across the whole width (a short screen): where they stand and their
+    tokens and skills in its title (what fits there), their team and takings on the left,
+    their tower drawn on the right — in at most ``rows`` lines when it can, the tower
+    written on one line (bottom level first) when drawn it would not fit."""
+    inner = width - 4
+    seat = p.seat
+    current = seat == view.turn and view.status == RoomStatus.PLAYING
+    title = d.player_title(view, p, me)
+    items = ["team " + (d.team_text(p.team) or "—"), "took " + d.taken_text(p.taken)]
+    for said in (d.player_summary(p, score), d.tokens_and_skills(p)):
+        if cell_len(f"{title} · {said}") <= inner - 2 and len(items) == 2:
+            title = f"{title} · {said}"
+        else:
+            items.insert(len(items) - 1, said)
+    drawn = d.tower_lines(p.tower, inner // 3) if p.tower else []
+    right = max([cell_len(line) for line in drawn] or [len("no tower")])
+    left = inner - right - 3
+
+    def packed(cells: int, extra: list[str]) -> str:
+        return "\n".join(_pack(item, cells) for item in [*items, *extra])
+
+    body: RenderableType
+    text = packed(left, [])
+    written = packed(inner, ["tower " + d.tower_text(p.tower)])
+    tall = 2 + max(text.count("\n") + 1, len(drawn))
+    if drawn and rows is not None and tall > rows and 2 + written.count("\n") + 1 < tall:
+        body = Text(written)
+    else:
+        grid = Table.grid(expand=True, padding=(0, 0, 0, 3))
+        grid.add_column(ratio=1)
+        grid.add_column(min_width=right + 3, no_wrap=True)  # (its padding counts)
+        grid.add_row(Text(text), Text("\n".join(drawn), style="bold")  # (centred already)
+                     if drawn else Text("no tower", style="dim"))
+        body = grid
+    return Panel(body, title=Text(title, style=f"bold {seat_style(seat)}"), title_align="left",
+                 box=box.ROUNDED,
+                 border_style=f"bold {seat_style(seat)}" if current else "dim")
+
+
+def _players(view: View, me: int | None, width: int, own: int | None = None,
+             short: bool = False) -> list[RenderableType]:
+    """The players' panels, in rows; the waiting room's seats instead. On a ``short``
+    screen narrower than :data:`SIDE_BY_SIDE`, the player's own panel across the whole width
+    (in ``own`` lines when it can), the others after it."""
     players = list(view.players)
     if not players:
         return []
@@ -402,14 +479,19 @@ def _players(view: View, me: int | None, width: int) -> list[RenderableType]:
     # same places every turn, whoever plays first in a round.
     players.sort(key=lambda p: p.seat)
     seats = [p.seat for p in players]
+    rows: list[RenderableType] = []
     if me in seats:
         at = seats.index(me)
         players = players[at:] + players[:at]
+        if short and width < SIDE_BY_SIDE and len(players) > 1:
+            rows.append(_wide_panel(view, players[0], me, width, scores.get(me), own))
+            players = players[1:]
     n = len(players)
     per_row = n
     if width // n < MIN_PLAYER_PANEL:
         per_row = -(-n // 2) if width // -(-n // 2) >= MIN_PLAYER_PANEL else 1
-    rows: list[RenderableType] = []
+    if short and width < SIDE_BY_SIDE and per_row == 1:  # one to a row: as wide as one's own
+        return [*rows, *(_wide_panel(view, p, me, width, scores.get(p.seat)) for p in players)]
     for start in range(0, n, per_row):
         grid = Table.grid(expand=True)
         chunk = players[start:start + per_row]
@@ -487,17 +569,22 @@ def _scores_panel(view: View, width: int) -> Panel:
 
 def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
            now: float | None = None, width: int = 100, max_event_lines: int = 4,
-           short: bool = False, watching: str = "spectating") -> RenderableType:
+           short: bool = False, watching: str = "spectating",
+           page: int | None = None) -> RenderableType:
     """The whole screen for ``view`` as seen from seat ``me`` (None: a spectator).
 
     ``events`` are recent events (oldest first); the last ``max_event_lines`` lines of them
     are shown. ``now`` (Unix time) drives the turn countdown; without it none is shown.
     ``width`` is the width the result will be printed at. ``short`` is for a screen too
-    short for everything: the players' panels come before the local performances, so that
-    the player's own team and tower are on the first page. A finished game shows its score
-    table first. ``watching`` is what the header calls a spectator's view.
+    short for everything: the players' panels come before the local performances; narrower
+    than :data:`SIDE_BY_SIDE`, the player's own panel spans the width right after the regions
+    (their next festivals' towns in their title), so that the player's own team, tower and
+    takings are on the first page — the ``page`` lines under the header, when given: a tower
+    too tall for them is written on one line instead of drawn. A finished game shows its
+    score table first. ``watching`` is what the header calls a spectator's view.
     """
-    parts: list[RenderableType] = [_header(view, me, now, width, watching)]
+    header, named = _header(view, me, now, width, watching)
+    parts: list[RenderableType] = [header]
     if view.scores:
         parts.append(_scores_panel(view, width))
     board: list[RenderableType] = []
@@ -509,11 +596,14 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
             top.add_row(_regions_panel(view, me, width), _festivals_panel(view, me, width))
             board.append(top)
         else:
-            board.append(_regions_panel(view, me, width, festivals=True))
+            board.append(_regions_panel(view, me, width, festivals=True, short=short))
         performances = _performances_panel(view, compact=width < FULL_TILES)
     else:
         performances = None
-    players = _players(view, me, width)
+    own = None
+    if short and page is not None:  # what the first page leaves the player's own panel
+        own = page - sum(_height(part, width) for part in [*parts[1:], *board])
+    players = _players(view, me, width, own, short)
     if short:
         board.extend(players)
     if performances is not None:
@@ -521,11 +611,17 @@ def render(view: View, me: int | None = None, events: Sequence[d.Event] = (), *,
     if not short:
         board.extend(players)
     watchers = d.watchers_text(view)
-    if watchers is not None:
+    if watchers is not None and not named:  # the header had no room for every name
         board.append(Text(_clip(watchers, width), style="dim"))
     parts.extend(board)
     parts.extend(_event_renderables(view, events, max_event_lines, width))
     return Group(*parts)
+
+
+def _height(renderable: RenderableType, width: int) -> int:
+    """The lines ``renderable`` takes at ``width``."""
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    return len(console.render_lines(renderable, pad=False))
 
 
 def print_view(console: Console, view: View, me: int | None = None,

@@ -1,7 +1,8 @@
 """A whole game as the terminal shows it, for ``docs/screens``: ``castell play`` against three
 bots in a pseudo-terminal of the given size, the player (Anna) typing a real command for
 each of her actions, the screen captured at her turn in rounds 1, 4 and 8 and at the end,
-each time with the game log open too; or, with ``--plain``, the whole game as printed.
+each time as it stands and with the game log open; or, with ``--plain``, the whole game as
+printed.
 
     python -m tests.support.capture 80x24 > docs/screens/game-80x24.txt
     python -m tests.support.capture 100x40 > docs/screens/game-100x40.txt
@@ -109,6 +110,7 @@ def capture(columns: int, rows: int, out: list[str], *, plain: bool = False) -> 
                     term.wait_for(rf"round {state.round}/10 · your turn", timeout=20)
                 if not plain and state.round in ROUNDS and state.round not in taken:
                     taken.add(state.round)
+                    out.append(_snapshot(term, f"round {state.round}, Anna's turn", columns))
                     term.type(ESC + "log\r")
                     term.wait_for(r"──── Game log")
                     out.append(_snapshot(term, f"round {state.round}, Anna's turn, the log "

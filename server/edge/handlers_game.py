@@ -1,4 +1,5 @@
-"""The game's request: ``action``, a player's move, which the room's runner applies."""
+"""The game's requests: ``action``, a player's move, and ``resign``, a player conceding the
+game (docs/rules.md §10), which the room's runner applies."""
 
 from __future__ import annotations
 
@@ -14,3 +15,8 @@ if TYPE_CHECKING:
 async def action(conn: Connection, msg: m.ActionRequest) -> None:
     """Play ``msg.action`` from the connection's seat (its room answers ``ok``)."""
     await room_of(conn).act(conn, msg.action, msg.id)
+
+
+async def resign(conn: Connection, msg: m.ResignRequest) -> None:
+    """Resign the game from the connection's seat (its room answers ``ok``)."""
+    await room_of(conn).resign(conn, msg.id)

@@ -168,6 +168,8 @@ class Accounts:
             return
         if runner.away is not None and seat.index in runner.away(runner):
             return  # kicked: the turn ends at once, and is not theirs to play
+        if seat.index in room.state.resigned:
+            return  # resigned (docs/rules.md §10): the turn is played for the seat
         if seat.account is None and room.accounts_read:
             return  # a guest's seat: nobody to tell (and no task made for it)
         task = asyncio.get_running_loop().create_task(self._tell_turn(runner, seat.index))
@@ -294,7 +296,16 @@ def stored_entry(game: AccountGame) -> m.GameEntry:
         players=tuple(n for n in game.names if n is not None),
         turn_seconds=r.turn_seconds, winners=winners, scores=scores,
         finished_at=r.finished_at if r.status == RoomStatus.FINISHED else None,
+        resigned=_resigned(game.result, game.seat),
     )
+
+
+def _resigned(result: dict[str, Any] | None, seat: int) -> bool | None:
+    """True when a finished game's ``result`` says ``seat`` resigned (None: it did not, or the
+    game is not over)."""
+    if result is None:
+        return None
+    return True if seat in result.get("resigned", ()) else None
 
 
 def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | None, ...],
@@ -314,4 +325,5 @@ def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | No
         players=tuple(n for n in names if n is not None),
         turn_seconds=turn_seconds, winners=winners, scores=scores,
         finished_at=finished_at if status == RoomStatus.FINISHED else None,
+        resigned=True if state is not None and seat in state.resigned else None,
     )

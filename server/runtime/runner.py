@@ -235,6 +235,13 @@ class RoomRunner:
             await self.settle()
             await self._request(self.room.act(conn, action, re, now=self.clock()))
 
+    async def resign(self, conn: Connection, re: int) -> None:
+        """``conn``'s seat concedes the game (docs/rules.md §10), stored like an action."""
+        async with self.lock:
+            self._check_held()
+            await self.settle()
+            await self._request(self.room.resign(conn, re, now=self.clock()))
+
     async def chat(self, conn: Connection, name: str, text: str, re: int) -> None:
         """A chat line is kept with the room (stored first: acknowledged means durable),
         then said to everyone; it changes no version."""

@@ -502,6 +502,8 @@ class GameEntry:
     finished_at: float | None = None
     #: True when the account resigned this game (an addition, left out otherwise).
     resigned: bool | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: When the game started (Unix time; an addition, left out before the start).
+    started_at: float | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 def _game_entries(value: Iterable[GameEntry]) -> tuple[GameEntry, ...]:

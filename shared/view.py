@@ -418,6 +418,7 @@ def build_view(room: RoomInfo, state: GameState | None,
         "winners": None if state.winners is None else list(state.winners),
         "spectators": list(room.spectators),
         **({"unrated": room.unrated} if room.unrated is not None else {}),
+        **({"private": True} if room.private else {}),
         **({"resigned": list(state.resigned)} if state.resigned else {}),
     }
 

@@ -368,3 +368,52 @@ async def test_over_the_wire_the_resigner_hears_ok_then_the_push_and_others_are_
         assert record.actions[-1] == RecordedAction(1, Resign(), record.actions[-1].at)
         assert record.result is not None and record.result["resigned"] == [1]
         assert record_state(record).winners == (0,)
+
+
+async def test_an_account_that_resigned_hears_no_turn_of_it_and_its_games_say_so(url):
+    from client.local.keys import new_key
+    from client.net.net import GameClient
+    from tests.support.wire import caught_up
+
+    keys = {"Anna": new_key(), "Biel": new_key()}
+    anna, biel, anna_away, biel_away = [await GameClient.connect(url) for _ in range(4)]
+    try:
+        for client, name in ((anna, "Anna"), (biel, "Biel"), (anna_away, "Anna"),
+                             (biel_away, "Biel")):
+            await client.hello(name, keys[name])
+        made = await anna.request(m.CreateRoom, name="Sala", seats=3)
+        await biel.request(m.JoinRoom, room=made.room)
+        await anna.request(m.AddBot, level="random")
+        await anna.request(m.StartGame)
+        await anna.wait_state(lambda p: p.view["status"] == "playing")
+        resigned = await biel.request(m.ResignRequest)
+        games = (await biel_away.request(m.MyGames)).entries
+        assert [(g.room, g.resigned, g.status) for g in games] == \
+            [(made.room, True, "playing")]
+        assert games[0].started_at is not None
+        assert (await anna_away.request(m.MyGames)).entries[0].resigned is None
+        await caught_up(anna, resigned.version)
+        anna.drain()
+        biel_away.drain()  # (his turn may have come before he resigned)
+        anna_away.drain()
+
+        # Seat 1's turn comes again (a bot plays it), then Anna's: her account hears hers
+        # where she is not, Biel's account nothing of his seat's.
+        state = anna.state
+        assert state is not None
+        began = 0
+        for _ in range(300):
+            if state.view["turn"] == 0 and began:
+                break
+            if state.view["turn"] == 0:
+                await anna.request(m.ActionRequest, action=EndTurn())
+            state = await anna.wait_state()
+            began += any(e["kind"] == "turn" and e["seat"] == 1 for e in state.events)
+        assert began and state.view["turn"] == 0 and state.view["status"] == "playing"
+        await anna_away.next_push(timeout=10)
+        # (a reply comes after whatever the server sent that connection before it)
+        await biel_away.request(m.MyGames)
+        assert not any(isinstance(p, m.YourTurnPush) for p in biel_away.drain())
+    finally:
+        for client in (anna, biel, anna_away, biel_away):
+            await client.close()

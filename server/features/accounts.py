@@ -238,7 +238,7 @@ class Accounts:
                 game = await self._filled(game)
             return stored_entry(game)
         entry = entry_of(r.room, r.name, r.status, game.seat, game.names, r.turn_seconds,
-                         runner.room.state, r.finished_at)
+                         runner.room.state, r.finished_at, r.started_at)
         if game.result is not None and entry.winners is None:
             winners, scores = result_scores(game.result)
             entry = m.GameEntry(**{**_fields(entry), "winners": winners, "scores": scores})
@@ -297,6 +297,7 @@ def stored_entry(game: AccountGame) -> m.GameEntry:
         turn_seconds=r.turn_seconds, winners=winners, scores=scores,
         finished_at=r.finished_at if r.status == RoomStatus.FINISHED else None,
         resigned=_resigned(game.result, game.seat),
+        started_at=r.started_at if r.status != RoomStatus.WAITING else None,
     )
 
 
@@ -310,7 +311,7 @@ def _resigned(result: dict[str, Any] | None, seat: int) -> bool | None:
 
 def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | None, ...],
              turn_seconds: int | None, state: GameState | None,
-             finished_at: float | None) -> m.GameEntry:
+             finished_at: float | None, started_at: float | None = None) -> m.GameEntry:
     """One line of ``games``."""
     playing = state is not None and not state.over
     turn = state.turn if playing and state is not None else None
@@ -326,4 +327,5 @@ def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | No
         turn_seconds=turn_seconds, winners=winners, scores=scores,
         finished_at=finished_at if status == RoomStatus.FINISHED else None,
         resigned=True if state is not None and seat in state.resigned else None,
+        started_at=started_at if state is not None else None,
     )

@@ -8,6 +8,7 @@ reply before its push and its refusals with the protocol's codes."""
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import msgpack
@@ -416,4 +417,49 @@ async def test_an_account_that_resigned_hears_no_turn_of_it_and_its_games_say_so
         assert not any(isinstance(p, m.YourTurnPush) for p in biel_away.drain())
     finally:
         for client in (anna, biel, anna_away, biel_away):
+            await client.close()
+
+
+async def test_in_a_rated_room_on_a_server_the_resigned_seat_s_turn_times_out_at_once(url):
+    from client.local.keys import new_key
+    from client.net.net import GameClient
+    from tests.support.wire import caught_up
+
+    names = ("Anna", "Biel", "Carme")
+    clients = [await GameClient.connect(url) for _ in names]
+    try:
+        for client, name in zip(clients, names, strict=True):
+            await client.hello(name, new_key())
+        anna, biel, carme = clients
+        made = await anna.request(m.CreateRoom, name="Lliga", seats=3, rated=True)
+        for client in (biel, carme):
+            await client.request(m.JoinRoom, room=made.room)
+        await anna.request(m.StartGame)
+        await anna.wait_state(lambda p: p.view["status"] == "playing")
+        await biel.request(m.ResignRequest)
+        # Those on turn end it until seat 1's turn has come: it ends by itself, a timeout,
+        # at once, not when the room's turn timer would run out.
+        began = time.monotonic()
+        timed_out = False
+        for _ in range(40):
+            history = await anna.request(m.HistoryRequest)
+            timed_out = any(e["kind"] == "timeout" and e["seat"] == 1
+                            for entry in history.entries for e in entry.events)
+            if timed_out:
+                break
+            latest = anna.state
+            assert latest is not None
+            seat = latest.view["turn"]
+            if seat in (0, 2):
+                done = await clients[seat].request(m.ActionRequest, action=EndTurn())
+                await caught_up(anna, done.version)
+            else:  # seat 1's: it ends without anyone
+                await anna.wait_state(lambda p, v=latest.version: p.version > v)
+        assert timed_out
+        state = anna.state
+        assert state is not None and state.view["resigned"] == [1]
+        timer = state.view["turn_seconds"]
+        assert timer is None or time.monotonic() - began < timer / 2
+    finally:
+        for client in clients:
             await client.close()

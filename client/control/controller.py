@@ -474,8 +474,13 @@ class Controller:
             with contextlib.suppress(CastellError):
                 await self.refresh_games()
             entries = {g.room: g for g in self.games}
-        kept = [Kept(h.room, h.name, h.seat, h, entries.get(h.room)) for h in held
-                if not (entries.get(h.room) and entries[h.room].resigned)]
+        kept = []
+        for h in held:
+            entry = entries.get(h.room)
+            if entry is not None and entry.resigned:
+                self.session.forget_seat(h)  # resigned elsewhere: played no more by us
+                continue
+            kept.append(Kept(h.room, h.name, h.seat, h, entry))
         if mine:
             rooms = {k.room for k in kept}
             kept.extend(Kept(g.room, g.name, g.seat, None, g) for g in self.games

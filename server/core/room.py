@@ -543,10 +543,13 @@ class Room(Generic[M]):
                                          progress=Progress.of(state))],
                              Started(state, said, ack), version)
 
-    def act(self, member: M, action: Action, re: int, *, now: float) -> Change[M]:
+    def act(self, member: M, action: Recorded, re: int, *, now: float) -> Change[M]:
         """A player's action; the rules (``shared.engine``) refuse it or say what follows.
         On commit the actor hears ``ok`` with the new version before the ``state`` push.
-        A player who resigned acts no more (``resigned``): the seat is played for them."""
+        A player who resigned acts no more (``resigned``): the seat is played for them.
+        A :class:`~shared.actions.Resign` is the player's resignation (:meth:`resign`)."""
+        if isinstance(action, Resign):
+            return self.resign(member, re, now=now)
         seat = self.presence.player_seat(member)
         state = self.state
         if state is not None and not state.over and seat in state.resigned:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from server.edge.dispatch import room_of
+from shared.actions import Resign
 
 if TYPE_CHECKING:
     from server.runtime.connection import Connection
@@ -18,5 +19,6 @@ async def action(conn: Connection, msg: m.ActionRequest) -> None:
 
 
 async def resign(conn: Connection, msg: m.ResignRequest) -> None:
-    """Resign the game from the connection's seat (its room answers ``ok``)."""
-    await room_of(conn).resign(conn, msg.id)
+    """Resign the game from the connection's seat (its room answers ``ok``); stored in the
+    game's list of actions, as an action is."""
+    await room_of(conn).act(conn, Resign(), msg.id)

@@ -272,3 +272,34 @@ async def test_a_finished_game_says_rematch_and_takes_top_and_whois(server, url,
 
         await ctrl.handle("rematch")
         assert ctrl.mode == "room" and "rematch" in status_line(anna)
+
+
+async def test_a_guest_abandons_a_held_seat_from_the_lobby(server, url, tmp_path):
+    async with full_screen(url, "Anna", tmp_path / "anna", guest=True) as anna:
+        ctrl = anna.controller
+        await ctrl.handle("create Friday night seats=2")
+        await ctrl.handle("bot random")
+        await until(lambda: ctrl.view is not None and len(ctrl.view.players) == 2)
+        await ctrl.handle("start")
+        await until(lambda: ctrl.view.status == RoomStatus.PLAYING)
+        await ctrl.handle("leave")
+        assert "Your seats (`resume N`, `abandon N`):" in ctrl.lobby_lines()
+        await asked(anna, ctrl.handle("abandon 1"), "abandon 'Friday night'?", "n")
+        assert "not abandoned" in status_line(anna) and len(ctrl.session.held_seats()) == 1
+        await asked(anna, ctrl.handle("abandon 1"), "abandon 'Friday night'?", "y")
+        assert "you resigned 'Friday night'" in status_line(anna)
+        assert "it is over" in status_line(anna)  # two players: the other won at once
+        assert ctrl.mode == "lobby" and ctrl.session.held_seats() == []
+
+
+def test_castell_play_s_list_of_kept_games_marks_who_resigned():
+    from client.modes.play import game_line
+    from server.store.base import GameRecord, RoomRecord, SeatRecord
+
+    room = RoomRecord("r1", "Anna's game", 2, "normal", None, False, None, seed=1,
+                      status="finished", version=9, created_at=1.0, finished_at=2.0)
+    record = GameRecord(room, (SeatRecord("r1", 0, "Anna"),
+                               SeatRecord("r1", 1, "Pau·normal", bot=True)),
+                        result={"scores": [{"seat": 0, "total": 9}, {"seat": 1, "total": 3}],
+                                "winners": [1], "resigned": [0]})
+    assert game_line(record).endswith("over: Anna 9 (resigned) · Pau·normal 3 (won)")

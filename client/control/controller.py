@@ -679,6 +679,9 @@ class Controller:
         never offered again."""
         if self.session.account:
             game = await self._game_number(number, finished=False)
+            if game.status == RoomStatus.WAITING:
+                raise c.CommandError(f"game {number} has not started: `resume {number}`, "
+                                     "then `leave`, gives its seat up")
             kept = Kept(game.room, game.name, game.seat, None, game)
         else:
             held = self.session.held_seats()
@@ -695,17 +698,14 @@ class Controller:
             self.screen.info(f"not abandoned: {safe(name)!r} is kept as it was")
             return
         await self._take(kept)
+        over = False
         try:
             await self.session.resign()
+            over = self.view is not None and self.view.status == RoomStatus.FINISHED
         finally:
             await self.leave()
         self.screen.info(f"you resigned {safe(name)!r} (id {room}): "
-                         + ("it is over" if self._finished(room) else
-                            "it is played to its end without you"))
-
-    def _finished(self, room: str) -> bool:
-        """Whether the account's list of games says ``room``'s game is over."""
-        return any(g.room == room and g.status == RoomStatus.FINISHED for g in self.games)
+                         + ("it is over" if over else "it is played to its end without you"))
 
     # -- quick match -------------------------------------------------------------------------
 

@@ -3,6 +3,11 @@
 Each action class has a ``KIND`` — the ``kind`` used on the wire — and fields named exactly as
 in ``docs/protocol.md``. ``Train`` and ``Special`` carry their effect flat (``effect`` plus one
 of ``region`` / ``size`` / ``tile``), as the wire does; the engine checks the combination.
+
+A game's list of actions also holds its resignations (:class:`Resign`, §10 "Resigning"):
+not an action of the board game, and never sent as an ``action`` request (it has a request of
+its own), but kept where it happened among the actions, so that a replay of the list goes
+the way the game went. :data:`RECORDED_TYPES` is what such a list may hold.
 """
 
 from __future__ import annotations
@@ -99,11 +104,29 @@ ACTION_TYPES: dict[str, type[Action]] = {
     cls.KIND: cls for cls in (Move, Recruit, Train, Special, Build, Dismantle, EndTurn, Undo)
 }
 
+
+@attrs.frozen
+class Resign:
+    """``seat`` concedes the game (docs/rules.md §10, "Resigning"), on its turn or not.
+
+    ``ends``: the game ends with it whoever is left (the room says so when no one is left to
+    play it but bots); it also ends when fewer than two players have not resigned."""
+
+    KIND: ClassVar[str] = "resign"
+    ends: bool = False
+
+
+#: What a game's list of actions holds: actions, and resignations where they happened.
+Recorded = Action | Resign
+
+#: The kinds a game's list of actions (the store's, a record file's) may hold.
+RECORDED_TYPES: dict[str, type[Recorded]] = {**ACTION_TYPES, Resign.KIND: Resign}
+
 #: Effects of a special action (§4) and the field each one needs.
 EFFECT_FIELD: dict[str, str] = {"move": "region", "recruit": "size", "perform": "tile"}
 
 
-def action_fields(action: Action) -> dict[str, Any]:
+def action_fields(action: Recorded) -> dict[str, Any]:
     """The action as its wire fields: ``kind`` plus every field that is set.
 
     Tuples become lists so that the result is plain msgpack data.

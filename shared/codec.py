@@ -27,7 +27,7 @@ from typing import Any, Final
 import attrs
 import msgpack
 
-from shared.actions import Action, action_fields
+from shared.actions import Recorded, action_fields
 from shared.errors import ProtocolError
 from shared.messages import (
     Message,
@@ -35,8 +35,8 @@ from shared.messages import (
     Request,
     ServerMessage,
     StatePush,
-    action_from_fields,
     from_wire,
+    recorded_from_fields,
     to_wire,
 )
 from shared.wire import converter
@@ -207,18 +207,19 @@ def encode_patch(room: str, base: int, version: int, changes: list[Any],
         return encode(Patch(room, base, version, changes, wire))
 
 
-def pack_action(action: Action) -> bytes:
-    """The bytes an action is stored as: the MessagePack map of its wire fields,
-    :func:`~shared.actions.action_fields` (``{"kind": "move", "region": "ebr"}``) — no
-    ``type``, no ``id``: a stored action is not a request."""
+def pack_action(action: Recorded) -> bytes:
+    """The bytes an action (or a resignation) is stored as: the MessagePack map of its wire
+    fields, :func:`~shared.actions.action_fields` (``{"kind": "move", "region": "ebr"}``,
+    ``{"kind": "resign", "ends": false}``) — no ``type``, no ``id``: a stored action is not a
+    request."""
     return msgpack.packb(action_fields(action), use_bin_type=True)
 
 
-def unpack_action(data: Any) -> Action:
-    """The action :func:`pack_action` stored as ``data``, checked as the wire checks one
-    (:func:`~shared.messages.action_from_fields`) within the frame limits.
+def unpack_action(data: Any) -> Recorded:
+    """The action (or resignation) :func:`pack_action` stored as ``data``, checked as the wire
+    checks one (:func:`~shared.messages.recorded_from_fields`) within the frame limits.
 
     Raises :class:`ProtocolError` for anything else: ``bad_message`` when ``data`` is not one
     MessagePack value, ``invalid_field`` (naming the field) when it is not a valid action.
     """
-    return action_from_fields(unpack(data))
+    return recorded_from_fields(unpack(data))

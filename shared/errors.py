@@ -132,3 +132,5 @@ ERROR_CODES["muted"] = "the host muted this player: chat lines are not passed on
 ERROR_CODES["room_closed"] = "the host closed that room: it is played no more"
 ERROR_CODES["kicked"] = "the host removed you from that room, for a while or for good"
 ERROR_CODES["draining"] = "the server is about to stop for maintenance and makes no new rooms"
+# Resigning (docs/rules.md §10).
+ERROR_CODES["resigned"] = "you resigned this game: you play no more in it"

@@ -93,6 +93,15 @@ class FestivalResolved:
 
 
 @attrs.frozen
+class Resigned:
+    """``seat`` resigned (docs/rules.md §10, "Resigning"): it can win no more and ranks below
+    every player who did not; its turns are played for it from now on."""
+
+    KIND: ClassVar[str] = "resigned"
+    seat: int
+
+
+@attrs.frozen
 class GameEnded:
     KIND: ClassVar[str] = "game_over"
     scores: tuple[Any, ...]  # shared.state.Score
@@ -101,7 +110,7 @@ class GameEnded:
 
 Event = (
     ActionTaken | Undone | TurnStarted | RoundStarted | Refilled | Trained | Performed
-    | FestivalResolved | GameEnded
+    | FestivalResolved | GameEnded | Resigned
 )
 
 

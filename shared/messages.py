@@ -21,7 +21,16 @@ from typing import Annotated, Any, ClassVar, Final, Literal
 
 import attrs
 
-from shared.actions import ACTION_TYPES, EFFECT_FIELD, Action, Special, Train, action_fields
+from shared.actions import (
+    ACTION_TYPES,
+    EFFECT_FIELD,
+    RECORDED_TYPES,
+    Action,
+    Recorded,
+    Special,
+    Train,
+    action_fields,
+)
 from shared.errors import CastellError, ProtocolError, RoomMoved, RuleError
 from shared.view import RoomStatus, RoomStatusName
 from shared.wire import (
@@ -41,6 +50,7 @@ from shared.wire import (
     NodeUrl,
     NodeUrls,
     PlayerName,
+    RecordedKind,
     RoomId,
     RoomName,
     Seat,
@@ -180,6 +190,15 @@ class ActionRequest:
 
     def unstructure_wire(self) -> dict[str, Any]:
         return _unstructure_action_request(self)
+
+
+@attrs.frozen
+class ResignRequest:
+    """Concede the game from this seat (an addition; docs/rules.md §10, "Resigning"). Reply:
+    :class:`Ok` with the room's new ``version``, as for an action."""
+
+    TYPE: ClassVar[str] = "resign"
+    id: MessageId
 
 
 @attrs.frozen
@@ -483,6 +502,10 @@ class GameEntry:
     scores: tuple[int, ...] | None = attrs.field(default=None, converter=_optional_tuple)
     finished_at: float | None = None
     seats: Seats | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: True when the account resigned this game (an addition, left out otherwise).
+    resigned: bool | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: When the game started (Unix time; an addition, left out before the start).
+    started_at: float | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 def _game_entries(value: Iterable[GameEntry]) -> tuple[GameEntry, ...]:
@@ -710,7 +733,7 @@ class MatchWaitingPush:
 
 
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
-    | ActionRequest | HistoryRequest | MyGames | Rematch | RecordRequest | Resync
+    | ActionRequest | HistoryRequest | MyGames | Rematch | RecordRequest | Resync | ResignRequest
 ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
     | History | Games | Record | InvitePush | YourTurnPush | Patch
 Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | CancelMatch \
@@ -722,7 +745,7 @@ REQUEST_TYPES: Final[dict[str, type]] = {
     cls.TYPE: cls
     for cls in (
         Hello, ListRooms, CreateRoom, JoinRoom, LeaveRoom, AddBot, StartGame, Chat,
-        ActionRequest, HistoryRequest, MyGames, Rematch, RecordRequest, Resync,
+        ActionRequest, HistoryRequest, MyGames, Rematch, RecordRequest, Resync, ResignRequest,
     )
 }
 #: Server → client messages by ``type``.
@@ -748,7 +771,13 @@ class _ActionKind:
     kind: ActionKind
 
 
-def _check_effect(action: Action) -> None:
+@attrs.frozen
+class _RecordedKind:
+    # The same field of an entry of a game's list of actions (a resignation too).
+    kind: RecordedKind
+
+
+def _check_effect(action: Recorded) -> None:
     # `special` (and `train` with an effect) carries exactly the field its effect needs (§4).
     if not isinstance(action, Special | Train):
         return
@@ -775,17 +804,31 @@ def action_from_fields(fields: Mapping[str, Any]) -> Action:
     Raises :class:`ProtocolError` (``invalid_field``, ``field`` naming the culprit: ``kind``,
     ``sizes[1]``, an unknown key, ...) for anything that is not one valid action; ``re`` is
     None. The ``action`` request's own structuring goes through here, so the wire, the store
-    and the game record read an action one way.
+    and the game record read an action one way. A resignation is no action here: it has a
+    request of its own (:class:`ResignRequest`).
     """
+    action: Action = _from_fields(fields, ACTION_TYPES, _ActionKind)
+    return action
+
+
+def recorded_from_fields(fields: Mapping[str, Any]) -> Recorded:
+    """An entry of a game's list of actions (the store's, a record file's): an action, as
+    :func:`action_from_fields` reads it, or a resignation (``{"kind": "resign"}``)."""
+    recorded: Recorded = _from_fields(fields, RECORDED_TYPES, _RecordedKind)
+    return recorded
+
+
+def _from_fields(fields: Mapping[str, Any], kinds: Mapping[str, type],
+                 head_type: type) -> Any:
     if not isinstance(fields, Mapping):
         raise ProtocolError("an action must be a map of fields", code="invalid_field")
     try:
         rest = {k: v for k, v in fields.items() if k != "kind"}
         kind = fields.get("kind")
-        if type(kind) is not str or kind not in ACTION_TYPES:  # the converter says why
+        if type(kind) is not str or kind not in kinds:  # the converter says why
             head = {k: v for k, v in fields.items() if k == "kind"}
-            kind = converter.structure(head, _ActionKind).kind
-        action: Action = converter.structure(rest, ACTION_TYPES[kind])
+            kind = converter.structure(head, head_type).kind
+        action: Any = converter.structure(rest, kinds[kind])
     except Exception as exc:  # every converter failure is the data's fault
         raise field_error(exc) from None
     _check_effect(action)

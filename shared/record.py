@@ -2,8 +2,11 @@
 
 A game is its seed, its seats and its list of actions, so the record holds exactly those
 (plus the room's settings and the result) as JSON, and :mod:`shared.replay` rebuilds every
-state of the game from it with the rules engine. Note that a record holds the seed, which reveals
-the bag's order: export a game only when it is over, or only for yourself.
+state of the game from it with the rules engine. A resignation (docs/rules.md §10) is in the
+list where it happened, as ``{"kind": "resign"}``: a record without one (every record
+written before resigning existed) replays as it always did. Note that a record holds the
+seed, which reveals the bag's order: export a game only when it is over, or only for
+yourself.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ from typing import Any
 
 import attrs
 
-from shared.actions import Action, action_fields
+from shared.actions import Recorded, action_fields
 from shared.errors import CastellError, ProtocolError
 from shared.events import Event
-from shared.messages import action_from_fields
+from shared.messages import recorded_from_fields
 from shared.state import GameState
 
 FORMAT = "castell-game"
@@ -37,11 +40,12 @@ class RecordError(CastellError):
 
 @attrs.frozen
 class RecordedAction:
-    """One action of the game: who, what, when (Unix seconds); ``timed_out`` when the turn
-    timer played it (an ``end_turn`` for a seat that ran out of time)."""
+    """One action of the game (or a resignation): who, what, when (Unix seconds);
+    ``timed_out`` when the turn timer played it (an ``end_turn`` for a seat that ran out of
+    time)."""
 
     seat: int
-    action: Action
+    action: Recorded
     at: float = 0.0
     timed_out: bool = False
 
@@ -107,7 +111,7 @@ class GameRecordFile:
                 seats=tuple(str(s["name"]) for s in seats),
                 bots=tuple(bool(s["bot"]) for s in seats),
                 actions=tuple(
-                    RecordedAction(int(a["seat"]), action_from_fields(a["action"]),
+                    RecordedAction(int(a["seat"]), recorded_from_fields(a["action"]),
                                    float(a.get("at", 0.0)), a.get("timed_out") is True)
                     for a in data["actions"]
                 ),

@@ -1,4 +1,5 @@
-"""A game's replay: its states rebuilt from its seats, its seed and its actions.
+"""A game's replay: its states rebuilt from its seats, its seed and its actions (its
+resignations among them, where they happened: docs/rules.md §10).
 
 A game is its seed plus its actions: setting the game up from the seed (:func:`shared.engine.
 new_game`) and applying the actions in order gives back every state it went through. This is
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from shared import engine
-from shared.actions import Action
+from shared.actions import Recorded
 from shared.events import Event
 from shared.state import GameState
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def steps(seats: Sequence[str], variant: str, seed: int,
-          actions: Iterable[tuple[int, Action]]) -> Iterator[tuple[GameState, list[Event]]]:
+          actions: Iterable[tuple[int, Recorded]]) -> Iterator[tuple[GameState, list[Event]]]:
     """Every state of the game, one at a time: the setup (with no events), then the state
     after each action (seat, action) with the events it caused. Raises what the rules
     engine raises for an action they refuse."""
@@ -34,7 +35,7 @@ def steps(seats: Sequence[str], variant: str, seed: int,
 
 
 def final_state(seats: Sequence[str], variant: str, seed: int,
-                actions: Iterable[tuple[int, Action]]) -> GameState:
+                actions: Iterable[tuple[int, Recorded]]) -> GameState:
     """The state the game stands at after its actions (the setup when there are none)."""
     last: GameState | None = None
     for state, _events in steps(seats, variant, seed, actions):

@@ -53,7 +53,7 @@ def end_round(state: GameState) -> tuple[GameState, list[Event]]:
     first = (state.first + 1) % state.seats
     state = attrs.evolve(state, first=first, turns_taken=0, done=())
     if state.round >= ROUNDS:
-        scores, winners = final_scores(state.players)
+        scores, winners = final_scores(state.players, state.resigned)
         state = attrs.evolve(state, turn=None, scores=scores, winners=winners)
         return state, [*events, GameEnded(scores=scores, winners=winners)]
     state = attrs.evolve(state, round=state.round + 1, turn=first)

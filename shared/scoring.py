@@ -1,9 +1,10 @@
-"""Final scoring (§9 of ``docs/rules.md``): the five categories, and who wins."""
+"""Final scoring (§9 of ``docs/rules.md``): the five categories, who wins, and the final
+order (a player who resigned, §10 "Resigning", wins nothing and ranks last)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from shared.board import (
     DIVERSITY_POINTS,
@@ -46,13 +47,39 @@ def score_player(player: Player) -> Score:
     )
 
 
-def winners(scores: Sequence[Score]) -> tuple[int, ...]:
-    """§9: the highest total; a tie goes to the best tower; a further tie is shared."""
-    best = max((s.total, s.tower) for s in scores)
-    return tuple(s.seat for s in scores if (s.total, s.tower) == best)
+def winners(scores: Sequence[Score], resigned: Collection[int] = ()) -> tuple[int, ...]:
+    """§9: the highest total; a tie goes to the best tower; a further tie is shared. A
+    player who resigned (§10) is not among them (unless every player did)."""
+    playing = [s for s in scores if s.seat not in resigned] or list(scores)
+    best = max((s.total, s.tower) for s in playing)
+    return tuple(s.seat for s in playing if (s.total, s.tower) == best)
 
 
-def final_scores(players: Sequence[Player]) -> tuple[tuple[Score, ...], tuple[int, ...]]:
+def final_scores(players: Sequence[Player], resigned: Collection[int] = ()
+                 ) -> tuple[tuple[Score, ...], tuple[int, ...]]:
     """Every player's :class:`Score` by seat, and the winning seats."""
     scores = tuple(score_player(p) for p in players)
-    return scores, winners(scores)
+    return scores, winners(scores, resigned)
+
+
+def places(totals: Iterable[tuple[int, int]], winners: Collection[int],
+           resigned: Sequence[int] = ()) -> dict[int, int]:
+    """The final order (§9, §10) as each seat's place, 1 the first, from (seat, total) pairs:
+    the winners first, then the others by total, equal totals sharing a place; then those
+    who resigned, the last to resign first, the first to resign last."""
+    pairs = list(totals)
+    seats = {seat for seat, _ in pairs}
+    order = sorted(((seat, (seat in winners, total)) for seat, total in pairs
+                    if seat not in resigned), key=lambda sk: sk[1], reverse=True)
+    place: dict[int, int] = {}
+    for i, (seat, key) in enumerate(order):
+        place[seat] = place[order[i - 1][0]] if i and key == order[i - 1][1] else i + 1
+    gone = [seat for seat in reversed(resigned) if seat in seats]
+    for j, seat in enumerate(gone):
+        place[seat] = len(order) + j + 1
+    return place
+
+
+def ranked(place: dict[int, int]) -> list[int]:
+    """The seats of :func:`places` in their final order (a shared place by seat)."""
+    return sorted(place, key=lambda seat: (place[seat], seat))

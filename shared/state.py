@@ -137,6 +137,7 @@ class GameState:
 
     ``round`` is 1–10 while playing; ``turn`` is the seat to act, or None once the game is
     over. ``done`` lists the once-per-turn actions (§4) the current seat has taken.
+    ``resigned`` lists the seats that resigned (§10, "Resigning"), in the order they did.
 
     ``undo`` is the turn's last step (None at the start of a turn): its ``before`` is the
     state an ``undo`` returns, itself holding the step before, back to the turn's start. It
@@ -161,6 +162,7 @@ class GameState:
     done: tuple[str, ...] = ()
     scores: tuple[Score, ...] | None = None
     winners: tuple[int, ...] | None = None
+    resigned: tuple[int, ...] = ()
     undo: TurnStep | None = attrs.field(default=None, eq=False, repr=False)
 
     @property

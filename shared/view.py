@@ -221,6 +221,9 @@ class View:
     unrated: str | None = attrs.field(default=None, metadata={OMIT_NONE: True})
     #: True for a private room (an addition, absent for a listed one).
     private: bool | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: The seats that resigned, in the order they did (an addition, absent while nobody has:
+    #: docs/rules.md §10, "Resigning").
+    resigned: tuple[Seat, ...] | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 # Building -------------------------------------------------------------------------------------
@@ -315,6 +318,7 @@ def make_view(room: RoomInfo, state: GameState | None) -> View:
         players=tuple(_player(p, seats.get(p.seat)) for p in state.players),
         scores=None if state.scores is None else tuple(map(_score, state.scores)),
         winners=state.winners,
+        resigned=state.resigned or None,
     )
 
 
@@ -414,6 +418,8 @@ def build_view(room: RoomInfo, state: GameState | None,
         "winners": None if state.winners is None else list(state.winners),
         "spectators": list(room.spectators),
         **({"unrated": room.unrated} if room.unrated is not None else {}),
+        **({"private": True} if room.private else {}),
+        **({"resigned": list(state.resigned)} if state.resigned else {}),
     }
 
 
@@ -490,8 +496,9 @@ def _check_complete(v: View) -> None:
     for i, f in enumerate(v.festivals):
         if TOWNS.get(f.region, {}).get(f.type) != f.town:
             raise _bad(f"festivals[{i}]", "names no festival town of the rules")
-    seats = {"turn": v.turn, "first": v.first, **{f"winners[{i}]": s for i, s in
-                                                  enumerate(v.winners or ())}}
+    seats = {"turn": v.turn, "first": v.first,
+             **{f"winners[{i}]": s for i, s in enumerate(v.winners or ())},
+             **{f"resigned[{i}]": s for i, s in enumerate(v.resigned or ())}}
     for key, seat in seats.items():
         if seat is not None and seat >= v.seats:
             raise _bad(key, f"must be a seat from 0 to {v.seats - 1}")
@@ -541,5 +548,6 @@ def state_from_view(view: Mapping[str, Any] | View) -> GameState:
             for s in v.scores
         ),
         winners=v.winners,
+        resigned=tuple(v.resigned or ()),
     )
 

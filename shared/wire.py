@@ -34,7 +34,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from shared.actions import ACTION_TYPES, EFFECT_FIELD
+from shared.actions import ACTION_TYPES, EFFECT_FIELD, RECORDED_TYPES
 from shared.board import (
     MAX_RANK,
     MAX_SEATS,
@@ -169,6 +169,8 @@ TileId = Annotated[str, one_of(*TILES)]
 Effect = Annotated[str, one_of(*EFFECT_FIELD)]
 TrainChoice = Annotated[str, one_of("region", "all")]
 ActionKind = Annotated[str, one_of(*ACTION_TYPES)]
+#: The kind of an entry of a game's list of actions: an action's, or ``resign``.
+RecordedKind = Annotated[str, one_of(*RECORDED_TYPES)]
 RecruitSizes = Annotated[tuple[Size, ...], length(1, RECRUIT_MAX)]
 Level = Annotated[tuple[Size, ...], length(1, MAX_LEVEL_WIDTH)]
 Levels = Annotated[tuple[Level, ...], length(1, MAX_LEVELS)]
@@ -339,6 +341,7 @@ ACTION_FIELD_TYPES: Final[dict[str, Any]] = {
     "choice": TrainChoice,
     "sizes": RecruitSizes,
     "levels": Levels,
+    "ends": bool,
 }
 
 
@@ -387,7 +390,7 @@ def make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook_factory(_has_own_form, _own_unstructure_factory)
     conv.register_unstructure_hook(Score, _unstructure_score)
     _register_state_hooks(conv)
-    for cls in ACTION_TYPES.values():
+    for cls in RECORDED_TYPES.values():
         conv.register_structure_hook(cls, _action_hook(cls, conv))
     return conv
 

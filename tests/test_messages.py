@@ -25,7 +25,7 @@ from tests.support.wire_strategies import actions, messages
 PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",
     "chat", "action", "history", "my_games", "rematch", "record", "resync",
-    "leaderboard", "profile", "quick_match", "cancel_match", "identify",
+    "leaderboard", "profile", "quick_match", "cancel_match", "identify", "resign",
 }
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
                                "notice", "history", "games", "record", "invite", "your_turn",

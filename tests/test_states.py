@@ -71,12 +71,13 @@ EXPECTED: dict[ConnState, dict[type, tuple[str, str]]] = {
                          if kind not in (m.Hello, m.Identify)},
     ConnState.LOBBY: {kind: NOT_IN_ROOM
                       for kind in (m.LeaveRoom, m.AddBot, m.StartGame, m.Chat, m.ActionRequest,
-                                   m.HistoryRequest, m.Resync, m.Rematch)},
+                                   m.ResignRequest, m.HistoryRequest, m.Resync, m.Rematch)},
     ConnState.SEATED: IN_ROOM,
     ConnState.WATCHING: {
         **IN_ROOM,
         m.JoinRoom: ("already_in_room", "you are already in a room: leave it first"),
-        **{kind: NOT_A_PLAYER for kind in (m.AddBot, m.StartGame, m.ActionRequest, m.Rematch)},
+        **{kind: NOT_A_PLAYER for kind in (m.AddBot, m.StartGame, m.ActionRequest,
+                                           m.ResignRequest, m.Rematch)},
     },
 }
 

@@ -93,7 +93,31 @@ class Warn:
     on: bool
 
 
-ClientCommand = Chat | Hint | Help | Rules | Leave | Quit | EndNow | Warn
+@attrs.frozen
+class Resign:
+    """Concede the game (docs/rules.md §10, "Resigning"), after a confirmation."""
+
+
+@attrs.frozen
+class Score:
+    """Show each player's score by the categories of §9, as it stands now."""
+
+
+@attrs.frozen
+class Rematch:
+    """Once the game is over: play it again with the same players."""
+
+
+@attrs.frozen
+class Lookup:
+    """A look at the server's players from a game: ``top`` or ``whois NAME``, the lobby's
+    commands, whose ``line`` the lobby's parser reads."""
+
+    line: str
+
+
+ClientCommand = Chat | Hint | Help | Rules | Leave | Quit | EndNow | Warn | Resign | Score \
+    | Rematch | Lookup
 Command = Action | ClientCommand
 
 
@@ -169,6 +193,25 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         CommandHelp("rules", "rules [TOPIC]",
                     "read a short rules page (towers, festivals, ...)",
                     ("rules towers",)),
+        CommandHelp("score", "score",
+                    "each player's score now, category by category",
+                    ("score",),
+                    "Tower, diversity, prizes, size tokens and performances, as §9 counts them "
+                    "with what everyone holds now; `rules scoring` explains each."),
+        CommandHelp("resign", "resign",
+                    "concede the game (asks first)", ("resign",),
+                    "You rank last and win nothing. A two-player game ends at once, the other "
+                    "player winning; a bigger one goes on, your seat played by a bot (or, in a "
+                    "rated game, each of its turns ending at once)."),
+        CommandHelp("rematch", "rematch",
+                    "after the game: play again, same players", ("rematch",),
+                    "A new room with the same settings: the others are invited to their "
+                    "seats, bots sit again in theirs. Invited to one, `rematch` takes your "
+                    "seat in it."),
+        CommandHelp("top", "top [N|me]", "the server's best players (or around you)",
+                    ("top", "top me")),
+        CommandHelp("whois", "whois NAME", "a player's rating and last rated games",
+                    ("whois Anna",)),
         CommandHelp("leave", "leave",
                      "back to the lobby (a started game keeps your seat)"),
         CommandHelp("quit", "quit", "close Castell (your seat stays yours)"),
@@ -180,13 +223,17 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
 
 #: Other spellings accepted for a command.
 ALIASES: Final = {"end_turn": "end", "exit": "quit", "?": "help", "say": "chat",
-                  "lobby": "leave"}
+                  "lobby": "leave", "concede": "resign", "scores": "score",
+                  "leaderboard": "top"}
 ACTION_COMMANDS: Final = ("move", "recruit", "train", "special", "build", "dismantle", "end",
                           "undo")
 #: Lobby commands, which a game can only point back to.
 LOBBY_WORDS: Final = ("join", "watch", "create", "list", "resume", "games", "replay", "quick",
-                      "top", "whois")
-CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "leave", "quit", "warn")
+                      "abandon")
+#: The client's commands Tab offers in a game, in the order of :data:`COMMANDS` (`resign`
+#: and `rematch` are typed whole: Tab never leads to them).
+CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "score", "top", "whois", "leave",
+                          "quit", "warn")
 
 
 def help_text(command: str | None = None) -> str:
@@ -332,7 +379,7 @@ def _parse_levels(text: str) -> tuple[tuple[int, ...], ...]:
 
 _NO_ARGUMENTS: Final[dict[str, type]] = {
     "hint": Hint, "quit": Quit, "leave": Leave, "end": EndTurn, "dismantle": Dismantle,
-    "undo": Undo,
+    "undo": Undo, "resign": Resign, "score": Score, "rematch": Rematch,
 }
 
 
@@ -372,6 +419,8 @@ def parse(line: str) -> Command:
             raise CommandError("hint takes nothing, or `deep` (the turn the hard bot would "
                                "play)")
         return Hint(deep=True)
+    if name in ("top", "whois"):
+        return Lookup(line.strip())
     if name == "warn":
         if len(args) != 1 or args[0].lower() not in ("on", "off"):
             raise CommandError("warn takes `on` or `off`: whether `end` asks first when you "

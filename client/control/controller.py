@@ -25,6 +25,8 @@ from collections import deque
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
+import attrs
+
 from client.control import commands as c
 from client.control import lobby as lb
 from client.control.hints import DEEP_HINT_SECONDS, deep_hint_lines, hint_lines
@@ -32,7 +34,7 @@ from client.local.seats import HeldSeat
 from client.local.settings import Settings
 from client.net.net import ServerError
 from client.net.session import RoomState, Session
-from client.screens.describe import mark_regions
+from client.screens.describe import mark_regions, score_lines
 from client.screens.render import event_lines
 from client.screens.rulebook import rules_page
 from client.screens.sanitize import safe
@@ -134,7 +136,7 @@ class Controller:
         push = self.session.state
         me = self.me
         if push is None or me is None or push.view.status != RoomStatus.PLAYING \
-                or push.view.turn != me:
+                or push.view.turn != me or me in (push.view.resigned or ()):
             return []
         key = (push.version, me)
         if self._legal is None or self._legal[:2] != key:
@@ -159,14 +161,21 @@ class Controller:
         return Skills()
 
     def lobby_lines(self) -> list[str]:
-        """The lobby as text: the open rooms, numbered for `join N`, and the held seats."""
-        lines = [f"Open rooms on {self.session.url} (you are {safe(self.session.name)}):"]
+        """The lobby as text: the open rooms, numbered for `join N`, and the held seats. The
+        lobby of ``castell play`` (:attr:`local`) is this computer's games: nobody else comes
+        to it, so it asks nobody to invite friends, and offers a new game against bots."""
+        if self.local:
+            lines = [f"Open rooms on this computer (castell play; you are "
+                     f"{safe(self.session.name)}):"]
+        else:
+            lines = [f"Open rooms on {self.session.url} (you are {safe(self.session.name)}):"]
         # The list comes open rooms first, then games under way, then finished ones (still
         # listed a while, to watch how they ended): each kind under its own heading.
         headings: dict[str, str] = {RoomStatus.PLAYING: "Games under way (`watch N` follows one):",
                     RoomStatus.FINISHED: "Finished games (`watch N` shows how one ended):"}
         if not any(r.status == RoomStatus.WAITING for r in self.rooms):
-            lines.append("  none yet — `create` one, then invite your friends")
+            lines.append("  none yet — `new` starts a game against bots" if self.local
+                         else "  none yet — `create` one, then invite your friends")
         said: set[str] = set()
         for i, r in enumerate(self.rooms, 1):
             if r.status in headings and r.status not in said:
@@ -180,13 +189,17 @@ class Controller:
             lines.append("  … more rooms: `list more`")
         held = [] if self.session.account else self.session.held_seats()
         if self.session.account and self.games:
-            lines.append("Your games (`resume N`, `replay N`; `games` again):")
+            lines.append("Your games (`resume N`, `replay N`, `abandon N`; `games` again):")
             lines.extend(self.game_lines())
         if held:
-            lines.append("Your seats (`resume N`):")
+            lines.append("Your seats (`resume N`, `abandon N`):")
             lines.extend(f"  {i}. {safe(h.name)} (seat {h.seat}) · id {h.room}"
                          for i, h in enumerate(held, 1))
-        lines.append("`create` a room · `join N` · `watch N` · `list` · `help` · `quit`")
+        if self.local:
+            lines.append("`new` game against bots · `games` · `resume N` · `replay N` · "
+                         "`abandon N` · `help` · `quit`")
+        else:
+            lines.append("`create` a room · `join N` · `watch N` · `list` · `help` · `quit`")
         return lines
 
     def game_lines(self) -> list[str]:
@@ -261,13 +274,15 @@ class Controller:
                 self.screen.show(["Ratings: " + " · ".join(rated) + self.provisional_note()])
             if view.unrated:
                 self.screen.show([f"Ratings unchanged: {safe(view.unrated)}"])
-            if note is not None:
-                self.screen.info(note)
+            if note is not None:  # (over the status line, which says what comes next)
+                self.screen.info(note + ("; `rematch` plays it again" if self.me is not None
+                                         else ""))
 
     _my_turn_key: tuple[int, int] | None = None
 
     def _turn_key(self, view: View) -> tuple[int, int] | None:
-        if view.status == RoomStatus.PLAYING and self.me is not None and view.turn == self.me:
+        if view.status == RoomStatus.PLAYING and self.me is not None and view.turn == self.me \
+                and self.me not in (view.resigned or ()):
             return (view.round, self.me)
         return None
 
@@ -414,19 +429,29 @@ class Controller:
     # -- starting ----------------------------------------------------------------------------
 
     async def start(self, *, resume: bool = False) -> None:
-        """After connecting: offer (or, with ``resume``, take) a held seat, else list rooms."""
+        """After connecting: offer (or, with ``resume``, take) a held seat, else list rooms.
+        The question says which game it is (its round, players and start, when the account's
+        list of games knows it); Esc (or `n`) leaves the seat for later, and says how to take
+        it back."""
         held = await self._held_open()
         take = False
-        if held:
-            h = held[0]
+        kept = await self._describe(held[:1]) if held else []
+        if kept:
+            k = kept[0]
             take = resume
             if not resume:
-                take = await self._yes(
-                    f"resume your game in {safe(h.name)!r} (seat {h.seat})? [Y/n] ")
+                answer = await self._confirm(
+                    [f"Your unfinished game: {k.text()}.",
+                     "Enter resumes it; `n` or Esc leaves it for later."],
+                    f"resume your game in {safe(k.name)!r} (seat {k.seat})? [Y/n] ")
+                take = _yes(answer, True)
+                if not take:
+                    self.screen.info(f"not resumed: your seat in {safe(k.name)!r} stays yours "
+                                     "— `resume` in the lobby takes it back")
         refusal: str | None = None
-        if held and take:
+        if kept and take:
             try:
-                await self._resume(h)
+                await self._take(kept[0])
             except CastellError as exc:  # (a kick's reason and end, say): said last
                 refusal = exc.message
         if self.session.room is None:
@@ -437,20 +462,56 @@ class Controller:
             self.refused(refusal)
 
     async def _held_open(self) -> list[HeldSeat]:
-        """The remembered seats, less those of rooms the host closed meanwhile: each of
-        those is forgotten, told in one line why, and never offered."""
+        """The remembered seats, less those played no more (:meth:`Session.seat_standing`):
+        a room the host closed, a game that is over, a public room the server no longer
+        has. Each of those is forgotten, told in one line why, and never offered."""
         open_ = []
         for h in self.session.held_seats():
             try:
-                closed = await self.session.closed_by_host(h.room)
+                standing = await self.session.seat_standing(h.room, private=h.private)
             except CastellError:
-                closed = None
-            if closed is None:
+                standing = None
+            if standing is None:
                 open_.append(h)
                 continue
             self.session.forget_seat(h)
-            self.screen.info(f"{safe(h.name)!r}: {closed}; its seat is forgotten")
+            self.screen.info(f"{safe(h.name)!r}: {standing[1]}; its seat is forgotten")
         return open_
+
+    async def _describe(self, held: list[HeldSeat], *, mine: bool = False) -> list[Kept]:
+        """The games of ``held`` seats, with what the account's list of games says of each
+        (signed in); with ``mine``, the account's unfinished games held by no seat token
+        too (after them). Newest first; never one the account resigned or the host
+        closed."""
+        entries: dict[str, m.GameEntry] = {}
+        if self.session.account:
+            with contextlib.suppress(CastellError):
+                await self.refresh_games()
+            entries = {g.room: g for g in self.games}
+        kept = []
+        for h in held:
+            entry = entries.get(h.room)
+            if entry is not None and entry.resigned:
+                self.session.forget_seat(h)  # resigned elsewhere: played no more by us
+                continue
+            kept.append(Kept(h.room, h.name, h.seat, h, entry))
+        if mine:
+            rooms = {k.room for k in kept}
+            kept.extend(Kept(g.room, g.name, g.seat, None, g) for g in self.games
+                        if g.room not in rooms and g.status == RoomStatus.PLAYING
+                        and not g.resigned)
+            kept.sort(key=lambda k: -(k.entry.started_at or 0) if k.entry else 0)
+        return kept
+
+    async def _take(self, kept: Kept) -> None:
+        """Take the seat of a kept game back: with its token, or (signed in) by the account."""
+        if kept.held is not None:
+            await self._resume(kept.held)
+            return
+        self.clear_log()
+        reply = await self.session.take_back(kept.room, kept.name)
+        self.screen.info(f"back in {safe(kept.name)!r}, seat {reply.seat}")
+        await self.load_history()
 
     async def _arrival(self) -> None:
         """Signed in, arriving in the lobby: the account's games, and in how many it is our
@@ -463,33 +524,70 @@ class Controller:
         # (the screen shows the lobby, games included, once the start is over: only once)
         self.screen.refresh()
 
-    async def _yes(self, question: str) -> bool:
-        """Ask a yes-or-no question whose default is yes; anything unreadable is no."""
-        answer = await self.screen.ask(question)
+    async def _confirm(self, context: list[str], question: str) -> str | None:
+        """Ask ``question`` with ``context`` (what it means, what each answer does) shown
+        above it, in the notes (where no push's news takes its place) while it stands."""
+        self.screen.show(context)
         try:
-            return answer is not None and lb.parse_yes(answer, True)
-        except c.CommandError:
-            return False
+            return await self.screen.ask(question)
+        finally:
+            self.screen.show([])
+
+    #: ``castell play``: the lobby is this computer's games (:meth:`lobby_lines`), and `new`
+    #: starts a game against bots with these (seats, variant, level).
+    local = False
+    play_options: tuple[int, str, str] | None = None
 
     async def start_play(self, seats: int, variant: str, level: str,
                          resume: str | None = None) -> None:
         """``castell play``: back to the unfinished game (``resume="resume"``, or when the
         player says so), else a room of our own, bots in every other seat, and go
-        (``resume="new"``: a new game without asking)."""
-        held = await self._held_open() if resume != "new" else []
-        if held:
-            h = held[0]
+        (``resume="new"``: a new game without asking).
+
+        The question says which game it is (its round, its players — the bots' names say
+        their level — and when it started), and how many others are kept. `n` starts a new
+        game; Esc starts nothing: the lobby of this computer's games, where `games` lists
+        them, `resume N` takes one up, `abandon N` gives one up and `new` starts one."""
+        self.local = True
+        self.play_options = (seats, variant, level)
+        kept = await self._describe(await self._held_open(), mine=True) \
+            if resume != "new" else []
+        if kept:
+            k = kept[0]
             take = resume == "resume"
             if not take:
-                take = await self._yes(
-                    f"resume your unfinished game {safe(h.name)!r} (seat {h.seat})? "
+                more = [f"({len(kept) - 1} more kept: Esc, then `games`.)"] \
+                    if len(kept) > 1 else []
+                answer = await self._confirm(
+                    [f"Your unfinished game: {k.text()}.", *more,
+                     "Enter resumes it, `n` starts a new one, Esc goes to the lobby (nothing "
+                     "starts)."],
+                    f"resume your unfinished game {safe(k.name)!r} (seat {k.seat})? "
                     f"[Y/n, n starts a new one] ")
+                if answer is None:  # Esc: back, not forward into a new game
+                    await self._to_local_lobby()
+                    return
+                take = _yes(answer, True)
             if take:
-                await self.guard(self._resume(h))
+                await self.guard(self._take(k))
                 if self.session.room is not None:
                     return
         elif resume == "resume":
             self.screen.info("no unfinished game to resume: a new one starts")
+        await self.new_play_game()
+
+    async def _to_local_lobby(self) -> None:
+        """``castell play``'s lobby, nothing started, and what can be done there."""
+        await self.guard(self.refresh_rooms())
+        self.screen.show_lobby()
+        # (in the notes, until Esc: where no push's news takes its place)
+        self.screen.show(["Nothing started: `games` lists the games kept here — `resume N` "
+                          "takes one up, `abandon N` gives one up, `new` starts a new one."])
+
+    async def new_play_game(self) -> None:
+        """``castell play``'s new game: a room of our own, bots in every other seat, started."""
+        assert self.play_options is not None
+        seats, variant, level = self.play_options
         await self.session.create_room(f"{self.session.name}'s game", seats, variant)
         for _ in range(seats - 1):
             await self.session.add_bot(level)
@@ -514,8 +612,6 @@ class Controller:
         words = line.lower().split()
         if words[:1] == ["bell"]:
             await self.guard(self._bell(words[1:]))
-        elif mode == "game" and words == ["rematch"]:
-            await self.guard(self._rematch())
         elif mode != "lobby" and words == ["log"]:
             await self.guard(self.show_log())
         elif mode == "lobby":
@@ -537,6 +633,9 @@ class Controller:
             self.refused(f"the client failed: {type(exc).__name__}: {exc}")
 
     async def _lobby(self, line: str) -> None:
+        if self.local and line.split() == ["new"]:  # castell play: a new game against bots
+            await self.new_play_game()
+            return
         cmd = lb.parse_lobby(line)
         if isinstance(cmd, lb.ListRooms):
             await self.refresh_rooms(more=cmd.more)
@@ -551,14 +650,10 @@ class Controller:
             await self._replay(cmd.number)
         elif isinstance(cmd, lb.Bell):
             await self._bell(["on" if cmd.on else "off"])
-        elif isinstance(cmd, lb.Top):
-            reply = await self.session.request(m.Leaderboard, limit=cmd.limit,
-                                               around_me=cmd.around_me)
-            self.screen.show(["Leaderboard (rating · rated games · won):",
-                              *lb.leaderboard_lines(reply.entries)])
-        elif isinstance(cmd, lb.Whois):
-            self.screen.show(lb.profile_lines(await self.session.request(
-                m.ProfileRequest, name=cmd.name)))
+        elif isinstance(cmd, lb.Top | lb.Whois):
+            await self._look_up(cmd)
+        elif isinstance(cmd, lb.Abandon):
+            await self._abandon(cmd.number)
         elif isinstance(cmd, lb.Quick):
             await self.quick(cmd)
         elif isinstance(cmd, lb.CancelQuick):
@@ -575,9 +670,56 @@ class Controller:
                                      f"{' to ' + str(len(held)) if len(held) > 1 else ''}")
             await self._resume(held[n - 1])
         elif isinstance(cmd, c.Help):
-            self.screen.show(lb.help_lines(lb.LOBBY_HELP))
+            self.screen.show(lb.help_lines(lb.lobby_help(self.local)))
         elif isinstance(cmd, c.Quit):
             await self.quit()
+
+    async def _look_up(self, cmd: lb.Top | lb.Whois) -> None:
+        """``top`` and ``whois``: from the lobby, and from a game (the server answers them
+        anywhere)."""
+        if isinstance(cmd, lb.Top):
+            reply = await self.session.request(m.Leaderboard, limit=cmd.limit,
+                                               around_me=cmd.around_me)
+            self.screen.show(["Leaderboard (rating · rated games · won):",
+                              *lb.leaderboard_lines(reply.entries)])
+        else:
+            self.screen.show(lb.profile_lines(await self.session.request(
+                m.ProfileRequest, name=cmd.name)))
+
+    async def _abandon(self, number: int) -> None:
+        """``abandon N``: give up a kept game (signed in, game N of `games`; else held seat
+        N): asked first, then its seat is taken back, the game resigned (docs/rules.md §10)
+        and left. Against bots alone the game ends at once; it is then over, and replayable,
+        never offered again."""
+        if self.session.account:
+            game = await self._game_number(number, finished=False)
+            if game.status == RoomStatus.WAITING:
+                raise c.CommandError(f"game {number} has not started: `resume {number}`, "
+                                     "then `leave`, gives its seat up")
+            kept = Kept(game.room, game.name, game.seat, None, game)
+        else:
+            held = self.session.held_seats()
+            if not 1 <= number <= len(held):
+                raise c.CommandError(f"no seat number {number}: the lobby lists your seats")
+            h = held[number - 1]
+            kept = Kept(h.room, h.name, h.seat, h)
+        name, room = kept.name, kept.room
+        question = await self._confirm(
+            [f"Abandoning {kept.text()} resigns it: you rank last in it and cannot come back "
+             "to it; the game stays kept (`replay` once it is over)."],
+            f"abandon {safe(name)!r}? [y/N] ")
+        if not _yes(question, False):
+            self.screen.info(f"not abandoned: {safe(name)!r} is kept as it was")
+            return
+        await self._take(kept)
+        over = False
+        try:
+            await self.session.resign()
+            over = self.view is not None and self.view.status == RoomStatus.FINISHED
+        finally:
+            await self.leave()
+        self.screen.info(f"you resigned {safe(name)!r} (id {room}): "
+                         + ("it is over" if over else "it is played to its end without you"))
 
     # -- quick match -------------------------------------------------------------------------
 
@@ -683,7 +825,8 @@ class Controller:
             await self.refresh_games()
         # A game the host closed is neither taken up nor replayed: it is played no more.
         kind = [g for g in self.games if g.status != lb.CLOSED
-                and (g.status == RoomStatus.FINISHED) == finished]
+                and (g.status == RoomStatus.FINISHED) == finished
+                and (finished or not g.resigned)]
         if number is None:  # resume alone: the first game whose turn is ours, else the latest
             if not kind:
                 raise c.CommandError("you have no game to resume: `games` lists yours")
@@ -698,6 +841,9 @@ class Controller:
             raise c.CommandError(f"game {number} is over: `replay {number}` steps through it"
                                  if not finished else
                                  f"game {number} is not over: `resume {number}` takes it up")
+        if game.resigned and not finished:
+            raise c.CommandError(f"you resigned game {number}: it is played to its end "
+                                 f"without you (`replay {number}` once it is over)")
         return game
 
     async def _resume_game(self, number: int | None) -> None:
@@ -759,6 +905,8 @@ class Controller:
             if not 1 <= n <= len(self.rooms):
                 raise c.CommandError(f"no room number {n}: `list` shows the rooms")
             key = self.rooms[n - 1].room
+        if cmd.spectate and await self._own_game(key):
+            return
         self.clear_log()
         try:
             reply = await self.session.join(key, spectate=cmd.spectate)
@@ -779,6 +927,30 @@ class Controller:
         self.screen.info("you are watching" if reply.seat is None
                          else f"you sit in seat {reply.seat}")
         await self.load_history()  # a game already under way: what happened so far
+
+    async def _own_game(self, room: str) -> bool:
+        """``watch`` of a game this player has a seat in: the seat is taken back instead (a
+        finished game shows its final table, and `rematch` plays it again); a player is not
+        a spectator of their own game (the room has their name already). False when it is
+        not theirs."""
+        entry: m.GameEntry | None = None
+        if self.session.account:
+            with contextlib.suppress(CastellError):
+                await self.refresh_games()
+            entry = next((g for g in self.games if g.room == room), None)
+        held = next((h for h in self.session.held_seats() if h.room == room), None)
+        if entry is None and held is None:
+            return False
+        if entry is not None and entry.status == lb.CLOSED:
+            raise c.CommandError(f"{safe(entry.name)!r} was closed by the host: it is played "
+                                 "no more")
+        name = entry.name if entry is not None else held.name if held is not None else room
+        seat = entry.seat if entry is not None else held.seat if held is not None else 0
+        await self._take(Kept(room, name, seat, held if entry is None else None, entry))
+        self.screen.info(f"it is your game: back in your seat ({seat}) of {safe(name)!r}"
+                         + (" — `rematch` plays it again" if self.view is not None
+                            and self.view.status == RoomStatus.FINISHED else ""))
+        return True
 
     async def _ask(self, question: str, parse: Any) -> Any:
         while True:
@@ -861,7 +1033,22 @@ class Controller:
         elif isinstance(cmd, c.Hint):
             self.screen.show(hint_lines(self.view, self.me))
         elif isinstance(cmd, c.Help):
-            self.screen.show(c.help_text(cmd.command).splitlines())
+            lines = c.help_text(cmd.command).splitlines()
+            if cmd.command is None and self.over_line() is not None:
+                lines = [str(self.over_line()), *lines]
+            self.screen.show(lines)
+        elif isinstance(cmd, c.Score):
+            if self.view is None:
+                raise c.CommandError("no game to score")
+            self.screen.show(score_lines(self.view, self.me))
+        elif isinstance(cmd, c.Resign):
+            await self.resign()
+        elif isinstance(cmd, c.Rematch):
+            await self._rematch()
+        elif isinstance(cmd, c.Lookup):
+            looked = lb.parse_lobby(cmd.line)
+            assert isinstance(looked, lb.Top | lb.Whois)
+            await self._look_up(looked)
         elif isinstance(cmd, c.Rules):
             self.screen.show(rules_page(cmd.topic).splitlines())
         elif isinstance(cmd, c.Leave):
@@ -957,7 +1144,68 @@ class Controller:
         view = self.view
         if view is not None and view.status == RoomStatus.FINISHED:
             raise c.CommandError("the game is over: `leave` for the lobby, `quit` to leave")
+        if view is not None and self.me in (view.resigned or ()):
+            raise c.CommandError("you resigned this game: the rest of it is played for your "
+                                 "seat (`leave` for the lobby)")
         await self.session.act(action)
+
+    def resigned(self) -> bool:
+        """Whether this player resigned the game on screen."""
+        view = self.view
+        return view is not None and self.me is not None and self.me in (view.resigned or ())
+
+    def over_line(self) -> str | None:
+        """What a finished game's player can do next (None: not a player of a finished
+        game)."""
+        view = self.view
+        if view is None or view.status != RoomStatus.FINISHED or self.me is None:
+            return None
+        return ("The game is over. `rematch` plays it again with the same players · `score` "
+                "· `leave` for the lobby · `quit` closes Castell.")
+
+    def resign_effect(self) -> str:
+        """What resigning now would do (docs/rules.md §10), for the question that asks."""
+        view = self.view
+        assert view is not None
+        gone = set(view.resigned or ())
+        others = [p for p in view.players if p.seat != self.me and p.seat not in gone]
+        if len(others) == 1:
+            return f"{safe(others[0].name)} wins at once"
+        if all(p.bot for p in others):
+            return "the game ends at once"
+        if any(p.rating is not None for p in view.players):
+            return "the game goes on, each of your turns ending at once"
+        return "the game goes on, a bot playing your seat to the end"
+
+    async def resign(self) -> None:
+        """``resign``: concede the game, once the player said yes (docs/rules.md §10)."""
+        view, me = self.view, self.me
+        if me is None:
+            raise c.CommandError("you are watching: only players resign (`leave` for the "
+                                 "lobby)")
+        if view is None or view.status == RoomStatus.WAITING:
+            raise c.CommandError("the game has not started: `leave` gives your seat up")
+        if view.status == RoomStatus.FINISHED:
+            raise c.CommandError("the game is over: there is nothing to resign")
+        if self.resigned():
+            raise c.CommandError("you have resigned this game already: `leave` for the lobby")
+        room = self.session.room
+        answer = await self._confirm(
+            [f"Resigning: {self.resign_effect()}; you rank last and win nothing. It cannot be "
+             "taken back."], "resign this game? [y/N] ")
+        if not _yes(answer, False):
+            self.screen.info("not resigned: the game goes on")
+            return
+        now = self.view
+        if self.session.room != room or now is None or now.status != RoomStatus.PLAYING:
+            self.screen.info("that game is no longer under way: nothing was sent")
+            return
+        effect = self.resign_effect()
+        await self.session.resign()
+        over = self.view is not None and self.view.status == RoomStatus.FINISHED
+        self.screen.info(f"you resigned: {effect} · " + (
+            "`rematch` plays it again · `leave` for the lobby" if over
+            else "`score` · `leave` for the lobby"))
 
     #: The command that brings this player back to a game left with ``quit`` (set by
     #: ``castell``: ``castell play --resume``, ``castell ADDRESS --resume``).
@@ -972,7 +1220,8 @@ class Controller:
         """In a game under way with a seat: that the seat is kept, and how to come back."""
         view = self.view
         if self.me is None or view is None or view.status != RoomStatus.PLAYING \
-                or self.session.seat_lost or self.session.barred is not None:
+                or self.session.seat_lost or self.session.barred is not None \
+                or self.resigned():
             return None
         how = f"`{self.comeback}` takes it back" if self.comeback else \
             "`resume` in the lobby takes it back"
@@ -1011,3 +1260,40 @@ class Controller:
 def _said(event: Mapping[str, Any]) -> tuple[Any, ...]:
     """A chat line or refusal, comparable with the same line from the history."""
     return (event.get("kind"), event.get("seat"), event.get("name"), event.get("text"))
+
+
+def _yes(answer: str | None, default: bool) -> bool:
+    """A yes-or-no answer (None: the question was cancelled, which is no); anything
+    unreadable is no."""
+    try:
+        return answer is not None and lb.parse_yes(answer, default)
+    except c.CommandError:
+        return False
+
+
+@attrs.frozen
+class Kept:
+    """A game this player may take up again: a seat token kept for it (``held``), or what
+    the account's list of games says of it (``entry``), or both."""
+
+    room: str
+    name: str
+    seat: int
+    held: HeldSeat | None = None
+    entry: m.GameEntry | None = None
+
+    def text(self) -> str:
+        """``'Anna's game' · round 4/10 · Anna, Pau·normal, Laia·normal · started
+        2026-05-02 18:02`` (as much as is known)."""
+        parts = [repr(safe(self.name))]
+        g = self.entry
+        if g is None:
+            parts.append(f"seat {self.seat}")
+        else:
+            if g.round is not None:
+                parts.append(f"round {g.round}/{ROUNDS}")
+            parts.append(", ".join(safe(p) for p in g.players))
+            if g.started_at is not None:
+                parts.append("started " + time.strftime("%Y-%m-%d %H:%M",
+                                                        time.localtime(g.started_at)))
+        return " · ".join(parts)

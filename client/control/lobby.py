@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Final
 
 import attrs
@@ -88,6 +89,13 @@ class Resume:
 
 
 @attrs.frozen
+class Abandon:
+    """Give up a kept game (resign it): number N of `games` signed in, else held seat N."""
+
+    number: int
+
+
+@attrs.frozen
 class Games:
     """Show the games of your account on this server (in play and finished)."""
 
@@ -125,7 +133,7 @@ class LeaveRoom:
 
 
 LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Bell | Help | Quit \
-    | Top | Whois | Quick | CancelQuick
+    | Top | Whois | Quick | CancelQuick | Abandon
 RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
@@ -146,6 +154,7 @@ LOBBY_HELP: Final = (
      "in, N is a number of `games`"),
     ("games", "your games on this server, in play and finished (your turn in which)"),
     ("replay N", "step through finished game N of `games`, fetched from the server"),
+    ("abandon N", "give up game N of `games` (or held seat N): you resign it, asked first"),
     ("bell on|off", "ring the bell when one of your games reaches your turn (on)"),
     ("help", "this list"),
     ("quit", "leave Castell"),
@@ -159,6 +168,13 @@ ROOM_HELP: Final = (
     ("help", "this list"),
     ("quit", "leave Castell"),
 )
+
+
+def lobby_help(local: bool = False) -> tuple[tuple[str, str], ...]:
+    """The lobby's commands; ``castell play``'s (``local``) start with `new`."""
+    if not local:
+        return LOBBY_HELP
+    return (("new", "a new game against bots, as `castell play` set it up"), *LOBBY_HELP)
 
 
 def help_lines(table: tuple[tuple[str, str], ...]) -> list[str]:
@@ -246,7 +262,10 @@ def game_lines(games: tuple[GameEntry, ...]) -> list[str]:
         if g.status == "finished":
             won = g.winners is not None and g.seat in g.winners
             scores = "–".join(str(s) for s in g.scores or ())
-            where = f"finished · {'you won' if won else 'lost'} · {scores}"
+            how = "you resigned" if g.resigned else "you won" if won else "lost"
+            where = f"finished · {how} · {scores}"
+        elif g.resigned:
+            where = f"round {g.round} · you resigned: played on without you"
         elif g.status == CLOSED:
             where = "closed by the host"
         elif g.status == "waiting" and g.seats is not None and len(g.players) >= g.seats:
@@ -259,8 +278,10 @@ def game_lines(games: tuple[GameEntry, ...]) -> list[str]:
                 and g.turn < len(g.players) else "playing")
             where = f"round {g.round} · {whose}"
         timer = f" · {timer_text(g.turn_seconds)} turns" if g.turn_seconds else ""
+        when = (" · " + time.strftime("%Y-%m-%d %H:%M", time.localtime(g.started_at))
+                if g.started_at is not None else "")
         out.append(f"  {i:>2}. {safe(g.name)} — {', '.join(safe(p) for p in g.players)} · "
-                   f"{where}{timer} · id {g.room}")
+                   f"{where}{timer}{when} · id {g.room}")
     return out or ["  none yet"]
 
 
@@ -394,6 +415,11 @@ def parse_lobby(line: str) -> LobbyCommand:
         if len(args) != 1 or not args[0].isdigit():
             raise CommandError("replay takes the number of a finished game of `games`")
         return Replay(int(args[0]))
+    if name in ("abandon", "resign"):
+        if len(args) != 1 or not args[0].isdigit():
+            raise CommandError("abandon takes the number of an unfinished game of `games` (or "
+                               "of a seat the lobby lists)")
+        return Abandon(int(args[0]))
     if name == "bell":
         return parse_bell(args)
     if name in ("top", "leaderboard"):

@@ -1,10 +1,12 @@
 """The seats this user holds, kept between runs so that a restarted ``castell`` can resume.
 
 A seat token proves a seat (docs/protocol.md, ``join_room``): whoever has it plays that seat.
-The file maps server address → ``ROOM#SEAT`` → ``{room, seat, token, name, player}`` (``name`` is
-the room's name, to ask "resume your game in 'Friday night' (seat 2)?"; ``player`` the name the
-seat was taken under, so that friends who play from one account each find their own seat, and
-never another's). Older files keyed by room alone, without ``player``, are still read.
+The file maps server address → ``ROOM#SEAT`` → ``{room, seat, token, name, player, private}``
+(``name`` is the room's name, to ask "resume your game in 'Friday night' (seat 2)?"; ``player``
+the name the seat was taken under, so that friends who play from one account each find their
+own seat, and never another's; ``private`` whether the room is private, so that a public room
+the server no longer knows is known to be gone). Older files keyed by room alone, without
+``player`` or ``private``, are still read.
 
 A server has many spellings: ``ws://localhost:18765``, ``localhost:18765``,
 ``127.0.0.1:18765`` and ``ws://127.0.0.1:18765/`` all reach the same one. Seats are stored
@@ -142,6 +144,8 @@ class HeldSeat:
     name: str  # the room's name
     seat: int
     player: str = ""  # who took it ("" in files written before names were kept)
+    #: Whether the room is private (None: not known, in files written before it was kept).
+    private: bool | None = None
 
     @property
     def key(self) -> str:
@@ -196,9 +200,11 @@ class SeatStore:
             for key, entry in reversed(list(rooms.items())):
                 try:
                     room = str(entry.get("room", key))
+                    private = entry.get("private")
                     held = HeldSeat(stored, room, str(entry["token"]),
                                     str(entry.get("name", room)), int(entry["seat"]),
-                                    str(entry.get("player", "")))
+                                    str(entry.get("player", "")),
+                                    private if isinstance(private, bool) else None)
                 except (AttributeError, KeyError, TypeError, ValueError):
                     continue  # a damaged entry is skipped, not fatal
                 if (held.room, held.seat) in seen:
@@ -220,7 +226,8 @@ class SeatStore:
                     del data[stored]
         rooms = data.setdefault(key, {})
         rooms[seat.key] = {"room": seat.room, "seat": seat.seat, "token": seat.token,
-                           "name": seat.name, "player": seat.player}
+                           "name": seat.name, "player": seat.player,
+                           **({"private": seat.private} if seat.private is not None else {})}
         self._save(data)
 
     def forget(self, url: str, room: str, seat: int | None = None) -> None:

@@ -2,9 +2,12 @@
 
 A :class:`server.app.CastellServer` is started inside this process, on a free loopback port,
 keeping its games in ``play.sqlite3`` in the user's data folder; the client connects to it
-like to any server and either takes back the seat of an unfinished game (its token kept in
-the seat file under :data:`PLAY_HOME`, whatever port the server had then) or creates a room,
-seats bots in the other seats and starts. The server stops when the client does; its games
+like to any server, signed in with an account key kept for :data:`PLAY_HOME` (the embedded
+server knows who it is whatever its port, so the account is the same every time: its lobby's
+`games`, `replay N` and `abandon N` list and handle this computer's games), and either takes
+back the seat of an unfinished game (its token kept in the seat file under
+:data:`PLAY_HOME`, whatever port the server had then) or creates a room, seats bots in the
+other seats and starts. The server stops when the client does; its games
 stay in the file, and come back with it next time: ``castell play --games`` lists them and
 ``castell play --export [ROOM]`` writes one to a record file for ``castell replay``.
 """
@@ -47,6 +50,7 @@ async def play(name: str, *, seats: int, variant: str, level: str, bot_delay: fl
                resume: str | None = None) -> int:
     """Serve, connect, and hand the session to ``run`` with the steps that start the game
     (``resume``: ``"resume"`` the unfinished game, ``"new"`` one, None: ask)."""
+    from client.local.keys import KeyStore
     from client.local.seats import SeatStore
     from server.app import CastellServer
     from server.config import ServerConfig
@@ -66,7 +70,7 @@ async def play(name: str, *, seats: int, variant: str, level: str, bot_delay: fl
     await server.start()
     try:
         session = Session(f"ws://127.0.0.1:{server.port}", name, seats=SeatStore(),
-                          home=PLAY_HOME)
+                          home=PLAY_HOME, keys=KeyStore())
         await session.open()
 
         async def begin(controller: Controller) -> None:
@@ -115,9 +119,11 @@ def game_line(record: GameRecord) -> str:
     if result is not None:
         totals = [score.get("total") for score in result.get("scores", ())]
         winners = set(result.get("winners", ()))
+        resigned = set(result.get("resigned", ()))
         who = " · ".join(
             f"{s.name} {totals[s.seat] if s.seat < len(totals) else '?'}"
-            f"{' (won)' if s.seat in winners else ''}" for s in seats)
+            f"{' (won)' if s.seat in winners else ' (resigned)' if s.seat in resigned else ''}"
+            for s in seats)
         how = f"over: {who}"
     else:
         done = len(record.actions)

@@ -213,6 +213,8 @@ class Session:
         self._stop = asyncio.Event()
         self._new_state = asyncio.Event()
         self._remembered: HeldSeat | None = None
+        #: The seat (room, seat) forgotten last, until one is remembered again.
+        self._forgotten: tuple[str | None, int | None] | None = None
         #: The rematches we were invited to: room id -> who made it (its creator).
         self.invited: dict[str, str] = {}
 
@@ -376,8 +378,9 @@ class Session:
                 return
             self.state = state
             self.room_name = state.view.name
-            if state.view.status == RoomStatus.FINISHED:
-                self._forget()
+            if state.view.status == RoomStatus.FINISHED or (
+                    self.seat is not None and self.seat in (state.view.resigned or ())):
+                self._forget()  # played no more by us: never offered again
             elif self.token is not None and self.room is not None:
                 self._remember()
             self.listener.on_state(state)
@@ -544,16 +547,31 @@ class Session:
         """Whether the host closed ``room`` (the server's words, with the host's reason),
         asked quietly, without taking a seat: its ``record`` is a closed game's, or is
         refused ``room_closed``. None when it was not closed, or the server cannot say."""
+        standing = await self.seat_standing(room)
+        return standing[1] if standing is not None and standing[0] == "closed" else None
+
+    async def seat_standing(self, room: str, *, private: bool | None = None
+                            ) -> tuple[str, str] | None:
+        """Why a remembered seat of ``room`` is played no more, asked quietly with its
+        ``record`` (no seat is taken): ``("closed", the server's words)`` when the host closed
+        it, ``("over", ...)`` when its game is over (a record is given only then), ``("gone",
+        ...)`` when the server has no such room and the room was known to be public (a
+        private room's record is refused the same way to a guest). None when it may still be
+        played, or the server cannot say."""
         try:
             reply = await self.request(m.RecordRequest, room=room)
         except ServerError as exc:
-            return safe(exc.message) if exc.code == "room_closed" else None
+            if exc.code == "room_closed":
+                return "closed", safe(exc.message)
+            if exc.code == "room_not_found" and private is False:
+                return "gone", "the server no longer has this game"
+            return None
         except CastellError:
             return None
         result = reply.game.get("result") if isinstance(reply.game, dict) else None
         if isinstance(result, dict) and "abandoned" in result:
-            return f"the host closed this room: {safe(str(result['abandoned']))}"
-        return None
+            return "closed", f"the host closed this room: {safe(str(result['abandoned']))}"
+        return "over", "this game is over"
 
     def forget_seat(self, held: HeldSeat) -> None:
         """Forget a remembered seat (its room is played no more)."""
@@ -577,6 +595,16 @@ class Session:
         await self._joined(reply, room)
         self.room_name = name
         return reply
+
+    async def resign(self) -> int:
+        """Resign the game of this seat (docs/rules.md §10); wait (a while) for the push that
+        shows it. The seat is played no more by us: its token is forgotten, and no later
+        ``castell`` offers to resume it. Returns the room's version after it."""
+        reply = await self.request(m.ResignRequest)
+        self._forget()
+        version: int = reply.version
+        await self._state_where(lambda s: s.version >= version)
+        return version
 
     async def rematch(self) -> m.Joined:
         """From a finished game: its rematch (made now, or joined if another player made it)."""
@@ -632,13 +660,20 @@ class Session:
     def _remember(self) -> None:
         if self.seats is None or self.room is None or self.token is None or self.seat is None:
             return
+        view = self.state.view if self.state is not None \
+            and self.state.room == self.room else None
+        private = None if view is None else bool(view.private) or self.code is not None
         held = HeldSeat(self.home, self.room, self.token, self.room_name or self.room, self.seat,
-                        self.name)
+                        self.name, private)
         if held != self._remembered:
             self.seats.remember(held)
             self._remembered = held
+            self._forgotten = None
 
     def _forget(self) -> None:
+        if (self.room, self.seat) == self._forgotten:
+            return  # (a resigned seat's every push: forgotten once is enough)
         if self.seats is not None and self.room is not None:
             self.seats.forget(self.home, self.room, self.seat)
         self._remembered = None
+        self._forgotten = (self.room, self.seat)

@@ -113,7 +113,7 @@ class WordsCompleter(Completer):
         current = "" if not text or text[-1].isspace() else words[-1]
         done = words if not current else words[:-1]
         mode = self.controller.mode
-        table = lb.LOBBY_HELP if mode == "lobby" else lb.ROOM_HELP
+        table = lb.lobby_help(self.controller.local) if mode == "lobby" else lb.ROOM_HELP
         options: list[tuple[str, str]]
         if not done:
             seen: dict[str, str] = {}
@@ -122,7 +122,11 @@ class WordsCompleter(Completer):
             options = list(seen.items())
         elif len(done) == 1 and done[0] in ("join", "watch"):
             options = [(str(i), r.name) for i, r in enumerate(self.controller.rooms, 1)]
-        elif len(done) == 1 and done[0] == "resume":
+        elif len(done) == 1 and done[0] in ("resume", "abandon") and \
+                self.controller.session.account:
+            options = [(str(i), g.name) for i, g in enumerate(self.controller.games, 1)
+                       if g.status == "playing" and not g.resigned]
+        elif len(done) == 1 and done[0] in ("resume", "abandon"):
             options = [(str(i), f"{h.name} (seat {h.seat})")
                        for i, h in enumerate(self.controller.session.held_seats(), 1)]
         elif len(done) == 1 and done[0] in ("bot", "fill"):
@@ -603,17 +607,26 @@ class TerminalScreen:
         bots = "" if self.controller.me is None or self.controller.rated_room() \
             else "`bot` · `fill` · "
         start = "`start` · " if self.controller.session.created else ""
-        hint = {"lobby": "Tab completes · `list` · `create` · `join N` · `help` · `quit`",
+        lobby = ("Tab completes · `new` · `games` · `resume N` · `help` · `quit`"
+                 if self.controller.local else
+                 "Tab completes · `list` · `create` · `join N` · `help` · `quit`")
+        hint = {"lobby": lobby,
                 "room": f"Tab completes · {bots}{start}`chat` · `help` · `leave`",
                 "game": "Tab completes · `hint` · `help` · `log` · `rules` · `chat` · `leave` · "
                         "`quit`"
                 }[mode]
         view = self.controller.view
+        over = self.controller.over_line() if mode == "game" else None
+        if over is not None:
+            return "status.hint", over
         if mode == "game" and view is not None and view.status == RoomStatus.FINISHED:
             return "status.hint", ("The game is over. `leave` for the lobby, `quit` to close "
                                    "Castell.")
         if mode == "room" and self.controller.me is None:
             return "status.hint", "You are watching. `chat` · `help` · `leave` for the lobby"
+        if mode == "game" and self.controller.resigned():
+            return "status.hint", ("You resigned: your seat is played to the end. `score` · "
+                                   "`leave` for the lobby · `quit`")
         if mode == "game" and self.controller.me is None:
             return "status.hint", ("You are watching. `chat` · `rules` · `leave` for the lobby "
                                    "· `quit`")

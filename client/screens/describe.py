@@ -17,7 +17,7 @@ from client.screens.sanitize import safe
 from shared.board import ADJACENT, PRIZE_BY_RANK, REGION_NAMES, REGIONS, ROUNDS, SKILLS, TILES
 from shared.errors import CastellError
 from shared.festival import ranks
-from shared.scoring import score_player
+from shared.scoring import places, ranked, score_player, winners
 from shared.state import Festival, Prizes, Skills
 from shared.view import PlayerView, RoomStatus, TakenView, View, state_from_view
 
@@ -154,6 +154,8 @@ def player_title(view: View, p: PlayerView, me: int | None) -> str:
         marks.append("(bot)")
     if not p.connected:
         marks.append("(offline)")
+    if seat in (view.resigned or ()):
+        marks.append("(resigned)")
     prefix = "▶ " if seat == view.turn and view.status == RoomStatus.PLAYING else ""
     return prefix + " ".join([seat_name(view, seat), *marks])
 
@@ -522,6 +524,8 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
         return [Part(festival_title(event) + tail)]
     if kind == "timeout":
         return [who(view, seat), Part(" ran out of time")]
+    if kind == "resigned":
+        return [who(view, seat), Part(" resigned")]
     if kind == "game_over":
         return [Part("Game over: "), *winners_text(view, event.get("winners") or ())]
     if kind == "started":
@@ -559,11 +563,56 @@ def watchers_text(view: View) -> str | None:
 # Scores --------------------------------------------------------------------------------
 
 
-def score_rows(view: View) -> list[tuple[int, list[str], bool]]:
-    """Final scores by seat: (seat, cells: categories of §9 then total, is a winner)."""
-    winners = set(view.winners or ())
-    return [(s.seat, [str(getattr(s, c)) for c in (*SCORE_CATEGORIES, "total")], s.seat in winners)
-            for s in view.scores or ()]
+def score_rows(view: View) -> list[tuple[int, list[str], str]]:
+    """Final scores in the final order (winners first, then by total, those who resigned
+    last: :func:`shared.scoring.places`): (seat, cells: categories of §9 then total, what
+    the row is marked with: ``★ winner``, ``resigned`` or nothing)."""
+    won = set(view.winners or ())
+    gone = view.resigned or ()
+    scores = {s.seat: s for s in view.scores or ()}
+    order = ranked(places(((s.seat, s.total) for s in scores.values()), won, gone))
+    return [(seat, [str(getattr(scores[seat], c)) for c in (*SCORE_CATEGORIES, "total")],
+             "★ winner" if seat in won else "resigned" if seat in gone else "")
+            for seat in order]
+
+
+def score_lines(view: View, me: int | None) -> list[str]:
+    """The ``score`` command: every player's score by the categories of §9, counted with
+    what they hold now (the final scores once the game is over), best first; those who
+    resigned last."""
+    if view.status == RoomStatus.WAITING:
+        return ["no score yet: the game has not started"]
+    if view.scores:
+        rows = [(seat, cells, mark) for seat, cells, mark in score_rows(view)]
+        head = "Final score (§9):"
+    else:
+        try:
+            state = state_from_view(view)
+        except CastellError:
+            return ["the score cannot be counted from this view"]
+        now = [score_player(p) for p in state.players]
+        gone = view.resigned or ()
+        lead = set(winners(now, gone))
+        order = ranked(places(((s.seat, s.total) for s in now), lead, gone))
+        by_seat = {s.seat: s for s in now}
+        rows = [(seat, [str(getattr(by_seat[seat], c)) for c in (*SCORE_CATEGORIES, "total")],
+                 "leads" if seat in lead else "resigned" if seat in gone else "")
+                for seat in order]
+        head = (f"Score now, round {view.round}/{ROUNDS} (§9 on what everyone holds; "
+                "`rules scoring`):")
+    names = {seat: seat_name(view, seat) + (" (you)" if seat == me else "")
+             for seat, _, _ in rows}
+    width = max([6, *(len(n) for n in names.values())])
+    columns = [*SCORE_CATEGORIES, "total"]
+    sizes = [max(len(c), *(len(cells[i]) for _, cells, _ in rows))
+             for i, c in enumerate(columns)]
+    lines = [head, "  " + "player".ljust(width) + "".join(
+        "  " + c.rjust(n) for c, n in zip(columns, sizes, strict=True))]
+    for seat, cells, mark in rows:
+        lines.append("  " + names[seat].ljust(width) + "".join(
+            "  " + v.rjust(n) for v, n in zip(cells, sizes, strict=True))
+            + (f"  {mark}" if mark else ""))
+    return lines
 
 
 def tie_note(view: View) -> str | None:

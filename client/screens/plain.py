@@ -115,7 +115,8 @@ class PlainScreen:
         if view.status == RoomStatus.FINISHED and any(
                 e.get("kind") == "game_over" for e in push.events):
             self.board()
-            self.say("The game is over. `leave` for the lobby, `quit` to close Castell.")
+            self.say(self.controller.over_line()
+                     or "The game is over. `leave` for the lobby, `quit` to close Castell.")
         elif my_turn_began and not first:
             self.board()
             self.say("Your turn. `hint` lists what you can do.")

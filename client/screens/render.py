@@ -556,9 +556,9 @@ def _scores_panel(view: View, width: int) -> Panel:
     for c in (*d.SCORE_CATEGORIES, "total"):
         table.add_column(c, justify="right")
     table.add_column("")
-    for seat, cells, won in d.score_rows(view):
-        table.add_row(_text([d.who(view, seat)]), *cells, "★ winner" if won else "",
-                      style="bold" if won else "")
+    for seat, cells, mark in d.score_rows(view):
+        table.add_row(_text([d.who(view, seat)]), *cells, mark,
+                      style="bold" if mark == "★ winner" else "")
     note = d.tie_note(view)
     body = Group(table, Text(note, style="dim")) if note else table
     return Panel(body, title="Final score", title_align="left", box=box.ROUNDED)
@@ -686,10 +686,11 @@ def render_plain(view: View, me: int | None = None, events: Sequence[d.Event] = 
             f"tower {tower} · {d.tokens_and_skills(p)} · "
             f"took {d.taken_text(p.taken)}"
         )
-    for seat, cells, won in d.score_rows(view):
+    for seat, cells, mark in d.score_rows(view):
         named = ", ".join(f"{c} {v}" for c, v in zip((*d.SCORE_CATEGORIES, "total"), cells,
                                                       strict=True))
-        lines.append(f"score {d.seat_name(view, seat)}: {named}{' · winner' if won else ''}")
+        tail = {"★ winner": " · winner", "resigned": " · resigned"}.get(mark, "")
+        lines.append(f"score {d.seat_name(view, seat)}: {named}{tail}")
     note = d.tie_note(view)
     if note:
         lines.append(note)

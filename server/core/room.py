@@ -95,7 +95,7 @@ from server.store.base import (
 from shared import engine
 from shared import events as ev
 from shared import messages as m
-from shared.actions import Action, EndTurn
+from shared.actions import Action, EndTurn, Recorded, Resign
 from shared.codec import encode, pack_action, unpack_action
 from shared.errors import RuleError
 from shared.state import GameState
@@ -119,13 +119,15 @@ NOTICE_BACK = "the server can save this game again"
 
 
 def game_result(state: GameState) -> dict[str, Any]:
-    """A finished game's result as stored: scores by category and the winners (§9)."""
+    """A finished game's result as stored: scores by category and the winners (§9), and the
+    seats that resigned, in the order they did, when any did (§10)."""
     assert state.scores is not None and state.winners is not None
     return {
         "scores": [
             {**attrs.asdict(score), "total": score.total} for score in state.scores
         ],
         "winners": list(state.winners),
+        **({"resigned": list(state.resigned)} if state.resigned else {}),
     }
 
 
@@ -194,7 +196,7 @@ class Room(Generic[M]):
     seed: _Via[int] = _Via("game")
     turn_seconds: _Via[int | None] = _Via("game")
     state: _Via[GameState | None] = _Via("game")
-    log: _Via[list[tuple[int, Action]]] = _Via("game")
+    log: _Via[list[tuple[int, Recorded]]] = _Via("game")
     status: _Via[RoomStatus] = _Via("game")
     deadline: _Via[float | None] = _Via("game")
     finished_at: _Via[float | None] = _Via("game")
@@ -256,8 +258,10 @@ class Room(Generic[M]):
         self.host_address: str | None = None
         self.created_at = now
         self.presence: Presence[M] = Presence(room_id, seats)
+        # §10: a resigned seat is played by a bot where bots may sit (not a rated room).
         self.game = RoomGame(room_id, variant, seed, turn_seconds, self.presence.seats,
-                             bot_delay=bot_delay, time_scale=time_scale)
+                             bot_delay=bot_delay, time_scale=time_scale,
+                             stand_in=None if rated else "normal")
         self.versions = RoomVersions(room_id, now=now, fenced=fenced)
         self.views: RoomViews[M] = RoomViews(self)
         self.extras = RoomExtras(rated=rated)
@@ -539,11 +543,41 @@ class Room(Generic[M]):
                                          progress=Progress.of(state))],
                              Started(state, said, ack), version)
 
-    def act(self, member: M, action: Action, re: int, *, now: float) -> Change[M]:
+    def act(self, member: M, action: Recorded, re: int, *, now: float) -> Change[M]:
         """A player's action; the rules (``shared.engine``) refuse it or say what follows.
-        On commit the actor hears ``ok`` with the new version before the ``state`` push."""
+        On commit the actor hears ``ok`` with the new version before the ``state`` push.
+        A player who resigned acts no more (``resigned``): the seat is played for them.
+        A :class:`~shared.actions.Resign` is the player's resignation (:meth:`resign`)."""
+        if isinstance(action, Resign):
+            return self.resign(member, re, now=now)
         seat = self.presence.player_seat(member)
+        state = self.state
+        if state is not None and not state.over and seat in state.resigned:
+            raise RoomError("you resigned this game: the rest of it is played for your seat "
+                            "(`leave` for the lobby)", code="resigned")
         return self._play(seat, action, now, ack=Ack(member, re, versioned=True))
+
+    def resign(self, member: M, re: int, *, now: float) -> Change[M]:
+        """§10, "Resigning": the member's seat concedes the game, a change stored in the
+        game's list of actions (its record replays it). Refused to a spectator
+        (``not_a_player``), before the start (``game_not_started``), once the game is over
+        (``game_over``) and to a seat that resigned already (``resigned``). The game ends with
+        it when fewer than two players are left in it, or when no one but bots is: then the
+        stored resignation says so (``ends``), for the replay to end it too. On commit the
+        resigner hears ``ok`` with the new version before the ``state`` push; after it a
+        bot, or the timer, plays the seat (:mod:`server.core.room_game`)."""
+        seat = self.presence.player_seat(member)
+        state = self.state
+        if state is None:
+            raise RoomError("the game has not started yet", code="game_not_started")
+        if state.over:
+            raise RoomError("the game is over: there is nothing to resign", code="game_over")
+        if seat in state.resigned:
+            raise RoomError("you have resigned this game already", code="resigned")
+        left = [s for s in self.seats
+                if s is not None and s.index != seat and s.index not in state.resigned]
+        ends = bool(left) and all(s.bot is not None for s in left)
+        return self._play(seat, Resign(ends), now, ack=Ack(member, re, versioned=True))
 
     def timer_fired(self, key: TurnKey, *, now: float) -> Change[M] | None:
         """§4: the turn ends when the room's turn timer runs out (None: that turn is over)."""
@@ -568,7 +602,7 @@ class Room(Generic[M]):
                           "is ended instead", self.id, turn.seat, action)
             return self._play(turn.seat, EndTurn(), now, retry=RetryBot())
 
-    def _play(self, seat: int, action: Action, now: float, *, extra: list[Any] | None = None,
+    def _play(self, seat: int, action: Recorded, now: float, *, extra: list[Any] | None = None,
               ack: Ack[M] | None = None, retry: RetryTimer | RetryBot | None = None,
               timed_out: bool = False) -> Change[M]:
         if self.state is None:

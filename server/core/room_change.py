@@ -12,7 +12,7 @@ import attrs
 from server.core.room_effects import M, TurnKey
 from server.core.room_seats import Seat
 from server.core.room_writes import Write, stores_version
-from shared.actions import Action
+from shared.actions import Recorded
 from shared.state import GameState
 
 
@@ -84,11 +84,12 @@ class Started(Generic[M]):
 
 @attrs.frozen(eq=False)
 class Played(Generic[M]):
-    """Seat ``seat`` played ``action``: the game is now ``state``, which ``events`` tell;
-    ``unrated`` says why a rated game's end is not rated (None: it is, or not the end)."""
+    """Seat ``seat`` played ``action`` (or resigned): the game is now ``state``, which
+    ``events`` tell; ``unrated`` says why a rated game's end is not rated (None: it is, or not
+    the end)."""
 
     seat: int
-    action: Action
+    action: Recorded
     state: GameState
     events: tuple[Any, ...]
     unrated: str | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from server.core.names import name_key
-from shared.actions import EndTurn
+from shared.actions import EndTurn, Resign
 
 #: Why a rated game where nobody played was not rated (its stored result's ``unrated``).
 NOBODY_PLAYED = "not rated: nobody played, every turn was only ended"
@@ -16,8 +16,8 @@ NOBODY_PLAYED = "not rated: nobody played, every turn was only ended"
 
 def played(actions: Iterable[object]) -> bool:
     """Whether a game of these actions was played: some player did more than end turns (a
-    turn the timer ended is an ended turn too)."""
-    return any(not isinstance(action, EndTurn) for action in actions)
+    turn the timer ended is an ended turn too) and resign (docs/rules.md §10)."""
+    return any(not isinstance(action, EndTurn | Resign) for action in actions)
 
 
 class RoomExtras:

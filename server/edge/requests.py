@@ -103,6 +103,7 @@ class Requests:
             m.HistoryRequest: room.history,
             # the game (server.edge.handlers_game)
             m.ActionRequest: handlers_game.action,
+            m.ResignRequest: handlers_game.resign,
             # accounts (server.edge.handlers_accounts)
             m.MyGames: accounts_.my_games,
             m.RecordRequest: accounts_.record,

@@ -62,7 +62,7 @@ ALLOWED: dict[ConnState, frozenset[type]] = {
     # From the seat of a finished room, join_room takes the seat its rematch offers
     # (server.features.rematch); any other room it refuses there (already_in_room).
     ConnState.SEATED: _ANYWHERE | _MEMBER | {m.JoinRoom, m.AddBot, m.StartGame,
-                                             m.ActionRequest, m.Rematch},
+                                             m.ActionRequest, m.ResignRequest, m.Rematch},
     ConnState.WATCHING: _ANYWHERE | _MEMBER,
     ConnState.CLOSING: frozenset(),
 }

@@ -168,6 +168,8 @@ class Accounts:
             return
         if runner.away is not None and seat.index in runner.away(runner):
             return  # kicked: the turn ends at once, and is not theirs to play
+        if seat.index in room.state.resigned:
+            return  # resigned (docs/rules.md §10): the turn is played for the seat
         if seat.account is None and room.accounts_read:
             return  # a guest's seat: nobody to tell (and no task made for it)
         task = asyncio.get_running_loop().create_task(self._tell_turn(runner, seat.index))
@@ -237,7 +239,7 @@ class Accounts:
                 game = await self._filled(game)
             return stored_entry(game)
         entry = entry_of(r.room, r.name, r.status, game.seat, game.names, r.turn_seconds,
-                         runner.room.state, r.finished_at, r.seats)
+                         runner.room.state, r.finished_at, r.seats, r.started_at)
         if game.result is not None and entry.winners is None:
             winners, scores = result_scores(game.result)
             entry = m.GameEntry(**{**_fields(entry), "winners": winners, "scores": scores})
@@ -296,12 +298,23 @@ def stored_entry(game: AccountGame) -> m.GameEntry:
         turn_seconds=r.turn_seconds, winners=winners, scores=scores,
         finished_at=r.finished_at if r.status == RoomStatus.FINISHED else None,
         seats=r.seats,
+        resigned=_resigned(game.result, game.seat),
+        started_at=r.started_at if r.status != RoomStatus.WAITING else None,
     )
+
+
+def _resigned(result: dict[str, Any] | None, seat: int) -> bool | None:
+    """True when a finished game's ``result`` says ``seat`` resigned (None: it did not, or the
+    game is not over)."""
+    if result is None:
+        return None
+    return True if seat in result.get("resigned", ()) else None
 
 
 def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | None, ...],
              turn_seconds: int | None, state: GameState | None,
-             finished_at: float | None, seats: int | None = None) -> m.GameEntry:
+             finished_at: float | None, seats: int | None = None,
+             started_at: float | None = None) -> m.GameEntry:
     """One line of ``games`` (``seats``: the room's, else as many as ``names``)."""
     playing = state is not None and not state.over
     turn = state.turn if playing and state is not None else None
@@ -317,4 +330,6 @@ def entry_of(room: str, name: str, status: str, seat: int, names: tuple[str | No
         turn_seconds=turn_seconds, winners=winners, scores=scores,
         finished_at=finished_at if status == RoomStatus.FINISHED else None,
         seats=seats if seats is not None else len(names),
+        resigned=True if state is not None and seat in state.resigned else None,
+        started_at=started_at if state is not None else None,
     )

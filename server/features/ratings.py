@@ -40,6 +40,7 @@ from server.core.room_extras import played as played
 from server.store.base import Placing, RatedGame, RatingRecord
 from shared import messages as m
 from shared.errors import CastellError
+from shared.scoring import places
 
 if TYPE_CHECKING:
     from server.core.room import Finish
@@ -120,16 +121,14 @@ async def shown_ratings(store: Store, accounts: tuple[str, ...]) -> dict[str, in
 
 
 def placings(result: dict[str, Any], accounts: dict[int, str]) -> tuple[Placing, ...]:
-    """A finished game's order for rating it: its winners (``result["winners"]``, after the
-    rules' tie-breaks) first, then the others by total, equal totals sharing a place; only
-    the seats that belong to an account (``accounts``: seat → account)."""
-    winners = set(result.get("winners", ()))
-    keyed = [(int(s["seat"]), (int(s["seat"]) in winners, int(s["total"])))
-             for s in result.get("scores", ())]
-    keyed.sort(key=lambda sk: sk[1], reverse=True)
-    place: dict[int, int] = {}
-    for i, (seat, key) in enumerate(keyed):
-        place[seat] = place[keyed[i - 1][0]] if i and key == keyed[i - 1][1] else i + 1
+    """A finished game's order for rating it (:func:`shared.scoring.places`): its winners
+    (``result["winners"]``, after the rules' tie-breaks) first, then the others by total,
+    equal totals sharing a place, and last those who resigned (``result["resigned"]``, the
+    first to resign last: docs/rules.md §10); only the seats that belong to an account
+    (``accounts``: seat → account)."""
+    place = places(((int(s["seat"]), int(s["total"])) for s in result.get("scores", ())),
+                   {int(seat) for seat in result.get("winners", ())},
+                   [int(seat) for seat in result.get("resigned", ())])
     return tuple(Placing(seat, accounts[seat], place[seat])
                  for seat in sorted(place) if seat in accounts)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from server.store.base import ActionRecord, GameRecord
 from server.store.errors import StoreError
-from shared.actions import Action
+from shared.actions import Recorded
 from shared.codec import unpack_action
 from shared.errors import ProtocolError
 from shared.record import GameRecordFile, RecordedAction
@@ -16,7 +16,7 @@ from shared.state import GameState
 from shared.view import RoomStatus
 
 
-def _action(stored: ActionRecord) -> Action:
+def _action(stored: ActionRecord) -> Recorded:
     try:
         return unpack_action(stored.action)
     except ProtocolError as exc:

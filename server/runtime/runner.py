@@ -52,7 +52,7 @@ from server.runtime.thinking import Thinkers
 from server.runtime.timers import LoopScheduler, Scheduler, TurnTimer
 from server.store.base import CHAT_KEPT
 from server.store.errors import VersionConflict
-from shared.actions import Action
+from shared.actions import Recorded
 from shared.errors import RoomMoved
 
 if TYPE_CHECKING:
@@ -229,7 +229,9 @@ class RoomRunner:
             await self.settle()
             await self._request(self.room.start(conn, re, now=self.clock()))
 
-    async def act(self, conn: Connection, action: Action, re: int) -> None:
+    async def act(self, conn: Connection, action: Recorded, re: int) -> None:
+        """``conn``'s seat plays ``action``, or (a :class:`~shared.actions.Resign`) concedes
+        the game (docs/rules.md §10): either is stored in the game's list of actions."""
         async with self.lock:
             self._check_held()
             await self.settle()

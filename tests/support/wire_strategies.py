@@ -64,6 +64,7 @@ requests = st.one_of(
     st.builds(m.ActionRequest, ids, actions),
     st.builds(m.HistoryRequest, ids, st.none() | st.integers(0, 2**53 - 1), st.integers(1, 500)),
     st.builds(m.Resync, ids),
+    st.builds(m.ResignRequest, ids),
     st.builds(m.MyGames, ids, st.none() | st.sampled_from(["playing", "finished"]),
               st.integers(1, 100)),
     st.builds(m.Rematch, ids),

@@ -10,7 +10,8 @@
     castell quick [URL] [--seats 2,3,4] [--rated] [--bots-after SECONDS]
 
 ``castell learn`` plays the guided first game (:mod:`client.modes.learn`), which a first
-``castell play`` offers once.
+``castell play`` offers once; ``castell play`` keeps the player's record against the bots
+(:mod:`client.control.results`).
 
 The screen is full-screen (:mod:`client.screens.app`) on a terminal, and line by line
 (:mod:`client.screens.plain`) with ``--plain`` or when standard input or output is not a terminal.
@@ -211,16 +212,17 @@ def _use_color(no_color: bool) -> bool:
 
 async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
                      color: bool, comeback: str | None = None,
-                     keeps_games: str | None = None) -> int:
+                     keeps_games: str | None = None,
+                     make: Callable[[Session], Controller] | None = None) -> int:
     """Put a controller and a screen on ``session`` and run until the player quits; then,
     if a game under way was left, say that the seat is kept and how to come back
     (``comeback``, the command that does); if a finished game this server keeps was left,
     how to write it to a file (``keeps_games``); if another connection took the seat back,
-    that this one closed for it."""
+    that this one closed for it. ``make``: the controller (a plain one unless told)."""
     from client.control.controller import Controller
     from client.net.session import SEAT_TAKEN_TEXT
 
-    controller = Controller(session)
+    controller = (make or Controller)(session)
     controller.comeback = comeback
     controller.keeps_games = keeps_games
 
@@ -324,11 +326,17 @@ async def _play(args: argparse.Namespace) -> int:
         return await export_kept(args.export or None, args.output, sys.stdout)
     plain, color = _use_plain(args.plain), _use_color(args.no_color)
 
+    def controller(session: Session) -> Controller:
+        from client.control.results import ResultsController
+
+        return ResultsController(session, festivals_in_pane=not plain)
+
     async def run(session: Session, begin: Startup) -> int:
         return await run_screen(session, begin, plain=plain, color=color,
                                 comeback="castell play --resume",
                                 keeps_games="this game is kept: `castell play --export {room}` "
-                                            "writes it to a file for `castell replay`")
+                                            "writes it to a file for `castell replay`",
+                                make=controller)
 
     again = "resume" if args.resume else "new" if args.new else None
     if not plain:  # a first run offers the lessons first (once, ever)

@@ -1,5 +1,5 @@
-"""Small JSON files of the user's state folder (the lessons' progress), written the way the
-seats file is: atomically, readable by the user alone."""
+"""Small JSON files of the user's state folder (the lessons' progress, the record against
+the bots), written the way the seats file is: atomically, readable by the user alone."""
 
 from __future__ import annotations
 

@@ -147,6 +147,8 @@ async def test_every_lesson_walked_in_turn_ends_with_the_game_over(tmp_path):
             await c.handle("next")
         assert c.view.status == "finished" and c.view.winners == (LEARNER,)
         assert "that was the last lesson" in status_line(screen)
+        assert screen.notes[0] == "That was the last lesson: you know the game now."
+        assert " ✓ 8. Final scoring (§9)  ◀ here" in screen.notes
         assert LearnProgress(tmp_path).done == [lesson.key for lesson in LESSONS]
         assert c.kept_seat() == "you did every lesson: `castell play` starts a game against bots"
 

@@ -270,6 +270,9 @@ class LearnController(Controller):
             self.go_play = True
             await self.quit()
         else:
+            self.screen.show(["That was the last lesson: you know the game now.",
+                              *self.list_lines(), "`again` plays the last lesson again, "
+                              "`lesson N` another; `castell play` starts a real game."])
             self.screen.info("that was the last lesson: `quit` closes; `castell play` starts "
                              "a game against bots")
 

@@ -4,9 +4,14 @@
     castell play [--resume | --new] [--seats N] [--variant normal|advanced] [--bots ...] ...
     castell play --games | --export [ROOM] [--output FILE]
     castell replay FILE [--plain]
+    castell learn [--restart] [--name NAME] [--plain] [--no-color]
     castell account export [URL] | castell account import [--replace] LINE
     castell games [URL]
     castell quick [URL] [--seats 2,3,4] [--rated] [--bots-after SECONDS]
+
+``castell learn`` plays the guided first game (:mod:`client.modes.learn`), which a first
+``castell play`` offers once; ``castell play`` keeps the player's record against the bots
+(:mod:`client.control.results`).
 
 The screen is full-screen (:mod:`client.screens.app`) on a terminal, and line by line
 (:mod:`client.screens.plain`) with ``--plain`` or when standard input or output is not a terminal.
@@ -71,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
             " [--resume]",
             "       castell play [OPTIONS]     (a game against bots: castell play --help)",
             "       castell replay FILE [--plain]   (a recorded game: castell replay --help)",
+            "       castell learn   (a guided first game, lesson by lesson)",
             "       castell games [URL]   (your games on a server)",
             "       castell quick [URL] [--seats 2,3] [--rated]   (a game with strangers now)",
             "       castell account export [URL] | import [--replace] LINE   (your account"
@@ -173,6 +179,19 @@ def build_play_parser() -> argparse.ArgumentParser:
     return p
 
 
+def build_learn_parser() -> argparse.ArgumentParser:
+    from client.learn.lessons import LESSONS
+
+    p = argparse.ArgumentParser(prog="castell learn",
+                                description=f"A guided first game: {len(LESSONS)} short "
+                                            "lessons on the real board, each asking for one "
+                                            "thing. `quit` any time: the next `castell learn` "
+                                            "takes you back to the lesson you left.")
+    p.add_argument("--restart", action="store_true", help="start again from the first lesson")
+    _display_options(p)
+    return p
+
+
 def build_replay_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="castell replay",
                                 description="Step through a game record written by "
@@ -193,16 +212,17 @@ def _use_color(no_color: bool) -> bool:
 
 async def run_screen(session: Session, startup: Startup | None, *, plain: bool,
                      color: bool, comeback: str | None = None,
-                     keeps_games: str | None = None) -> int:
+                     keeps_games: str | None = None,
+                     make: Callable[[Session], Controller] | None = None) -> int:
     """Put a controller and a screen on ``session`` and run until the player quits; then,
     if a game under way was left, say that the seat is kept and how to come back
     (``comeback``, the command that does); if a finished game this server keeps was left,
     how to write it to a file (``keeps_games``); if another connection took the seat back,
-    that this one closed for it."""
+    that this one closed for it. ``make``: the controller (a plain one unless told)."""
     from client.control.controller import Controller
     from client.net.session import SEAT_TAKEN_TEXT
 
-    controller = Controller(session)
+    controller = (make or Controller)(session)
     controller.comeback = comeback
     controller.keeps_games = keeps_games
 
@@ -306,16 +326,50 @@ async def _play(args: argparse.Namespace) -> int:
         return await export_kept(args.export or None, args.output, sys.stdout)
     plain, color = _use_plain(args.plain), _use_color(args.no_color)
 
+    def controller(session: Session) -> Controller:
+        from client.control.results import ResultsController
+
+        return ResultsController(session, festivals_in_pane=not plain)
+
     async def run(session: Session, begin: Startup) -> int:
         return await run_screen(session, begin, plain=plain, color=color,
                                 comeback="castell play --resume",
                                 keeps_games="this game is kept: `castell play --export {room}` "
-                                            "writes it to a file for `castell replay`")
+                                            "writes it to a file for `castell replay`",
+                                make=controller)
 
     again = "resume" if args.resume else "new" if args.new else None
+    if not plain:  # a first run offers the lessons first (once, ever)
+        from client.modes.learn import offer_lessons
+
+        offered = await offer_lessons(args.name or default_name(), color=color,
+                                      played_before=played_before(), history=_history())
+        if offered.note is not None:
+            print(offered.note, flush=True)
+        if not offered.go_play:
+            return 0
     return await play(args.name or default_name(), seats=args.seats, variant=args.variant,
                       level=args.bots, bot_delay=max(0.0, args.bot_delay), run=run,
                       resume=again)
+
+
+def played_before() -> bool:
+    """Whether ``castell play`` ran on this computer before (it kept a game file)."""
+    from client.modes.play import play_db_path
+
+    return play_db_path().exists()
+
+
+async def _learn(args: argparse.Namespace) -> int:
+    from client.modes.learn import run_lessons
+
+    plain = _use_plain(args.plain)
+    outcome = await run_lessons(args.name or default_name(), plain=plain,
+                                color=_use_color(args.no_color), restart=args.restart,
+                                history=None if plain else _history())
+    if outcome.note is not None:
+        print(outcome.note, flush=True)
+    return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -406,6 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args_list[:1] == ["play"]:
             return asyncio.run(_play(build_play_parser().parse_args(args_list[1:])))
+        if args_list[:1] == ["learn"]:
+            return asyncio.run(_learn(build_learn_parser().parse_args(args_list[1:])))
         if args_list[:1] == ["replay"]:
             return _replay(build_replay_parser().parse_args(args_list[1:]))
         if args_list[:1] == ["account"]:

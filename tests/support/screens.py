@@ -50,19 +50,21 @@ class Sized(DummyOutput):
 
 @contextlib.asynccontextmanager
 async def full_screen(url: str, name: str, state: Path, *, columns: int = 100, rows: int = 40,
-                      guest: bool = False) -> AsyncIterator[TerminalScreen]:
+                      guest: bool = False, make: Callable[[Session], Controller] = Controller
+                      ) -> AsyncIterator[TerminalScreen]:
     """The real full-screen client (its Controller, Session and TerminalScreen) connected to
     the server at ``url`` as ``name`` (with this home's account unless a ``guest``; seats and
     keys kept under ``state``) and pumping, in this process, on a ``columns`` × ``rows``
     output that draws nothing: what the pty tests see, without a pty or a client process.
     Lines are typed with ``await screen.controller.handle(line)``; the keys' effects are the
-    screen's own methods (``page``, ``show_log``…), each bound to its key in one pty test."""
+    screen's own methods (``page``, ``show_log``…), each bound to its key in one pty test.
+    ``make``: the controller, from the session (``castell play``'s keeps a record)."""
     with create_pipe_input() as pipe, \
             create_app_session(input=pipe, output=Sized(columns, rows)):
         seats = SeatStore(state)
         client = Session(url, name, seats=seats, first_retry=0.05, max_retry=0.2,
                          keys=None if guest else KeyStore(state / "keys"))
-        screen = TerminalScreen(Controller(client), color=False)
+        screen = TerminalScreen(make(client), color=False)
         await client.open()
         pump = asyncio.create_task(client.run())
         try:

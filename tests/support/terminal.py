@@ -16,6 +16,7 @@ from pathlib import Path
 import pexpect
 import pyte
 
+from client.local.learning import LearnProgress
 from tests.support.servers import ROOT, ServerProcess
 
 COLUMNS, ROWS = 100, 40
@@ -23,7 +24,10 @@ COLUMNS, ROWS = 100, 40
 
 def client_env(state: Path) -> dict[str, str]:
     """The environment of a client under test: this checkout, private state and data folders
-    (``castell play`` keeps its games in the data folder)."""
+    (``castell play`` keeps its games in the data folder). The player was asked already
+    whether to take the lessons before a first ``castell play`` (that question has its own
+    tests: tests/test_learn.py)."""
+    LearnProgress(state / "castell").offer_made()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES")}
     env.update(PYTHONPATH=str(ROOT), TERM="xterm-256color", XDG_STATE_HOME=str(state),
                XDG_DATA_HOME=str(state / "data"),

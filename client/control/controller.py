@@ -444,7 +444,7 @@ class Controller:
                     [f"Your unfinished game: {k.text()}.",
                      "Enter resumes it; `n` or Esc leaves it for later."],
                     f"resume your game in {safe(k.name)!r} (seat {k.seat})? [Y/n] ")
-                take = _yes(answer, True)
+                take = yes_answer(answer, True)
                 if not take:
                     self.screen.info(f"not resumed: your seat in {safe(k.name)!r} stays yours "
                                      "— `resume` in the lobby takes it back")
@@ -567,7 +567,7 @@ class Controller:
                 if answer is None:  # Esc: back, not forward into a new game
                     await self._to_local_lobby()
                     return
-                take = _yes(answer, True)
+                take = yes_answer(answer, True)
             if take:
                 await self.guard(self._take(k))
                 if self.session.room is not None:
@@ -708,7 +708,7 @@ class Controller:
             [f"Abandoning {kept.text()} resigns it: you rank last in it and cannot come back "
              "to it; the game stays kept (`replay` once it is over)."],
             f"abandon {safe(name)!r}? [y/N] ")
-        if not _yes(question, False):
+        if not yes_answer(question, False):
             self.screen.info(f"not abandoned: {safe(name)!r} is kept as it was")
             return
         await self._take(kept)
@@ -1193,7 +1193,7 @@ class Controller:
         answer = await self._confirm(
             [f"Resigning: {self.resign_effect()}; you rank last and win nothing. It cannot be "
              "taken back."], "resign this game? [y/N] ")
-        if not _yes(answer, False):
+        if not yes_answer(answer, False):
             self.screen.info("not resigned: the game goes on")
             return
         now = self.view
@@ -1262,7 +1262,7 @@ def _said(event: Mapping[str, Any]) -> tuple[Any, ...]:
     return (event.get("kind"), event.get("seat"), event.get("name"), event.get("text"))
 
 
-def _yes(answer: str | None, default: bool) -> bool:
+def yes_answer(answer: str | None, default: bool) -> bool:
     """A yes-or-no answer (None: the question was cancelled, which is no); anything
     unreadable is no."""
     try:

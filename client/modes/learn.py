@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from client.control import commands as c
-from client.control.controller import Controller
+from client.control.controller import Controller, yes_answer
 from client.learn.lessons import LEARNER, LESSONS, Lesson, Verdict
 from client.local.learning import LearnProgress
 from client.net.session import RoomState, Session
@@ -156,8 +156,9 @@ class LearnController(Controller):
             self.screen.info("Esc or n: straight to your game (`castell learn` gives the "
                              "lessons any time)")
             self.screen.refresh()
-            yes = await self._yes(f"New to Castell? Take the guided first game "
-                                  f"({len(LESSONS)} lessons) first? [Y/n] ")
+            answer = await self.screen.ask(f"New to Castell? Take the guided first game "
+                                           f"({len(LESSONS)} lessons) first? [Y/n] ")
+            yes = yes_answer(answer, True)
             if not yes:
                 self.go_play = True
                 await self.quit()

@@ -64,26 +64,37 @@ class Terminal:
         self.stream = pyte.Stream(self.screen)
 
     def pump(self, seconds: float = 0.05) -> None:
+        """Feed the screen what the client writes within ``seconds``."""
         end = time.monotonic() + seconds
         while True:
-            try:
-                self.stream.feed(self.child.read_nonblocking(65536, timeout=0.02))
-            except pexpect.TIMEOUT:
-                pass
-            except pexpect.EOF:
-                return
-            if time.monotonic() >= end:
+            left = end - time.monotonic()
+            if left <= 0 or not self._read(left):
                 return
 
+    def _read(self, timeout: float) -> bool:
+        """Feed the screen what the client wrote, waiting up to ``timeout`` seconds for the
+        first of it; whether anything came."""
+        try:
+            self.stream.feed(self.child.read_nonblocking(65536, timeout=timeout))
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            return False
+        return True
+
     def settle(self, quiet: float = 0.15, limit: float = 3.0) -> None:
-        """Pump until the client has written nothing for ``quiet`` seconds: a redraw read
-        halfway would show the top of the screen new and its bottom old."""
+        """Pump until the client has written nothing for ``quiet`` seconds (to see that
+        something does not happen, or the last of several redraws)."""
         end = time.monotonic() + limit
-        while time.monotonic() < end:
-            try:
-                self.stream.feed(self.child.read_nonblocking(65536, timeout=quiet))
-            except (pexpect.TIMEOUT, pexpect.EOF):
-                return
+        while time.monotonic() < end and self._read(quiet):
+            pass
+
+    def _whole(self, quiet: float = 0.15, limit: float = 3.0) -> None:
+        """Pump until the screen is whole, not a redraw read halfway (its top new, its
+        bottom old). prompt_toolkit hides the cursor while it draws and shows it again at
+        the end of each redraw; a screen that never shows it (the replay viewer) is whole
+        once the client has written nothing for ``quiet`` seconds."""
+        end = time.monotonic() + limit
+        while self.screen.cursor.hidden and time.monotonic() < end and self._read(quiet):
+            pass
 
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
@@ -92,12 +103,12 @@ class Terminal:
         return [line.rstrip() for line in self.screen.display]
 
     def wait_for(self, pattern: str, timeout: float = 10.0) -> re.Match[str]:
-        """Pump until ``pattern`` (a regex) shows on the screen; fail with the screen."""
+        """Pump until ``pattern`` (a regex) shows on the whole screen; fail with the screen."""
         end = time.monotonic() + timeout
         while True:
-            self.pump()
+            self._read(0.05)
             if re.search(pattern, self.text()):
-                self.settle()
+                self._whole()
                 found = re.search(pattern, self.text())
                 if found:
                     return found

@@ -1,9 +1,12 @@
-"""The client's end-to-end tests: a real ``castell-server`` subprocess, and the real
-``castell`` in a pseudo-terminal whose screen is kept by a terminal emulator (pyte), so
-that tests read what a player would see rather than the escape sequences that drew it."""
+"""The client's end-to-end tests: the real ``castell`` in a pseudo-terminal whose screen is kept
+by a terminal emulator (pyte), so that tests read what a player would see rather than the
+escape sequences that drew it; a real ``castell-server`` subprocess where one is needed; and
+``castell`` run in this process on standard input that is no terminal (:func:`castell_here`),
+for what its command line does rather than its process."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -15,10 +18,14 @@ from pathlib import Path
 
 import pexpect
 import pyte
+import pytest
 
+from client.cli import main
 from tests.support.servers import ROOT, ServerProcess
 
 COLUMNS, ROWS = 100, 40
+#: What prompt_toolkit writes at the end of each redraw (it hides the cursor while drawing).
+SHOW_CURSOR = "\x1b[?25h"
 
 
 def client_env(state: Path) -> dict[str, str]:
@@ -29,6 +36,20 @@ def client_env(state: Path) -> dict[str, str]:
                XDG_DATA_HOME=str(state / "data"),
                PYTHONUNBUFFERED="1")
     return env
+
+
+def castell_here(monkeypatch: pytest.MonkeyPatch, state: Path, *args: str,
+                 stdin: str = "") -> int:
+    """``castell ARGS`` run in this process (:func:`client.cli.main`, all the command does
+    but start an interpreter), its state and data folders those :func:`client_env` gives a
+    process, ``stdin`` its standard input (no terminal: it plays ``--plain``); its exit code
+    (what it printed is the test's, ``capsys``). Not for ``castell play``'s games, whose
+    embedded server quiets this process's logging for good."""
+    assert args[:1] != ("play",) or {"--games", "--export"} & set(args), args
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.setenv("XDG_DATA_HOME", str(state / "data"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    return main(list(args))
 
 
 @contextmanager
@@ -62,6 +83,9 @@ class Terminal:
                                    encoding="utf-8", codec_errors="replace")
         self.screen = BellScreen(columns, rows)
         self.stream = pyte.Stream(self.screen)
+        #: Redraws read to their end (prompt_toolkit shows the cursor at the end of each).
+        self.redraws = 0
+        self._tail = ""  # the end of what was read last (a mark may come in two reads)
 
     def pump(self, seconds: float = 0.05) -> None:
         """Feed the screen what the client writes within ``seconds``."""
@@ -75,9 +99,13 @@ class Terminal:
         """Feed the screen what the client wrote, waiting up to ``timeout`` seconds for the
         first of it; whether anything came."""
         try:
-            self.stream.feed(self.child.read_nonblocking(65536, timeout=timeout))
+            data = self.child.read_nonblocking(65536, timeout=timeout)
         except (pexpect.TIMEOUT, pexpect.EOF):
             return False
+        self.stream.feed(data)
+        read = self._tail + data
+        self.redraws += read.count(SHOW_CURSOR)
+        self._tail = read[-(len(SHOW_CURSOR) - 1):]
         return True
 
     def settle(self, quiet: float = 0.15, limit: float = 3.0) -> None:
@@ -118,6 +146,16 @@ class Terminal:
 
     def type(self, keys: str) -> None:
         self.child.send(keys)
+
+    def type_drawn(self, keys: str, timeout: float = 10.0) -> None:
+        """Type ``keys`` and pump until the client has redrawn the screen after them."""
+        seen = self.redraws
+        self.type(keys)
+        end = time.monotonic() + timeout
+        while self.redraws == seen:
+            if time.monotonic() > end or not self.child.isalive():
+                raise AssertionError(f"no redraw after {keys!r}; the screen:\n{self.text()}")
+            self._read(0.05)
 
     def input_line(self) -> str:
         """The prompt line (the last line of the screen that starts with the prompt)."""

@@ -6,16 +6,16 @@ line.
 
 The log is the controller's and the full-screen client's own logic: most tests drive the real
 client (Controller, Session, TerminalScreen) against a real server over real websockets, in
-this process, with nothing drawn (:func:`tests.support.screens.full_screen`). The keys that
-open, page and close the log, and lines typed faster than they are answered, are the
-terminal's: those run the real ``castell`` in a pseudo-terminal, once per screen size."""
+this process, with nothing drawn (:func:`tests.support.screens.full_screen`), at both sizes;
+``log`` in plain lines runs the plain client (:func:`tests.support.screens.plain`). The keys
+that open, page and close the log, and lines typed faster than they are answered, are the
+terminal's: those run the real ``castell`` in an 80x24 pseudo-terminal (the keys do the same
+at any size; what the pane shows at each is the in-process tests')."""
 
 from __future__ import annotations
 
 import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,9 +29,16 @@ from shared.actions import Move
 from shared.board import ADJACENT
 from shared.view import RoomStatus
 from tests.support.proxy import cutting_proxy
-from tests.support.screens import full_screen, notes_pane, read_whole_log, status_line, until
+from tests.support.screens import (
+    full_screen,
+    notes_pane,
+    plain,
+    read_whole_log,
+    status_line,
+    until,
+)
 from tests.support.servers import serving
-from tests.support.terminal import ROOT, Terminal, client_env
+from tests.support.terminal import Terminal
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -104,10 +111,9 @@ async def test_the_log_is_always_there_scrolls_to_the_start_and_holds_every_fest
         assert "more line" not in notes_pane(screen).split("\n", 1)[0]
 
 
-@pytest.mark.parametrize("size", [(80, 24), (100, 40)])
-def test_the_logs_keys_open_page_and_close_it_and_quick_refusals_all_stay(tmp_path, size):
+def test_the_logs_keys_open_page_and_close_it_and_quick_refusals_all_stay(tmp_path):
     """The keys of the log in the real terminal, and three wrong lines typed at once."""
-    columns, rows = size
+    columns, rows = 80, 24
     term = Terminal(["play", "--seats", "2", "--bot-delay", "0", "--name", "Anna"], tmp_path,
                     columns=columns, rows=rows)
     try:
@@ -229,13 +235,10 @@ async def test_an_action_line_names_its_region_after_its_move_scrolled_away(
         assert f"Anna recruited {there[0]} in {where}" in screen.board_text(100, 40)
 
 
-def test_plain_log_prints_the_game_so_far_with_its_refusals(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "client", "play", "--plain", "--seats", "2", "--bot-delay", "0",
-         "--name", "Anna"], cwd=ROOT, env=client_env(tmp_path), capture_output=True, text=True,
-        input="wait\nmvoe\nlog\nquit\n", timeout=60)
-    assert done.returncode == 0, done.stdout + done.stderr
-    printed = done.stdout.split("> log", 1)[1].split("> quit", 1)[0].splitlines()
+async def test_plain_log_prints_the_game_so_far_with_its_refusals(server, url, tmp_path):
+    out = await plain(url, "Anna", tmp_path, "wait\nmvoe\nlog\nquit\n", guest=True,
+                      startup=lambda ctrl: ctrl.start_play(2, "normal", "normal"))
+    printed = out.split("> log", 1)[1].split("> quit", 1)[0].splitlines()
     assert "the game starts" in printed
     first_round = next(i for i, line in enumerate(printed) if line.startswith("— round 1,"))
     assert printed.index("the game starts") < first_round

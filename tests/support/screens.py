@@ -137,6 +137,14 @@ def status_line(screen: TerminalScreen) -> str:
     return "".join(text for _, text in screen._status())
 
 
+def shown(screen: TerminalScreen) -> str:
+    """The whole screen's text, top to bottom: the board, the notes pane if open, the status
+    line and the prompt."""
+    parts = [board(screen), notes_pane(screen) if screen.notes else "", status_line(screen),
+             prompt(screen) + screen.input.text]
+    return "\n".join(part for part in parts if part)
+
+
 def prompt(screen: TerminalScreen) -> str:
     """What stands before the input on the prompt line: ``> ``, or the question asked."""
     return "".join(text for _, text in screen._prompt())

@@ -42,12 +42,15 @@ def castell_here(monkeypatch: pytest.MonkeyPatch, state: Path, *args: str,
                  stdin: str = "") -> int:
     """``castell ARGS`` run in this process (:func:`client.cli.main`, all the command does
     but start an interpreter), its state and data folders those :func:`client_env` gives a
-    process, ``stdin`` its standard input (no terminal: it plays ``--plain``); its exit code
+    process, ``stdin`` its standard input (no terminal: it plays ``--plain``; and it is 80
+    columns wide, as a process writing to a pipe takes it to be); its exit code
     (what it printed is the test's, ``capsys``). Not for ``castell play``'s games, whose
     embedded server quiets this process's logging for good."""
-    assert args[:1] != ("play",) or {"--games", "--export"} & set(args), args
+    assert args[:1] != ("play",) or {"--games", "--export", "--help"} & set(args), args
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     monkeypatch.setenv("XDG_DATA_HOME", str(state / "data"))
+    for name, size in (("COLUMNS", "80"), ("LINES", "24")):  # what a pipe gets
+        monkeypatch.setenv(name, size)
     monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
     return main(list(args))
 

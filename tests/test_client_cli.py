@@ -128,16 +128,24 @@ def test_a_game_in_the_terminal_against_a_server(tmp_path):
         assert status == 0
 
 
-def test_castell_play_reaches_a_game_with_bots(tmp_path):
+def test_castell_play_reaches_a_game_with_bots_and_answers_its_keys(tmp_path):
+    """``castell play`` in a 100x40 terminal: the whole board, a panel for each bot; Esc
+    closes the help, Ctrl-Z takes back the last action of the turn, Ctrl-D quits."""
     term = Terminal(["play", "--seats", "3", "--bot-delay", "0", "--name", "Anna"], tmp_path)
     try:
-        term.wait_for(r"Anna's game · round \d+/10 · your turn")
+        term.wait_for(r"Anna's game · round 1/10 · your turn: move ·")
         text = term.text()
         assert "Regions" in text and "Festivals" in text and "Local performances" in text
         assert len(re.findall(r"╭─ (?:▶ )?[^╮]*\(bot\) ─", text)) == 2  # two bot panels
         term.type("help\r")
         term.wait_for(r"move REGION")
         term.type("\x1b")  # Esc closes the help
+        term.wait_for(r"^(?![\s\S]*move REGION)")
+        term.type("move alt\r")  # (the first move goes anywhere)
+        term.wait_for(r"your turn: move ✓")
+        term.type("\x1a")  # Ctrl-Z
+        term.wait_for(r"Anna took back: move to alt")
+        term.wait_for(r"your turn: move ·")  # the move is hers again
         term.type("end!\r")  # ends without asking
         term.wait_for(r"round 2/10")
         term.type("\x04")  # Ctrl-D quits
@@ -157,21 +165,6 @@ def test_castell_play_plain_through_pipes(tmp_path):
     assert "Anna moved to alt" in out
     assert re.search(r"Castell · Anna's game · round 2/10 · your turn", out)
     assert "region alt (Alt Pirineu): castellers" in out
-
-
-def test_ctrl_z_takes_back_the_last_action_of_the_turn(tmp_path):
-    term = Terminal(["play", "--seats", "2", "--bot-delay", "0", "--name", "Anna"], tmp_path)
-    try:
-        term.wait_for(r"your turn: move ·")
-        term.type("move alt\r")
-        term.wait_for(r"your turn: move ✓")
-        term.type("\x1a")  # Ctrl-Z
-        term.wait_for(r"Anna took back: move to alt")
-        term.wait_for(r"your turn: move ·")  # the move is hers again
-        term.quit()
-    finally:
-        status = term.close()
-    assert status == 0
 
 
 async def test_end_asks_once_a_turn_while_actions_are_left_and_not_once_turned_off(

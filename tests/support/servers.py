@@ -66,6 +66,8 @@ async def serving(store: Store | None = None, *, config: ServerConfig = TEST_CON
         yield server, server_url(server)
     finally:
         await server.close()
+
+
 @contextlib.contextmanager
 def serving_in_thread(db: str | os.PathLike[str] | None = None, **changes: Any) -> Iterator[str]:
     """:func:`serving` (on the SQLite file ``db`` if given) in a thread of this process with

@@ -3,7 +3,7 @@ with its embedded server, ``--plain`` through pipes, replays of records, coming 
 the server restarts, and a game left with quit or Ctrl-C taken back with ``--resume``.
 
 A pty runs where the terminal or the process is the subject: a key (Tab, Esc, Ctrl-D, Ctrl-Z,
-Ctrl-C, the replay viewer's), a push redrawn around a line being typed, what is said on the
+Ctrl-C), a push redrawn around a line being typed, what is said on the
 shell once the screen closes, a client process outliving its server. What the command line
 does with addresses and seats, and what the controller says, run in this process:
 ``castell`` itself (:func:`tests.support.terminal.castell_here`), or the plain and the
@@ -291,28 +291,6 @@ def test_an_address_where_nobody_answers_is_said_in_words(tmp_path):
     assert done.returncode == 1
     assert f"nothing answers at ws://127.0.0.1:{port}: is castell-server running there?" \
         in done.stderr
-
-
-def test_replay_viewer_steps_with_keys(tmp_path):
-    record = _recorded_game(5)
-    path = tmp_path / "game.json"
-    path.write_text(record.to_json())
-    total = len(record.actions)
-    term = Terminal(["replay", str(path)], tmp_path)
-    try:
-        term.wait_for(rf"step 0/{total} ")
-        term.type("nnn")
-        term.wait_for(rf"step 3/{total} ")
-        term.type("p")
-        term.wait_for(rf"step 2/{total} ")
-        term.type("\x1b[F")  # End: the last step, with the final scores
-        term.wait_for(rf"step {total}/{total} ")
-        term.wait_for(r"Final score")
-        term.type("q")
-        term.child.expect(pexpect.EOF, timeout=5)
-    finally:
-        status = term.close()
-    assert status == 0
 
 
 def _region_of(lines: list[str], name: str) -> str | None:

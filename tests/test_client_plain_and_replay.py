@@ -63,7 +63,7 @@ async def test_castell_play_plain_starts_at_the_game_and_reads_as_typed(server, 
     assert "look       print the whole board again" in out.split("> help\n")[1]
 
 
-def test_the_replay_keeps_a_log_scrolls_and_reads_cleanly_at_80x24(tmp_path):
+def test_the_replay_steps_with_keys_keeps_a_log_scrolls_and_reads_cleanly_at_80x24(tmp_path):
     record = _recorded_game(5)
     path = tmp_path / "game.json"
     path.write_text(record.to_json())
@@ -71,6 +71,10 @@ def test_the_replay_keeps_a_log_scrolls_and_reads_cleanly_at_80x24(tmp_path):
     term = Terminal(["replay", str(path)], tmp_path, columns=80, rows=24)
     try:
         term.wait_for(rf"step 0/{total} ")
+        term.type("nnn")  # n: the next step
+        term.wait_for(rf"step 3/{total} ")
+        term.type("p")  # p: the one before
+        term.wait_for(rf"step 2/{total} ")
         term.type("\x1b[F")  # End: the final scores come first, the board below them
         term.wait_for(rf"step {total}/{total} · ↑/↓ scroll \(\d+ more\)")
         assert "Final score" in term.text() and "Local performances" not in term.text()

@@ -3,11 +3,11 @@ with its embedded server, ``--plain`` through pipes, replays of records, coming 
 the server restarts, and a game left with quit or Ctrl-C taken back with ``--resume``.
 
 A pty runs where the terminal or the process is the subject: a key (Tab, Esc, Ctrl-D, Ctrl-Z,
-Ctrl-C), a push redrawn around a line being typed, what is said on the
-shell once the screen closes, a client process outliving its server. What the command line
-does with addresses and seats, and what the controller says, run in this process:
-``castell`` itself (:func:`tests.support.terminal.castell_here`), or the plain and the
-full-screen client (:mod:`tests.support.screens`)."""
+Ctrl-C), a push redrawn around a line being typed, what is said on the shell once the screen
+closes, a client process outliving its server. What the command line does with addresses,
+seats and records, and what the controller says, run in this process: ``castell`` itself
+(:func:`tests.support.terminal.castell_here`), or the plain and the full-screen client
+(:mod:`tests.support.screens`)."""
 
 from __future__ import annotations
 

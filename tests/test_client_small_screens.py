@@ -6,8 +6,8 @@ What each size shows is the full-screen client's own drawing: those tests run th
 client (Controller, Session, TerminalScreen) against a real server in this process, at the
 size given, the game started as ``castell play`` starts it
 (:func:`tests.support.screens.full_screen`). The real ``castell play`` in a pseudo-terminal
-checks what only a terminal shows: an 80x24 one, with its prompt scrolled sideways by a long
-question, and one too small."""
+checks what only a terminal shows: an 80x24 one, the keys of the game's log, its prompt
+scrolled sideways by a long question; and one too small."""
 
 from __future__ import annotations
 
@@ -33,6 +33,12 @@ pytestmark = pytest.mark.timeout(60)
 #: (`beyond` at 80, `mountains` at 100), were it cut at the last column.
 LONG = "move far away " + " ".join(["somewhere", "beyond", "the", "Pyrenees", "mountains"] * 5)
 
+
+PAGE_UP = "\x1b[5~"
+PAGE_DOWN = "\x1b[6~"
+CTRL_HOME = "\x1b[1;5H"
+F2 = "\x1bOQ"
+ESC = "\x1b"
 
 #: A name too long for a panel title with its marks (``▶ … (you)``) at 100x40.
 NAME = "Montserrat Vilanova"
@@ -156,6 +162,7 @@ def test_below_80_by_24_the_terminal_is_said_to_be_too_small(tmp_path):
                     columns=60, rows=20)
     try:
         term.wait_for(r"This terminal is 60×20: the board needs at least 80×24", timeout=20)
+        term.wait_for(r"`hint`")  # the game's status line: no longer its waiting room
         text = term.text()
         assert "╭" not in text and "Regions" not in text  # no broken board
         assert "castell --plain" in text
@@ -167,14 +174,16 @@ def test_below_80_by_24_the_terminal_is_said_to_be_too_small(tmp_path):
         term.close()
 
 
-def test_at_80_by_24_the_board_and_your_panel_show_and_a_long_question_leaves_the_prompt(
+def test_an_80_by_24_terminal_its_board_the_log_s_keys_and_the_prompt_after_a_question(
         tmp_path):
     """The real ``castell play`` in an 80x24 terminal: the board and the player's own panel
-    at once; a question wider than the screen scrolls the input line, and once it is
-    answered the prompt is back in sight at the start of the last line; a typo is answered
-    with a suggestion, Tab completes, and `leave` goes to the lobby."""
+    at once; the keys of the log (F2, Ctrl-Home, PgDn, PgUp, Esc), and three wrong lines
+    typed at once, all kept; a question wider than the screen scrolls the input line, and
+    once it is answered the prompt is back in sight at the start of the last line; a typo
+    is answered with a suggestion, Tab completes, and `leave` goes to the lobby."""
+    rows = 24
     term = Terminal(["play", "--seats", "3", "--bot-delay", "0", "--name", "Anna"], tmp_path,
-                    columns=80, rows=24)
+                    columns=80, rows=rows)
     try:
         term.wait_for(r"your turn")
         lines = term.lines()
@@ -182,6 +191,36 @@ def test_at_80_by_24_the_board_and_your_panel_show_and_a_long_question_leaves_th
         assert "festivals" in next(line for line in lines if line.startswith("│ reg "))
         assert any("Anna (you)" in line for line in lines)  # her team without scrolling
         assert lines[-2].startswith("Your turn")
+
+        # the log's keys, and refusals typed faster than they are answered
+        term.type("mvoe\rmove nowhere\rrecruit 99\r")
+        term.wait_for(r"✗ .*casteller size")
+        term.type("".join(f"chat line {i}\r" for i in range(rows // 2)))  # a log to page
+        term.type("log\r")
+        term.wait_for(r"──── Game log")
+        term.wait_for(rf"Anna: line {rows // 2 - 1}")  # it follows the game: its latest lines
+        assert "from the start" not in term.text()
+        term.type(CTRL_HOME)
+        term.wait_for(r"Game log · .*from the start")
+        first = term.text()
+        term.type(PAGE_DOWN)
+        term.wait_for(r"(?m)──── Game log · Esc closes · PgUp/PgDn scroll( · \d+ more lines?)?$")
+        second = term.text()
+        assert "Anna: line" in second and second != first
+        term.type(PAGE_UP)
+        term.wait_for(r"Game log · .*from the start")
+        refusals = list(dict.fromkeys(re.findall(r"(?m)^✗ .*$", first + "\n" + second)))
+        assert len(refusals) == 3, first + "\n" + second
+        assert "mvoe" in refusals[0] and "nowhere" in refusals[1] and "99" in refusals[2]
+        term.type(ESC)
+        term.wait_for(r"^(?![\s\S]*──── Game log)")
+        assert "`log`" in term.lines()[-2]  # the status line offers the log
+        term.type(F2)  # F2 opens it too, and closes it
+        term.wait_for(r"──── Game log")
+        term.type(F2)
+        term.wait_for(r"^(?![\s\S]*──── Game log)")
+
+        # a question wider than the screen
         term.type("move bcn\r")  # (the first move goes anywhere)
         term.wait_for(r"move ?✓")
         term.type("end\r")
@@ -190,6 +229,7 @@ def test_at_80_by_24_the_board_and_your_panel_show_and_a_long_question_leaves_th
         term.type("\r")
         term.wait_for(r"R1/10 · (?!your turn)|R2/10")
         assert term.lines()[-1].startswith(">"), term.lines()[-1]
+
         term.type("mvoe\r")
         term.wait_for(r"did you mean `move`")
         term.type("le\t")

@@ -1,8 +1,8 @@
 """The client's side of accounts against a real server: the key kept per server, ``castell
-account export`` and ``import`` on a fresh home, ``castell games`` (the commands, as processes),
-an account met under every address of its server, signing in on the other home (the
-full-screen client in this process, its state where ``castell`` keeps it), and ``your_turn``
-heard in the lobby, its bell rung in the real ``castell`` in a pty."""
+account export`` and ``import`` on a fresh home, ``castell games``, an account met under every
+address of its server (castell's command line, run in this process), signing in on the other
+home (the full-screen client in this process, its state where ``castell`` keeps it), and
+``your_turn`` heard in the lobby, its bell rung in the real ``castell`` in a pty."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import json
 import re
 import stat
 import subprocess
-import sys
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
@@ -23,23 +23,28 @@ from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.proxy import cutting_proxy
 from tests.support.screens import board, enter, full_screen, shown, status_line, until
-from tests.support.servers import ROOT, serving_in_thread
-from tests.support.terminal import Terminal, castell_here, client_env
+from tests.support.servers import serving_in_thread
+from tests.support.terminal import Terminal, castell_here
 from tests.support.wire import caught_up
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def castell(state: Path, *args: str, stdin: str | None = None
-            ) -> subprocess.CompletedProcess[str]:
-    """``castell ARGS`` to completion, with its state folder in ``state``."""
-    return subprocess.run([sys.executable, "-m", "client", *args], cwd=ROOT,
-                          env=client_env(state), input=stdin, capture_output=True, text=True,
-                          timeout=60)
+@pytest.fixture
+def castell(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+            ) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``castell ARGS`` run to completion in this process with ``state`` as its home (in a
+    thread, from a coroutine: it runs an event loop of its own): its code and what it said,
+    as a process's."""
+    def run(state: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        code = castell_here(monkeypatch, state, *args, stdin=stdin)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out, err)
+    return run
 
 
 async def test_an_exported_account_imported_on_a_fresh_home_signs_in_as_the_same_account(
-        server, url, tmp_path):
+        server, url, tmp_path, castell):
     first, second = tmp_path / "laptop", tmp_path / "desktop"
     async with _castell_screen(url, "Anna", first) as anna:
         ctrl = anna.controller
@@ -149,8 +154,8 @@ def kept_key(state: Path) -> str:
     return str(keys[0])
 
 
-async def test_an_account_is_the_server_s_under_every_address_that_reaches_it(server, url,
-                                                                             tmp_path):
+async def test_an_account_is_the_server_s_under_every_address_that_reaches_it(
+        server, url, tmp_path, castell):
     """Anna plays at one address; then, on the same machine, she reaches the same server at
     another (here a forwarded port): she is still Anna there, and `castell games` lists her
     games there."""
@@ -179,26 +184,20 @@ async def test_an_account_is_the_server_s_under_every_address_that_reaches_it(se
     assert len(data["servers"]) == 1 and not data["keys"]
 
 
-def test_an_import_never_silently_replaces_a_kept_key(tmp_path, monkeypatch, capsys):
+def test_an_import_never_silently_replaces_a_kept_key(tmp_path, castell):
     home = tmp_path / "home"
     url = "ws://127.0.0.1:23457"
     first, second = "a" * 48, "b" * 48
-
-    def account(*args: str) -> tuple[int, str, str]:
-        """``castell account ARGS`` (run in this process): its code, output and errors."""
-        code = castell_here(monkeypatch, home, "account", *args)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    assert account("import", f"castell-account {url} {first}")[0] == 0
-    code, _, err = account("import", f"castell-account 127.0.0.1:23457 {second}")
-    assert code == 1 and "--replace" in err
-    assert account("export", url)[1].split()[-1] == first
+    assert castell(home, "account", "import", f"castell-account {url} {first}").returncode == 0
+    refused = castell(home, "account", "import", f"castell-account 127.0.0.1:23457 {second}")
+    assert refused.returncode == 1 and "--replace" in refused.stderr
+    assert castell(home, "account", "export", url).stdout.split()[-1] == first
     # Asked to, it replaces the key, and keeps the old one aside, saying where.
-    code, out, err = account("import", "--replace", f"castell-account {url} {second}")
-    assert code == 0, err
+    replaced = castell(home, "account", "import", "--replace",
+                       f"castell-account {url} {second}")
+    assert replaced.returncode == 0, replaced.stderr
     aside = home / "castell" / "replaced-keys.txt"
-    assert str(aside) in out
+    assert str(aside) in replaced.stdout
     assert f"castell-account {url} {first}" in aside.read_text().splitlines()
     assert stat.S_IMODE(aside.stat().st_mode) == 0o600
-    assert account("export", url)[1].split()[-1] == second
+    assert castell(home, "account", "export", url).stdout.split()[-1] == second

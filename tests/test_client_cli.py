@@ -284,14 +284,11 @@ def _read_until(proc: subprocess.Popen[str], text: str, timeout: float = 15.0) -
     raise AssertionError(f"{text!r} never came; the client said:\n{''.join(seen)}")
 
 
-def test_an_address_where_nobody_answers_is_said_in_words(tmp_path):
+def test_an_address_where_nobody_answers_is_said_in_words(tmp_path, monkeypatch, capsys):
     port = _free_port()
-    done = subprocess.run([sys.executable, "-m", "client", f"127.0.0.1:{port}", "--plain"],
-                          cwd=ROOT, env=client_env(tmp_path), capture_output=True, text=True,
-                          timeout=20, stdin=subprocess.DEVNULL)
-    assert done.returncode == 1
+    assert castell_here(monkeypatch, tmp_path, f"127.0.0.1:{port}", "--plain") == 1
     assert f"nothing answers at ws://127.0.0.1:{port}: is castell-server running there?" \
-        in done.stderr
+        in capsys.readouterr().err
 
 
 def _region_of(lines: list[str], name: str) -> str | None:

@@ -1,92 +1,104 @@
-"""The client's side of accounts, through the real ``castell`` in a pty against a real
-``castell-server`` subprocess: the key kept per server, ``castell account export`` and
-``import`` on a fresh home, ``castell games``, and ``your_turn`` heard in the lobby."""
+"""The client's side of accounts against a real server: the key kept per server, ``castell
+account export`` and ``import`` on a fresh home, ``castell games``, an account met under every
+address of its server (castell's command line, run in this process), signing in on the other
+home (the full-screen client in this process, its state where ``castell`` keeps it), and
+``your_turn`` heard in the lobby, its bell rung in the real ``castell`` in a pty."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import stat
 import subprocess
-import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
 
 from client.net.net import GameClient
+from client.screens.app import TerminalScreen
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.proxy import cutting_proxy
-from tests.support.servers import ROOT
-from tests.support.terminal import Terminal, castell_server, client_env
+from tests.support.screens import board, enter, full_screen, shown, status_line, until
+from tests.support.servers import serving_in_thread
+from tests.support.terminal import Terminal, castell_here
 from tests.support.wire import caught_up
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def castell(state: Path, *args: str, stdin: str | None = None
-            ) -> subprocess.CompletedProcess[str]:
-    """``castell ARGS`` to completion, with its state folder in ``state``."""
-    return subprocess.run([sys.executable, "-m", "client", *args], cwd=ROOT,
-                          env=client_env(state), input=stdin, capture_output=True, text=True,
-                          timeout=60)
+@pytest.fixture
+def castell(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+            ) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``castell ARGS`` run to completion in this process with ``state`` as its home (in a
+    thread, from a coroutine: it runs an event loop of its own): its code and what it said,
+    as a process's."""
+    def run(state: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        code = castell_here(monkeypatch, state, *args, stdin=stdin)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out, err)
+    return run
 
 
-def test_an_exported_account_imported_on_a_fresh_home_signs_in_as_the_same_account(tmp_path):
+async def test_an_exported_account_imported_on_a_fresh_home_signs_in_as_the_same_account(
+        server, url, tmp_path, castell):
     first, second = tmp_path / "laptop", tmp_path / "desktop"
-    with castell_server() as (url, _):
-        anna = Terminal([url, "--name", "Anna"], first)
-        try:
-            anna.wait_for(r"you are Anna")
-            anna.type("create Diumenge seats=2 timer=2d\r")
-            anna.wait_for(r"Diumenge · waiting")
-            anna.type("bot\r")
-            anna.wait_for(r"Every seat is taken")
-            anna.type("start\r")
-            anna.wait_for(r"round 1/10")
-            anna.quit()
-        finally:
-            anna.close()
-        keys = first / "castell" / "keys.json"
-        assert stat.S_IMODE(keys.stat().st_mode) == 0o600  # the key is a password
-        key = kept_key(first)  # one key, for the one server
+    async with _castell_screen(url, "Anna", first) as anna:
+        ctrl = anna.controller
+        await ctrl.start()
+        assert "you are Anna" in shown(anna)
+        await enter(anna, "create Diumenge seats=2 timer=2d")
+        await enter(anna, "bot")
+        await until(lambda: "Every seat is taken" in shown(anna))
+        await enter(anna, "start")
+        await until(lambda: "Diumenge · round 1/10" in board(anna))
+    keys = first / "castell" / "keys.json"
+    assert stat.S_IMODE(keys.stat().st_mode) == 0o600  # the key is a password
+    key = kept_key(first)  # one key, for the one server
 
-        exported = castell(first, "account", "export", url)
-        assert exported.returncode == 0, exported.stderr
-        line = exported.stdout.strip()
-        assert line.startswith("castell-account ws://127.0.0.1:")
-        # Nothing to export from a home that never met the server.
-        assert castell(second, "account", "export", url).returncode == 1
-        imported = castell(second, "account", "import", stdin=line + "\n")
-        assert imported.returncode == 0, imported.stderr
-        assert kept_key(second) == key
+    exported = await asyncio.to_thread(castell, first, "account", "export", url)
+    assert exported.returncode == 0, exported.stderr
+    line = exported.stdout.strip()
+    assert line.startswith("castell-account ws://127.0.0.1:")
+    # Nothing to export from a home that never met the server.
+    assert (await asyncio.to_thread(castell, second, "account", "export", url)).returncode == 1
+    imported = await asyncio.to_thread(castell, second, "account", "import", stdin=line + "\n")
+    assert imported.returncode == 0, imported.stderr
+    assert kept_key(second) == key
 
-        # From the shell: the games of the account.
-        listed = castell(second, "games", url)
-        assert listed.returncode == 0, listed.stderr
-        assert "(you are Anna)" in listed.stdout
-        assert "Diumenge — Anna, " in listed.stdout and "2 d turns" in listed.stdout
+    # From the shell: the games of the account.
+    listed = await asyncio.to_thread(castell, second, "games", url)
+    assert listed.returncode == 0, listed.stderr
+    assert "(you are Anna)" in listed.stdout
+    assert "Diumenge — Anna, " in listed.stdout and "2 d turns" in listed.stdout
 
-        # On the other machine, whatever name is typed, it is Anna, and her game is hers.
-        again = Terminal([url, "--name", "Somebody"], second)
-        try:
-            again.wait_for(r"you are Anna")
-            again.wait_for(r"Your games")
-            again.wait_for(r"1\. Diumenge — Anna")
-            again.type("resume 1\r")
-            again.wait_for(r"back in 'Diumenge', seat 0")
-            again.wait_for(r"Diumenge · round 1/10")
-            again.quit()
-        finally:
-            again.close()
-        # A guest cannot play under the account's name any more.
-        guest = castell(tmp_path / "guest", url, "--name", "ANNA", "--guest", "--plain",
-                        stdin="quit\n")
-        assert guest.returncode == 1 and "name of an account" in guest.stderr
+    # On the other machine, whatever name is typed, it is Anna, and her game is hers.
+    async with _castell_screen(url, "Somebody", second) as again:
+        await again.controller.start()
+        lobby = shown(again)
+        assert "you are Anna" in lobby and "Your games" in lobby, lobby
+        assert re.search(r"1\. Diumenge — Anna", lobby), lobby
+        await enter(again, "resume 1")
+        assert "back in 'Diumenge', seat 0" in status_line(again)
+        assert "Diumenge · round 1/10" in board(again)
+    # A guest cannot play under the account's name any more.
+    guest = await asyncio.to_thread(castell, tmp_path / "guest", url, "--name", "ANNA",
+                                    "--guest", "--plain", stdin="quit\n")
+    assert guest.returncode == 1 and "name of an account" in guest.stderr
+
+
+def _castell_screen(url: str, name: str, home: Path
+                    ) -> AbstractAsyncContextManager[TerminalScreen]:
+    """The full-screen client as ``castell URL --name NAME`` runs it with ``home`` as its
+    state folder (XDG_STATE_HOME): its seats, settings and key in ``home/castell``."""
+    return full_screen(url, name, home / "castell", keys=home / "castell")
 
 
 def test_your_turn_rings_the_bell_and_shows_in_the_lobby(tmp_path):
-    with castell_server() as (url, _):
+    with serving_in_thread() as url:
         biel = Terminal([url, "--name", "Biel"], tmp_path / "biel")
         rung: list[int] = []
         try:
@@ -142,36 +154,37 @@ def kept_key(state: Path) -> str:
     return str(keys[0])
 
 
-async def test_an_account_is_the_server_s_under_every_address_that_reaches_it(tmp_path):
+async def test_an_account_is_the_server_s_under_every_address_that_reaches_it(
+        server, url, tmp_path, castell):
     """Anna plays at one address; then, on the same machine, she reaches the same server at
     another (here a forwarded port): she is still Anna there, and `castell games` lists her
     games there."""
     state = tmp_path / "anna"
-    with castell_server() as (url, _):
-        made = await asyncio.to_thread(castell, state, url, "--name", "Anna", "--plain",
-                                       stdin="quit\n")
-        assert made.returncode == 0 and "you are Anna" in made.stdout, made.stderr
-        async with await GameClient.connect(url) as anna:
-            await anna.hello("Anna", kept_key(state))
-            await anna.request(m.CreateRoom, name="Diumenge", seats=2,
-                               turn_seconds=2 * 24 * 3600)
-            await anna.request(m.AddBot)
-            await anna.request(m.StartGame)
-        async with cutting_proxy("127.0.0.1", int(url.rsplit(":", 1)[1])) as forward:
-            other = f"ws://127.0.0.1:{forward.port}"
-            again = await asyncio.to_thread(castell, state, other, "--name", "Anna",
-                                            "--plain", stdin="quit\n")
-            assert again.returncode == 0, again.stderr
-            assert "you are Anna" in again.stdout
-            listed = await asyncio.to_thread(castell, state, "games", f"localhost:{forward.port}")
-            assert listed.returncode == 0, listed.stderr
-            assert "(you are Anna)" in listed.stdout and "Diumenge — Anna, " in listed.stdout
-        # One key still, for one server, known at both addresses.
-        data = json.loads((state / "castell" / "keys.json").read_text())
-        assert len(data["servers"]) == 1 and not data["keys"]
+    made = await asyncio.to_thread(castell, state, url, "--name", "Anna", "--plain",
+                                   stdin="quit\n")
+    assert made.returncode == 0 and "you are Anna" in made.stdout, made.stderr
+    async with await GameClient.connect(url) as anna:
+        await anna.hello("Anna", kept_key(state))
+        await anna.request(m.CreateRoom, name="Diumenge", seats=2,
+                           turn_seconds=2 * 24 * 3600)
+        await anna.request(m.AddBot)
+        await anna.request(m.StartGame)
+    async with cutting_proxy("127.0.0.1", int(url.rsplit(":", 1)[1])) as forward:
+        other = f"ws://127.0.0.1:{forward.port}"
+        again = await asyncio.to_thread(castell, state, other, "--name", "Anna",
+                                        "--plain", stdin="quit\n")
+        assert again.returncode == 0, again.stderr
+        assert "you are Anna" in again.stdout
+        listed = await asyncio.to_thread(castell, state, "games",
+                                         f"localhost:{forward.port}")
+        assert listed.returncode == 0, listed.stderr
+        assert "(you are Anna)" in listed.stdout and "Diumenge — Anna, " in listed.stdout
+    # One key still, for one server, known at both addresses.
+    data = json.loads((state / "castell" / "keys.json").read_text())
+    assert len(data["servers"]) == 1 and not data["keys"]
 
 
-def test_an_import_never_silently_replaces_a_kept_key(tmp_path):
+def test_an_import_never_silently_replaces_a_kept_key(tmp_path, castell):
     home = tmp_path / "home"
     url = "ws://127.0.0.1:23457"
     first, second = "a" * 48, "b" * 48

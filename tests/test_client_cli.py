@@ -1,9 +1,18 @@
-"""The real ``castell`` end to end: in a pseudo-terminal against a real ``castell-server``,
-``castell play`` with its embedded server, ``--plain`` through pipes, replays of records, and
-coming back after the server restarts."""
+"""The real ``castell`` end to end: in a pseudo-terminal against a real server, ``castell play``
+with its embedded server, ``--plain`` through pipes, replays of records, coming back after
+the server restarts, and a game left with quit or Ctrl-C taken back with ``--resume``.
+
+A pty runs where the terminal or the process is the subject: a key (Tab, Esc, Ctrl-D, Ctrl-Z,
+Ctrl-C), a push redrawn around a line being typed, what is said on the shell once the screen
+closes, a client process outliving its server. What the command line does with addresses,
+seats and records, and what the controller says, run in this process: ``castell`` itself
+(:func:`tests.support.terminal.castell_here`), or the plain and the full-screen client
+(:mod:`tests.support.screens`)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import random
@@ -13,18 +22,33 @@ import stat
 import subprocess
 import sys
 import time
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 
 import pexpect
 import pytest
 from websockets.sync.client import connect as ws_connect
 from websockets.typing import Subprotocol
 
+from client.modes.play import PLAY_HOME
+from client.screens.app import TerminalScreen
+from server.store import open_store
 from shared import messages as m
 from shared.codec import decode, encode
 from shared.engine import new_game
 from shared.record import GameRecordFile, RecordedAction
 from tests.support.games import play_out, sometimes_tallest
-from tests.support.terminal import ROOT, Terminal, castell_server, client_env
+from tests.support.screens import (
+    board,
+    full_screen,
+    my_turn,
+    plain,
+    prompt,
+    status_line,
+    until,
+)
+from tests.support.servers import serving, serving_in_thread
+from tests.support.terminal import ROOT, Terminal, castell_here, client_env
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -48,7 +72,7 @@ def _castellers(term: Terminal) -> dict[str, list[int]]:
 
 
 def test_a_game_in_the_terminal_against_a_server(tmp_path):
-    with castell_server() as (url, _):
+    with serving_in_thread() as url:
         term = Terminal([url, "--name", "Anna"], tmp_path)
         try:
             term.wait_for(r"Open rooms on ws://")
@@ -105,42 +129,27 @@ def test_a_game_in_the_terminal_against_a_server(tmp_path):
         assert status == 0
 
 
-def test_castell_play_reaches_a_game_with_bots(tmp_path):
+def test_castell_play_reaches_a_game_with_bots_and_answers_its_keys(tmp_path):
+    """``castell play`` in a 100x40 terminal: the whole board, a panel for each bot; Esc
+    closes the help, Ctrl-Z takes back the last action of the turn, Ctrl-D quits."""
     term = Terminal(["play", "--seats", "3", "--bot-delay", "0", "--name", "Anna"], tmp_path)
     try:
-        term.wait_for(r"Anna's game · round \d+/10 · your turn")
+        term.wait_for(r"Anna's game · round 1/10 · your turn: move ·")
         text = term.text()
         assert "Regions" in text and "Festivals" in text and "Local performances" in text
         assert len(re.findall(r"╭─ (?:▶ )?[^╮]*\(bot\) ─", text)) == 2  # two bot panels
         term.type("help\r")
         term.wait_for(r"move REGION")
         term.type("\x1b")  # Esc closes the help
+        term.wait_for(r"^(?![\s\S]*move REGION)")
+        term.type("move alt\r")  # (the first move goes anywhere)
+        term.wait_for(r"your turn: move ✓")
+        term.type("\x1a")  # Ctrl-Z
+        term.wait_for(r"took back: move to alt")
+        term.wait_for(r"your turn: move ·")  # the move is hers again
         term.type("end!\r")  # ends without asking
         term.wait_for(r"round 2/10")
         term.type("\x04")  # Ctrl-D quits
-        term.child.expect(pexpect.EOF, timeout=5)
-    finally:
-        status = term.close()
-    assert status == 0
-
-
-def test_an_80_by_24_terminal_shows_the_board_and_your_own_panel_at_once(tmp_path):
-    term = Terminal(["play", "--seats", "3", "--bot-delay", "0", "--name", "Anna"], tmp_path,
-                    columns=80, rows=24)
-    try:
-        term.wait_for(r"your turn")
-        lines = term.lines()
-        assert "Anna's game" in lines[0] and lines[1].startswith("╭─ Regions")  # one line
-        assert "festivals" in next(line for line in lines if line.startswith("│ reg "))
-        assert any("Anna (you)" in line for line in lines)  # her team without scrolling
-        assert lines[-2].startswith("Your turn")
-        term.type("mvoe\r")
-        term.wait_for(r"did you mean `move`")
-        term.type("le\t")
-        term.wait_for(r"> leave")
-        term.type("\r")
-        term.wait_for(r"Open rooms on")
-        term.type("quit\r")
         term.child.expect(pexpect.EOF, timeout=5)
     finally:
         status = term.close()
@@ -159,38 +168,22 @@ def test_castell_play_plain_through_pipes(tmp_path):
     assert "region alt (Alt Pirineu): castellers" in out
 
 
-def test_ctrl_z_takes_back_the_last_action_of_the_turn(tmp_path):
-    term = Terminal(["play", "--seats", "2", "--bot-delay", "0", "--name", "Anna"], tmp_path)
-    try:
-        term.wait_for(r"your turn: move ·")
-        term.type("move alt\r")
-        term.wait_for(r"your turn: move ✓")
-        term.type("\x1a")  # Ctrl-Z
-        term.wait_for(r"took back: move to alt")
-        term.wait_for(r"your turn: move ·")  # the move is hers again
-        term.quit()
-    finally:
-        status = term.close()
-    assert status == 0
-
-
-def test_end_asks_once_a_turn_while_actions_are_left_and_not_once_turned_off(tmp_path):
+async def test_end_asks_once_a_turn_while_actions_are_left_and_not_once_turned_off(
+        server, url, tmp_path):
     script = ("create Friday night seats=2\nbot\nstart\n"
               "wait\nend\nn\nend\n"  # asked, kept playing; the second `end` does not ask
               "wait\nend!\n"  # `end!` never asks
               "wait\nwarn off\nend\n"  # nor `end` once the warning is off
               "wait\nlook\nquit\n")
-    with castell_server() as (url, _):
-        out = _castell(url, "--plain", "--name", "Anna", state=tmp_path, stdin=script)
-        assert out.count("end anyway?") == 1, out
-        assert re.search(r"you have not [a-z, ]+: end anyway\? \[y/N\]", out)
-        assert "the turn goes on (`end` again ends it)" in out
-        assert re.search(r"Castell · Friday night · round 4/10 · your turn", out)
-        # the setting is kept: back in the game, `end` does not ask
-        out = _castell(url, "--plain", "--name", "Anna", state=tmp_path,
-                       stdin="y\nend\nwait\nlook\nquit\n")
-        assert "back in 'Friday night'" in out and "end anyway?" not in out
-        assert re.search(r"Castell · Friday night · round 5/10 · your turn", out)
+    out = await plain(url, "Anna", tmp_path, script)
+    assert out.count("end anyway?") == 1, out
+    assert re.search(r"you have not [a-z, ]+: end anyway\? \[y/N\]", out)
+    assert "the turn goes on (`end` again ends it)" in out
+    assert re.search(r"Castell · Friday night · round 4/10 · your turn", out)
+    # the setting is kept: back in the game, `end` does not ask
+    out = await plain(url, "Anna", tmp_path, "y\nend\nwait\nlook\nquit\n")
+    assert "back in 'Friday night'" in out and "end anyway?" not in out
+    assert re.search(r"Castell · Friday night · round 5/10 · your turn", out)
 
 
 def _recorded_game(seed: int) -> GameRecordFile:
@@ -204,11 +197,12 @@ def _recorded_game(seed: int) -> GameRecordFile:
                           result=result)
 
 
-def test_replay_plain_steps_through_a_record(tmp_path):
+def test_replay_plain_steps_through_a_record(tmp_path, monkeypatch, capsys):
     record = _recorded_game(5)
     path = tmp_path / "game.json"
     path.write_text(record.to_json())
-    out = _castell("replay", str(path), "--plain", state=tmp_path, stdin="")
+    assert castell_here(monkeypatch, tmp_path, "replay", str(path), "--plain") == 0
+    out = capsys.readouterr().out
     total = len(record.actions)
     steps = re.findall(r"^-- step (\d+)/(\d+)$", out, re.M)
     assert [int(i) for i, _ in steps] == list(range(1, total + 1))
@@ -221,10 +215,8 @@ def test_replay_plain_steps_through_a_record(tmp_path):
     assert "Game over:" in out
     # a damaged record is refused in words
     path.write_text(json.dumps({"format": "something else"}))
-    done = subprocess.run([sys.executable, "-m", "client", "replay", str(path), "--plain"],
-                          cwd=ROOT, env=client_env(tmp_path), capture_output=True, text=True,
-                          timeout=20)
-    assert done.returncode == 1 and "not a Castell game record" in done.stderr
+    assert castell_here(monkeypatch, tmp_path, "replay", str(path), "--plain") == 1
+    assert "not a Castell game record" in capsys.readouterr().err
 
 
 def _free_port() -> int:
@@ -239,7 +231,7 @@ def test_the_client_comes_back_after_the_server_restarts_and_after_its_own_resta
     state = tmp_path / "state"
     client = None
     try:
-        with castell_server(port=port, db=db) as (url, _):
+        with serving_in_thread(db, port=port) as url:
             client = subprocess.Popen(
                 [sys.executable, "-m", "client", url, "--name", "Anna", "--plain"], cwd=ROOT,
                 env=client_env(state), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -254,7 +246,7 @@ def test_the_client_comes_back_after_the_server_restarts_and_after_its_own_resta
             assert [(v["name"], v["seat"]) for v in held.values()] == [("Friday night", 0)]
         # the server is gone: the client says so and keeps trying
         _read_until(client, "connection: ")
-        with castell_server(port=port, db=db):
+        with serving_in_thread(db, port=port):
             _read_until(client, "connection: back")
             client.stdin.write("move alt\n")
             client.stdin.flush()
@@ -292,41 +284,16 @@ def _read_until(proc: subprocess.Popen[str], text: str, timeout: float = 15.0) -
     raise AssertionError(f"{text!r} never came; the client said:\n{''.join(seen)}")
 
 
-def test_an_address_where_nobody_answers_is_said_in_words(tmp_path):
+def test_an_address_where_nobody_answers_is_said_in_words(tmp_path, monkeypatch, capsys):
     port = _free_port()
-    done = subprocess.run([sys.executable, "-m", "client", f"127.0.0.1:{port}", "--plain"],
-                          cwd=ROOT, env=client_env(tmp_path), capture_output=True, text=True,
-                          timeout=20, stdin=subprocess.DEVNULL)
-    assert done.returncode == 1
+    assert castell_here(monkeypatch, tmp_path, f"127.0.0.1:{port}", "--plain") == 1
     assert f"nothing answers at ws://127.0.0.1:{port}: is castell-server running there?" \
-        in done.stderr
+        in capsys.readouterr().err
 
 
-def test_replay_viewer_steps_with_keys(tmp_path):
-    record = _recorded_game(5)
-    path = tmp_path / "game.json"
-    path.write_text(record.to_json())
-    total = len(record.actions)
-    term = Terminal(["replay", str(path)], tmp_path)
-    try:
-        term.wait_for(rf"step 0/{total} ")
-        term.type("nnn")
-        term.wait_for(rf"step 3/{total} ")
-        term.type("p")
-        term.wait_for(rf"step 2/{total} ")
-        term.type("\x1b[F")  # End: the last step, with the final scores
-        term.wait_for(rf"step {total}/{total} ")
-        term.wait_for(r"Final score")
-        term.type("q")
-        term.child.expect(pexpect.EOF, timeout=5)
-    finally:
-        status = term.close()
-    assert status == 0
-
-
-def _region_of(term: Terminal, name: str) -> str | None:
-    """The region whose pawns column shows ``name`` on the Regions panel."""
-    for line in term.lines():
+def _region_of(lines: list[str], name: str) -> str | None:
+    """The region whose pawns column shows ``name`` on the Regions panel of ``lines``."""
+    for line in lines:
         row = re.match(r"│ ([a-z]{3}) .*?\b" + re.escape(name) + r"\b", line)
         if row and row.group(1) != "reg":
             return row.group(1)
@@ -341,7 +308,7 @@ def test_a_castell_play_game_left_with_quit_or_ctrl_c_comes_back_with_resume(tmp
         where = next(r for r, c in _castellers(term).items() if c)
         term.type(f"move {where}\r")
         term.wait_for(r"your turn: move ✓")
-        assert _region_of(term, "Anna") == where
+        assert _region_of(term.lines(), "Anna") == where
 
         # `quit` asks first; no keeps the game going
         term.type("quit\r")
@@ -366,66 +333,62 @@ def test_a_castell_play_game_left_with_quit_or_ctrl_c_comes_back_with_resume(tmp
     term = Terminal([*args, "--resume"], tmp_path)
     try:
         term.wait_for(r"Anna's game · round 1/10 · your turn: move ✓")
-        assert _region_of(term, "Anna") == where
+        assert _region_of(term.lines(), "Anna") == where
         term.type("\x04")  # Ctrl-D closes without asking, and still says how to come back
         term.child.expect(pexpect.EOF, timeout=10)
         assert "`castell play --resume` takes it back." in term.child.before
     finally:
         term.close()
 
-    # without a flag it offers the unfinished game; `--new` starts another
-    term = Terminal(args, tmp_path)
-    try:
-        term.wait_for(r"resume your unfinished game \"Anna's game\" \(seat 0\)\?")
-        term.type("\x04")
-        term.child.expect(pexpect.EOF, timeout=10)
-    finally:
-        term.close()
-    term = Terminal([*args, "--new"], tmp_path)
-    try:
-        term.wait_for(r"Anna's game · round 1/10 · your turn: move ·")
-        assert _region_of(term, "Anna") is None  # a new game: no pawn yet
-        assert "resume" not in term.text()
-        term.type("\x04")
-        term.child.expect(pexpect.EOF, timeout=10)
-    finally:
-        term.close()
+    # without a flag it offers the unfinished game; `--new` starts another: what
+    # `castell play` does on starting, by the client as it runs it (a guest, its seats kept
+    # under its own name) in this process, against a server on the same games
+    async def again() -> None:
+        async with open_store(tmp_path / "data" / "castell" / "play.sqlite3") as store, \
+                serving(store) as (_, url):
+            async with _play_screen(url, tmp_path) as screen:
+                starting = asyncio.create_task(screen.controller.start_play(2, "normal",
+                                                                            "normal"))
+                await until(lambda: screen._asking is not None)
+                assert prompt(screen).startswith(
+                    "resume your unfinished game \"Anna's game\" (seat 0)?")
+                starting.cancel()  # (as Ctrl-D would: the question is not answered)
+                with contextlib.suppress(asyncio.CancelledError):
+                    await starting
+            async with _play_screen(url, tmp_path) as screen:
+                await screen.controller.start_play(2, "normal", "normal", "new")
+                await until(lambda: my_turn(screen))
+                lines = board(screen).split("\n")
+                assert "Anna's game · round 1/10 · your turn: move ·" in lines[0]
+                assert _region_of(lines, "Anna") is None  # a new game: no pawn yet
+                assert "resume" not in board(screen) + status_line(screen)
+
     assert (tmp_path / "data" / "castell" / "play.sqlite3").exists()
+    asyncio.run(again())
 
 
-def test_a_seat_taken_under_localhost_is_offered_under_127_0_0_1(tmp_path):
-    port = _free_port()
-    with castell_server(port=port):
-        term = Terminal([f"ws://localhost:{port}", "--name", "Anna"], tmp_path)
-        try:
-            term.wait_for(r"Open rooms on ws://localhost")
-            term.type("create Friday night seats=2\r")
-            term.wait_for(r"Friday night · waiting")
-            term.type("bot\r")
-            term.wait_for(r"Every seat is taken")
-            term.type("start\r")
-            term.wait_for(r"round 1/10")
-            term.type("quit\r")
-            term.wait_for(r"quit now\?")
-            term.type("y\r")
-            term.child.expect(pexpect.EOF, timeout=10)
-            assert f"`castell ws://localhost:{port} --resume` takes it back." \
-                in term.child.before
-        finally:
-            term.close()
+def _play_screen(url: str, home: Path) -> AbstractAsyncContextManager[TerminalScreen]:
+    """The full-screen client as ``castell play`` runs it for a home folder ``home``."""
+    return full_screen(url, "Anna", home / "castell", guest=True, home=PLAY_HOME)
 
-        term = Terminal([f"127.0.0.1:{port}/", "--name", "Anna"], tmp_path)
-        try:
-            term.wait_for(r"resume your game in 'Friday night' \(seat 0\)\? \[Y/n\]")
-            term.type("\r")
-            term.wait_for(r"back in 'Friday night', seat 0")
-            term.wait_for(r"Friday night · round 1/10")
-            term.type("quit\r")
-            term.wait_for(r"quit now\?")
-            term.type("y\r")
-            term.child.expect(pexpect.EOF, timeout=10)
-        finally:
-            term.close()
+
+def test_a_seat_taken_under_localhost_is_offered_under_127_0_0_1(tmp_path, monkeypatch,
+                                                                 capsys):
+    with serving_in_thread() as url:
+        port = int(url.rsplit(":", 1)[1])
+        assert castell_here(monkeypatch, tmp_path, f"ws://localhost:{port}", "--name", "Anna",
+                            stdin="create Friday night seats=2\nbot\nstart\nwait\nquit\n") == 0
+        out = capsys.readouterr().out
+        assert "Open rooms on ws://localhost" in out
+        assert "Castell · Friday night · round 1/10" in out
+        assert f"`castell ws://localhost:{port} --resume` takes it back." in out
+
+        assert castell_here(monkeypatch, tmp_path, f"127.0.0.1:{port}/", "--name", "Anna",
+                            stdin="\nlook\nquit\n") == 0
+        out = capsys.readouterr().out
+        assert "resume your game in 'Friday night' (seat 0)? [Y/n]" in out
+        assert "back in 'Friday night', seat 0" in out
+        assert "Castell · Friday night · round 1/10" in out.split("back in 'Friday night'")[1]
     # one entry for the seat, under one spelling of the address, in its normal form
     held = json.loads((tmp_path / "castell" / "seats.json").read_text())
     assert len(held) == 1 and set(held) <= {f"ws://localhost:{port}", f"ws://127.0.0.1:{port}"}

@@ -15,8 +15,8 @@ from collections import Counter
 
 import attrs
 import pytest
-from websockets.sync.client import connect as ws_connect
-from websockets.typing import Subprotocol
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
 
 from client.control.commands import CommandError, parse
 from client.control.controller import Controller
@@ -25,17 +25,14 @@ from client.local.seats import SeatStore
 from client.net.session import Session
 from client.screens.plain import PlainScreen
 from shared import bots
-from shared import messages as m
-from shared.codec import decode, encode
 from shared.engine import apply
 from shared.state import Festival, Prizes
 from shared.tower import check_tower
-from shared.view import make_view, parse_view, state_from_view
+from shared.view import make_view, state_from_view
 from tests.support import sample_views as sv
 from tests.support.games import game
 from tests.support.rooms import room_info
-from tests.support.screens import screen
-from tests.support.terminal import Terminal, castell_server
+from tests.support.screens import full_screen, screen
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -182,40 +179,29 @@ def _level_prefixes(team, skills):
     return out
 
 
-@pytest.mark.timeout(60)
-def test_tab_in_a_build_offers_only_sizes_that_can_stand_there(tmp_path):
-    with castell_server() as (url, _):
-        term = Terminal([url, "--name", "Anna"], tmp_path)
-        try:
-            term.wait_for(r"Open rooms on ws://")
-            term.type("create Friday night seats=2\r")
-            room = term.wait_for(r"join (r[0-9a-f]+)").group(1)
-            term.type("bot\r")
-            term.wait_for(r"Every seat is taken")
-            term.type("start\r")
-            term.wait_for(r"round 1/10 · your turn")
-            with ws_connect(url, subprotocols=[Subprotocol(m.SUBPROTOCOL)]) as rail:
-                rail.send(encode(m.Hello(id=1, name="Rail")))
-                rail.recv(5)
-                rail.send(encode(m.JoinRoom(id=2, room=room, as_="spectator")))
-                while not isinstance(push := decode(rail.recv(5)), m.StatePush):
-                    pass
-            anna = parse_view(push.view).players[0]
-            prefixes = _level_prefixes(anna.team, anna.skills)
-            assert prefixes, (anna.team, anna.skills)
-            level, ok = max(prefixes, key=lambda p: len(p[1]))  # a menu if the team allows
-            term.type(f"build {level} / \t")
-            if not ok:  # none can (a team without skills): Tab offers nothing
-                term.settle(0.5)
-                assert term.input_line() == f"> build {level} /"
-                assert not re.search(r"\d+ left", term.text())
-            elif len(ok) == 1:  # the one size that can stand there is typed in
-                term.wait_for(rf"> build {level} / {ok[0]}$")
-            else:  # the menu lists exactly those that can, largest first
-                term.wait_for(r"\d+ left")
-                offered = re.findall(r" (\d+|/) +(?:\d+ left|start the next level)",
-                                     term.text())
-                assert offered == [str(s) for s in ok], term.text()
-            term.quit("\x15quit\r")  # Ctrl-U clears the line
-        finally:
-            term.close()
+async def test_tab_in_a_build_offers_only_sizes_that_can_stand_there(server, url, tmp_path):
+    """What Tab offers on the prompt of the full-screen client (its completer, as the
+    prompt asks it), in a game against a real server; the Tab key itself is a pty test's
+    (tests/test_client_cli.py)."""
+    async with full_screen(url, "Anna", tmp_path) as term:
+        ctrl = term.controller
+        for line in ("create Friday night seats=2", "bot", "start"):
+            await ctrl.handle(line)
+        await _until(lambda: ctrl.view is not None and ctrl.view.turn == 0
+                     and ctrl.view.status == "playing")
+        anna = ctrl.view.players[0]
+        prefixes = _level_prefixes(anna.team, anna.skills)
+        assert prefixes, (anna.team, anna.skills)
+        level, ok = max(prefixes, key=lambda p: len(p[1]))  # a menu if the team allows
+        completer = term._completer()
+        assert completer is not None
+        offered = [(c.text, c.display_meta_text) for c in completer.get_completions(
+            Document(f"build {level} / "), CompleteEvent(completion_requested=True))]
+        if not ok:  # none can (a team without skills): Tab offers nothing
+            assert offered == []
+        elif len(ok) == 1:  # the one size that can stand there: Tab types it in
+            assert [text for text, _ in offered] == [str(ok[0])]
+        else:  # the menu lists exactly those that can, largest first
+            assert all(re.fullmatch(r"\d+ left|start the next level", meta)
+                       for _, meta in offered), offered
+            assert [text for text, _ in offered] == [str(s) for s in ok]

@@ -6,16 +6,17 @@ line.
 
 The log is the controller's and the full-screen client's own logic: most tests drive the real
 client (Controller, Session, TerminalScreen) against a real server over real websockets, in
-this process, with nothing drawn (:func:`tests.support.screens.full_screen`). The keys that
-open, page and close the log, and lines typed faster than they are answered, are the
-terminal's: those run the real ``castell`` in a pseudo-terminal, once per screen size."""
+this process, with nothing drawn (:func:`tests.support.screens.full_screen`), at both sizes;
+``log`` in plain lines runs the plain client (:func:`tests.support.screens.plain`). The keys
+that open, page and close the log, and lines typed faster than they are answered, are the
+terminal's: the 80x24 pseudo-terminal test of ``castell play`` presses them
+(tests/test_client_small_screens.py); they do the same at any size, and what the pane shows
+at each is these tests'."""
 
 from __future__ import annotations
 
 import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,24 +30,18 @@ from shared.actions import Move
 from shared.board import ADJACENT
 from shared.view import RoomStatus
 from tests.support.proxy import cutting_proxy
-from tests.support.screens import full_screen, notes_pane, read_whole_log, status_line, until
+from tests.support.screens import (
+    full_screen,
+    my_turn,
+    notes_pane,
+    plain,
+    read_whole_log,
+    status_line,
+    until,
+)
 from tests.support.servers import serving
-from tests.support.terminal import ROOT, Terminal, client_env
 
 pytestmark = pytest.mark.timeout(60)
-
-PAGE_UP = "\x1b[5~"
-PAGE_DOWN = "\x1b[6~"
-CTRL_HOME = "\x1b[1;5H"
-F2 = "\x1bOQ"
-ESC = "\x1b"
-
-
-def _my_turn(screen) -> bool:
-    ctrl = screen.controller
-    view = ctrl.view
-    return (view is not None and view.status == RoomStatus.PLAYING and ctrl.me == view.turn
-            and not view.done)
 
 
 async def _a_game_with_a_bot(screen, name: str = "Friday night") -> None:
@@ -56,7 +51,7 @@ async def _a_game_with_a_bot(screen, name: str = "Friday night") -> None:
     await ctrl.handle("bot")
     await until(lambda: ctrl.view is not None and len(ctrl.view.players) == 2)
     await ctrl.handle("start")
-    await until(lambda: _my_turn(screen))
+    await until(lambda: my_turn(screen))
 
 
 def _region_with_castellers(screen) -> tuple[str, tuple[int, ...]]:
@@ -76,7 +71,7 @@ async def test_the_log_is_always_there_scrolls_to_the_start_and_holds_every_fest
         await _a_game_with_a_bot(screen)
         festival = None
         for round_ in range(1, 11):
-            await until(lambda r=round_: _my_turn(screen) and ctrl.view.round == r)
+            await until(lambda r=round_: my_turn(screen) and ctrl.view.round == r)
             if any(e.get("kind") == "festival" for _, e in ctrl.log):  # its result is up
                 festival = screen.board_text(columns, rows - 2)  # on the event lines
                 break
@@ -97,49 +92,9 @@ async def test_the_log_is_always_there_scrolls_to_the_start_and_holds_every_fest
         screen.show_log()
         assert "from the start" not in notes_pane(screen) or len(log) < rows // 2
         await ctrl.handle("end!")
-        await until(lambda: _my_turn(screen))
+        await until(lambda: my_turn(screen))
         assert screen.log_open and screen.notes == ctrl.log_lines()
         assert "more line" not in notes_pane(screen).split("\n", 1)[0]
-
-
-@pytest.mark.parametrize("size", [(80, 24), (100, 40)])
-def test_the_logs_keys_open_page_and_close_it_and_quick_refusals_all_stay(tmp_path, size):
-    """The keys of the log in the real terminal, and three wrong lines typed at once."""
-    columns, rows = size
-    term = Terminal(["play", "--seats", "2", "--bot-delay", "0", "--name", "Anna"], tmp_path,
-                    columns=columns, rows=rows)
-    try:
-        term.wait_for(r"your turn")
-        term.type("mvoe\rmove nowhere\rrecruit 99\r")
-        term.wait_for(r"✗ .*casteller size")
-        term.type("".join(f"chat line {i}\r" for i in range(rows // 2)))  # a log to page
-        term.type("log\r")
-        term.wait_for(r"──── Game log")
-        term.wait_for(rf"Anna: line {rows // 2 - 1}")  # it follows the game: its latest lines
-        assert "from the start" not in term.text()
-        term.type(CTRL_HOME)
-        term.wait_for(r"Game log · .*from the start")
-        first = term.text()
-        term.type(PAGE_DOWN)
-        term.wait_for(r"(?m)──── Game log · Esc closes · PgUp/PgDn scroll( · \d+ more lines?)?$")
-        second = term.text()
-        assert "Anna: line" in second and second != first
-        term.type(PAGE_UP)
-        term.wait_for(r"Game log · .*from the start")
-        refusals = list(dict.fromkeys(re.findall(r"(?m)^✗ .*$", first + "\n" + second)))
-        assert len(refusals) == 3, first + "\n" + second
-        assert "mvoe" in refusals[0] and "nowhere" in refusals[1] and "99" in refusals[2]
-        term.type(ESC)
-        term.wait_for(r"^(?![\s\S]*──── Game log)")
-        assert "`log`" in term.lines()[-2]  # the status line offers the log
-        term.type(F2)  # F2 opens it too, and closes it
-        term.wait_for(r"──── Game log")
-        term.type(F2)
-        term.wait_for(r"^(?![\s\S]*──── Game log)")
-        term.type(ESC)
-        term.quit()
-    finally:
-        term.close()
 
 
 async def test_resume_and_watch_fill_the_log_from_the_history(server, url, tmp_path):
@@ -228,13 +183,10 @@ async def test_an_action_line_names_its_region_after_its_move_scrolled_away(
             in screen.board_text(100, 40)
 
 
-def test_plain_log_prints_the_game_so_far_with_its_refusals(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "client", "play", "--plain", "--seats", "2", "--bot-delay", "0",
-         "--name", "Anna"], cwd=ROOT, env=client_env(tmp_path), capture_output=True, text=True,
-        input="wait\nmvoe\nlog\nquit\n", timeout=60)
-    assert done.returncode == 0, done.stdout + done.stderr
-    printed = done.stdout.split("> log", 1)[1].split("> quit", 1)[0].splitlines()
+async def test_plain_log_prints_the_game_so_far_with_its_refusals(server, url, tmp_path):
+    out = await plain(url, "Anna", tmp_path, "wait\nmvoe\nlog\nquit\n", guest=True,
+                      startup=lambda ctrl: ctrl.start_play(2, "normal", "normal"))
+    printed = out.split("> log", 1)[1].split("> quit", 1)[0].splitlines()
     assert "the game starts" in printed
     first_round = next(i for i, line in enumerate(printed) if line.startswith("— round 1,"))
     assert printed.index("the game starts") < first_round

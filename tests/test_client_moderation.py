@@ -1,5 +1,6 @@
-"""The real client (session, controller, plain screen) against a real ``castell-server`` as the
-host moderates it (server/ops/admin.py): a closed room is never offered to resume, a kick's and a
+"""The real client (session, controller, plain screen) against a real server, in this process on
+a SQLite file with its host console, as the host moderates it through the console's socket
+(server/ops/admin.py): a closed room is never offered to resume, a kick's and a
 ban's reasons and end times reach the player, a ban stops the client, and a rematch invite
 and a private rematch room read right for whoever sees them."""
 
@@ -19,8 +20,9 @@ from client.local.keys import KeyStore
 from client.local.seats import SeatStore
 from client.net.session import Session
 from client.screens.plain import PlainScreen
+from server.store import open_store
 from tests.support.console import console
-from tests.support.servers import ServerProcess
+from tests.support.servers import serving
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -51,7 +53,7 @@ async def until(predicate: Any, timeout: float = 10.0) -> None:
 
 
 @pytest.mark.parametrize("account", [False, True], ids=["guest", "account"])
-def test_a_room_closed_while_away_is_forgotten_not_offered(short_dir, account):
+async def test_a_room_closed_while_away_is_forgotten_not_offered(short_dir, account):
     db = str(short_dir / "c.sqlite3")
     sock = db + ".admin"
     folder = short_dir / "anna"
@@ -74,11 +76,11 @@ def test_a_room_closed_while_away_is_forgotten_not_offered(short_dir, account):
             assert "'Duel': the host closed this room: spam; its seat is forgotten" in said
             assert ctrl.session.room is None and ctrl.session.held_seats() == []
 
-    with ServerProcess("--db", db, "--bot-delay", "0") as server:
-        asyncio.run(go(server.url))
+    async with serving(open_store(db), admin_socket=sock) as (_, url):
+        await go(url)
 
 
-def test_a_kicked_player_resuming_in_the_full_screen_reads_the_kick_s_reason(short_dir):
+async def test_a_kicked_player_resuming_in_the_full_screen_reads_the_kick_s_reason(short_dir):
     from prompt_toolkit.application import create_app_session
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
@@ -123,11 +125,11 @@ def test_a_kicked_player_resuming_in_the_full_screen_reads_the_kick_s_reason(sho
                 await session.stop()
         await anna.close()
 
-    with ServerProcess("--db", db, "--bot-delay", "0") as server:
-        asyncio.run(go(server.url))
+    async with serving(open_store(db), admin_socket=sock) as (_, url):
+        await go(url)
 
 
-def test_a_ban_closes_the_full_screen_and_says_why_on_the_shell(short_dir, monkeypatch,
+async def test_a_ban_closes_the_full_screen_and_says_why_on_the_shell(short_dir, monkeypatch,
                                                                 capsys):
     from prompt_toolkit.application import create_app_session
     from prompt_toolkit.input import create_pipe_input
@@ -157,14 +159,14 @@ def test_a_ban_closes_the_full_screen_and_says_why_on_the_shell(short_dir, monke
             # The screen closes by itself (no prompt left up, no claim of reconnecting).
             return await asyncio.wait_for(running, 10)
 
-    with ServerProcess("--db", db) as server:
-        code = asyncio.run(go(server.url))
+    async with serving(open_store(db), admin_socket=sock) as (_, url):
+        code = await go(url)
     shell = capsys.readouterr().out
     assert code == 1
     assert "The host barred you from this server until " in shell and "spam bot" in shell
 
 
-def test_a_kick_s_end_reaches_the_kicked_player(short_dir):
+async def test_a_kick_s_end_reaches_the_kicked_player(short_dir):
     from client.net.net import GameClient
     from shared import messages as m
 
@@ -189,16 +191,17 @@ def test_a_kick_s_end_reaches_the_kicked_player(short_dir):
             assert "the host removed you from 'Torre' for good: rude" in out.getvalue()
         await anna.close()
 
-    with ServerProcess("--db", db) as server:
-        asyncio.run(go(server.url))
+    async with serving(open_store(db), admin_socket=sock) as (_, url):
+        await go(url)
 
 
-def test_a_private_rematch_reads_right_for_the_invitee_sitting_elsewhere(short_dir):
+async def test_a_private_rematch_reads_right_for_the_invitee_sitting_elsewhere(short_dir):
     from client.net.net import GameClient
     from shared import messages as m
     from tests.test_rematch import finished
 
     db = str(short_dir / "c.sqlite3")
+    sock = db + ".admin"
 
     async def go(url: str) -> None:
         async with player(url, short_dir / "biel", "Biel", account=True) as (ctrl, out):
@@ -225,5 +228,5 @@ def test_a_private_rematch_reads_right_for_the_invitee_sitting_elsewhere(short_d
             await anna.close()
             await biel.close()
 
-    with ServerProcess("--db", db) as server:
-        asyncio.run(go(server.url))
+    async with serving(open_store(db), admin_socket=sock) as (_, url):
+        await go(url)

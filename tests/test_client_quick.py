@@ -1,46 +1,48 @@
 """The client's side of ratings and quick match, against a real server on a SQLite file
-(ratings need a store): ``castell quick URL`` through the real ``castell`` in a pty with its
-live waiting line, two players matched into one game, ``top`` and ``whois`` in the lobby; and
-``create … rated`` by the real client in this process
-(:func:`tests.support.screens.full_screen`)."""
+(ratings need a store): ``castell quick URL`` from the shell through the real ``castell`` in a
+pty with its live waiting line, matched with a player who looked it up with ``whois`` and
+``top`` in the lobby; and ``create … rated``: those players are the real client in this
+process (:func:`tests.support.screens.full_screen`)."""
 
 from __future__ import annotations
 
+import asyncio
+import re
 from pathlib import Path
 
 import pytest
 
 from server.store import open_store
-from tests.support.screens import full_screen, status_line
+from tests.support.screens import board, enter, full_screen, shown, status_line, until
 from tests.support.servers import serving
-from tests.support.terminal import Terminal, castell_server
+from tests.support.terminal import Terminal
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def test_two_players_quick_match_from_the_shell_and_look_each_other_up(tmp_path: Path):
-    with castell_server(db=str(tmp_path / "castell.sqlite3")) as (url, _):
+async def test_two_players_quick_match_from_the_shell_and_look_each_other_up(tmp_path: Path):
+    async with open_store(tmp_path / "castell.sqlite3") as store, serving(store) as (_, url):
         anna = Terminal(["quick", url, "--name", "Anna", "--seats", "2"], tmp_path / "anna")
-        biel = None
         try:
-            anna.wait_for(r"waiting: 1 of 2 found, \d+ s")
-            anna.wait_for(r"waiting: 1 of 2 found, [1-9]\d* s")  # the line is live
-            biel = Terminal([url, "--name", "Biel"], tmp_path / "biel")
-            biel.wait_for(r"you are Biel")
-            biel.type("whois Anna\r")
-            biel.wait_for(r"Anna: rating 1500\? · not ranked yet · 0 rated games")
-            biel.type("top\r")
-            biel.wait_for(r"nobody is ranked yet")
-            biel.type("quick 2,3\r")
-            for player in (anna, biel):
-                player.wait_for(r"matched! you sit in seat [01]")
-                player.wait_for(r"round 1/10")
-            anna.quit()
-            biel.quit()
+            await asyncio.to_thread(anna.wait_for, r"waiting: 1 of 2 found, \d+ s")
+            async with full_screen(url, "Biel", tmp_path / "biel") as biel:
+                await biel.controller.start()
+                assert "you are Biel" in shown(biel)
+                await enter(biel, "whois Anna")
+                assert "Anna: rating 1500? · not ranked yet · 0 rated games" in shown(biel)
+                await enter(biel, "top")
+                assert "nobody is ranked yet" in shown(biel)
+                # the line is live (while Biel looked Anna up, its seconds went on)
+                await asyncio.to_thread(anna.wait_for, r"waiting: 1 of 2 found, [1-9]\d* s")
+                await enter(biel, "quick 2,3")
+                await asyncio.to_thread(anna.wait_for, r"matched! you sit in seat [01]")
+                await asyncio.to_thread(anna.wait_for, r"round 1/10")
+                await until(lambda: re.search(r"matched! you sit in seat [01]",
+                                              status_line(biel)))
+                await until(lambda: "round 1/10" in board(biel))
+            await asyncio.to_thread(anna.quit)
         finally:
             anna.close()
-            if biel is not None:
-                biel.close()
 
 
 async def test_a_rated_room_from_the_lobby_shows_its_ratings(tmp_path: Path):

@@ -104,36 +104,33 @@ async def test_an_answer_to_a_question_clears_its_last_complaint(screen):
     assert "a room has" not in status(screen)
 
 
-async def test_the_lobby_shows_a_new_room_without_typing_list(server, url):
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=Sized(100, 40)):
-        anna = Session(url, "Anna")
-        screen = TerminalScreen(Controller(anna), color=False)
-        screen.lobby_refresh = 1
-        bru = Session(url, "Bru")
-        await anna.open()
-        await bru.open()
-        pumps = [asyncio.create_task(anna.run()), asyncio.create_task(bru.run())]
-        ticking = asyncio.create_task(screen._tick())
-        try:
-            await bru.create_room("Friday night", 3)
-            async with asyncio.timeout(5):
-                while not any("Friday night" in line for line in
-                              screen.controller.lobby_lines()):
-                    await asyncio.sleep(0.05)
-            screen.input.text = "join "  # a line being typed holds the list still
-            await bru.leave()
-            await asyncio.sleep(1.5)
-            assert any("Friday night" in line for line in screen.controller.lobby_lines())
-            screen.input.text = ""  # then the empty room goes from the list
-            async with asyncio.timeout(5):
-                while any("Friday night" in line for line in screen.controller.lobby_lines()):
-                    await asyncio.sleep(0.05)
-        finally:
-            ticking.cancel()
-            await anna.stop()
-            await bru.stop()
-            for pump in pumps:
-                pump.cancel()
+async def test_the_lobby_shows_a_new_room_without_typing_list(server, url, tmp_path):
+    """The lobby's clock asks for the room list every ``lobby_refresh`` seconds; its seconds
+    are driven here (:meth:`TerminalScreen.tick`), not waited for."""
+    async with full_screen(url, "Anna", tmp_path / "anna", guest=True) as screen, \
+            full_screen(url, "Bru", tmp_path / "bru", guest=True) as other:
+        bru = other.controller.session
+
+        def listed() -> bool:
+            return any("Friday night" in line for line in screen.controller.lobby_lines())
+
+        await bru.create_room("Friday night", 3)
+        assert not listed()
+        assert screen.tick(screen.lobby_refresh - 1) is None  # not yet time to ask
+        asked = screen.tick(screen.lobby_refresh)
+        assert asked is not None
+        await asked
+        assert listed()
+        screen.input.text = "join "  # a line being typed holds the list still
+        await bru.leave()
+        assert not any(r.name == "Friday night" for r in await bru.list_rooms())  # gone
+        assert screen.tick(2 * screen.lobby_refresh) is None
+        assert listed()
+        screen.input.text = ""  # then the empty room goes from the list
+        asked = screen.tick(3 * screen.lobby_refresh)
+        assert asked is not None
+        await asked
+        assert not listed()
 
 
 def test_a_lost_connection_counts_its_seconds_and_says_when_it_is_back(screen):

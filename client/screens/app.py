@@ -383,16 +383,22 @@ class TerminalScreen:
         while True:
             await asyncio.sleep(1.0)
             seconds += 1
-            view = self.controller.view
-            down = self.controller.connection is not None \
-                and not self.controller.session.stopped
-            if down or (view is not None and view.deadline is not None):
-                self.refresh()
-            # not while a line is being typed: `join 2` must mean the room it meant
-            if (seconds % self.lobby_refresh == 0 and self.controller.mode == "lobby"
-                    and self._asking is None and not self.input.text
-                    and self.controller.connection is None):
-                self.spawn(self._refresh_rooms())  # a slow answer must not stop the clock
+            self.tick(seconds)
+
+    def tick(self, seconds: int) -> asyncio.Task[None] | None:
+        """What the clock does at its ``seconds``-th second (see :meth:`_tick`); the
+        request for the room list, when it makes one."""
+        view = self.controller.view
+        down = self.controller.connection is not None \
+            and not self.controller.session.stopped
+        if down or (view is not None and view.deadline is not None):
+            self.refresh()
+        # not while a line is being typed: `join 2` must mean the room it meant
+        if (seconds % self.lobby_refresh == 0 and self.controller.mode == "lobby"
+                and self._asking is None and not self.input.text
+                and self.controller.connection is None):
+            return self.spawn(self._refresh_rooms())  # a slow answer must not stop the clock
+        return None
 
     async def _refresh_rooms(self) -> None:
         with contextlib.suppress(CastellError):

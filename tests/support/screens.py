@@ -1,14 +1,15 @@
-"""The full-screen client without a terminal: a view drawn by ``client.screens.render.render`` on a
-recording console without colours, the way the render tests read it; and the whole
-full-screen client (Controller, Session, TerminalScreen) on an output that draws nothing,
-driven line by line against a real server."""
+"""The client without a terminal: a view drawn by ``client.screens.render.render`` on a
+recording console without colours, the way the render tests read it; the whole full-screen
+client (Controller, Session, TerminalScreen) on an output that draws nothing, driven line by
+line against a real server; and the plain client (Controller, Session, PlainScreen) run to its
+end on lines given as its standard input."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import io
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,9 @@ from client.local.keys import KeyStore
 from client.local.seats import SeatStore
 from client.net.session import Session
 from client.screens.app import TerminalScreen
+from client.screens.plain import PlainScreen
 from client.screens.render import render
-from shared.view import View
+from shared.view import RoomStatus, View
 from tests.support.sample_views import NOW
 
 
@@ -50,12 +52,16 @@ class Sized(DummyOutput):
 
 @contextlib.asynccontextmanager
 async def full_screen(url: str, name: str, state: Path, *, columns: int = 100, rows: int = 40,
-                      guest: bool = False, make: Callable[[Session], Controller] = Controller
+                      guest: bool = False, keys: Path | None = None,
+                      home: str | None = None,
+                      make: Callable[[Session], Controller] = Controller
                       ) -> AsyncIterator[TerminalScreen]:
     """The real full-screen client (its Controller, Session and TerminalScreen) connected to
     the server at ``url`` as ``name`` (with this home's account unless a ``guest``; seats and
-    keys kept under ``state``) and pumping, in this process, on a ``columns`` × ``rows``
-    output that draws nothing: what the pty tests see, without a pty or a client process.
+    settings kept in ``state``, the account's key in ``keys``, ``state / "keys"`` unless
+    given; seats under ``home`` if given, as ``castell play`` keeps them) and pumping, in this
+    process, on a ``columns`` × ``rows`` output that draws nothing: what the pty tests see,
+    without a pty or a client process.
     Lines are typed with ``await screen.controller.handle(line)``; the keys' effects are the
     screen's own methods (``page``, ``show_log``…), each bound to its key in one pty test.
     ``make``: the controller, from the session (``castell play``'s keeps a record)."""
@@ -63,7 +69,7 @@ async def full_screen(url: str, name: str, state: Path, *, columns: int = 100, r
             create_app_session(input=pipe, output=Sized(columns, rows)):
         seats = SeatStore(state)
         client = Session(url, name, seats=seats, first_retry=0.05, max_retry=0.2,
-                         keys=None if guest else KeyStore(state / "keys"))
+                         keys=None if guest else KeyStore(keys or state / "keys"), home=home)
         screen = TerminalScreen(make(client), color=False)
         await client.open()
         pump = asyncio.create_task(client.run())
@@ -74,6 +80,47 @@ async def full_screen(url: str, name: str, state: Path, *, columns: int = 100, r
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pump
+
+
+async def plain(url: str, name: str, state: Path, typed: str, *, guest: bool = False,
+                startup: Callable[[Controller], Awaitable[None]] | None = None) -> str:
+    """The real plain client (its Controller, Session and PlainScreen) connected to the server
+    at ``url`` as ``name`` (seats, settings and keys kept as :func:`full_screen` keeps them),
+    run in this process to its end on the lines ``typed`` as its standard input, as
+    ``castell URL --plain`` runs through pipes; ``startup`` is what it does on connecting
+    (``controller.start()``, as ``castell URL`` does, unless given). What it printed."""
+    client = Session(url, name, seats=SeatStore(state), first_retry=0.05, max_retry=0.2,
+                     keys=None if guest else KeyStore(state / "keys"))
+    controller = Controller(client)
+    out = io.StringIO()
+    screen = PlainScreen(controller, stdin=io.StringIO(typed), stdout=out)
+    begin = startup or (lambda c: c.start())
+    await client.open()
+    await screen.run(lambda: begin(controller))
+    return out.getvalue()
+
+
+def my_turn(screen: TerminalScreen) -> bool:
+    """Whether a game is under way and it is the player's turn."""
+    ctrl = screen.controller
+    view = ctrl.view
+    return (view is not None and view.status == RoomStatus.PLAYING and ctrl.me == view.turn
+            and not view.done)
+
+
+async def enter(screen: TerminalScreen, line: str) -> None:
+    """``line`` typed at the prompt and Enter pressed: the prompt's own handling of a line
+    (the notes it closes, the question it answers), and what that started, done."""
+    before = set(screen._tasks)
+    screen.input.text = line
+    screen.input.validate_and_handle()
+    await asyncio.gather(*(screen._tasks - before))
+
+
+def board(screen: TerminalScreen) -> str:
+    """The board as the screen draws it on its output's size, above the notes pane, the
+    status line and the prompt (their rows taken from it), without its styles."""
+    return "".join(text for _, text in screen._board())
 
 
 async def until(predicate: Callable[[], object], timeout: float = 10.0) -> None:
@@ -91,6 +138,19 @@ def notes_pane(screen: TerminalScreen) -> str:
 
 def status_line(screen: TerminalScreen) -> str:
     return "".join(text for _, text in screen._status())
+
+
+def shown(screen: TerminalScreen) -> str:
+    """The whole screen's text, top to bottom: the board, the notes pane if open, the status
+    line and the prompt."""
+    parts = [board(screen), notes_pane(screen) if screen.notes else "", status_line(screen),
+             prompt(screen) + screen.input.text]
+    return "\n".join(part for part in parts if part)
+
+
+def prompt(screen: TerminalScreen) -> str:
+    """What stands before the input on the prompt line: ``> ``, or the question asked."""
+    return "".join(text for _, text in screen._prompt())
 
 
 def read_whole_log(screen: TerminalScreen) -> list[str]:

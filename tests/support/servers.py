@@ -1,19 +1,23 @@
 """A real server to test against, built here and nowhere else: in this process
-(:func:`serving`, on a free port of 127.0.0.1 with the test settings), or as the real
+(:func:`serving`, on a free port of 127.0.0.1 with the test settings; :func:`serving_in_thread`
+for a test that is not a coroutine, such as one driving the client in a pty), or as the real
 ``castell-server`` subprocess (:class:`ServerProcess`) where a test needs what only a process
 gives: a kill -9, a restart, the command line itself.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,7 @@ import attrs
 from server.app import CastellServer
 from server.cluster.node import ClusterConfig
 from server.config import ServerConfig
+from server.store import open_store
 from server.store.base import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +66,50 @@ async def serving(store: Store | None = None, *, config: ServerConfig = TEST_CON
         yield server, server_url(server)
     finally:
         await server.close()
+
+
+@contextlib.contextmanager
+def serving_in_thread(db: str | os.PathLike[str] | None = None, **changes: Any) -> Iterator[str]:
+    """:func:`serving` (on the SQLite file ``db`` if given) in a thread of this process with
+    an event loop of its own, for a test that is not a coroutine: it starts in a moment where
+    a ``castell-server`` process takes a new interpreter. Yields the URL; the server closes
+    on the way out, and what went wrong in its thread is raised here."""
+    ready: concurrent.futures.Future[str] = concurrent.futures.Future()
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    failed: list[BaseException] = []
+
+    async def serve() -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            store = None if db is None else await stack.enter_async_context(open_store(db))
+            _, url = await stack.enter_async_context(serving(store, **changes))
+            ready.set_result(url)
+            await stop.wait()
+
+    def run() -> None:
+        try:
+            loop.run_until_complete(serve())
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                failed.append(exc)
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=run, name="castell-server", daemon=True)
+    thread.start()
+    try:
+        yield ready.result(timeout=20)
+    finally:
+        with contextlib.suppress(RuntimeError):  # (the loop ended already)
+            loop.call_soon_threadsafe(stop.set)
+        thread.join(20)
+    assert not thread.is_alive(), "the server's thread did not end"
+    if failed:
+        raise failed[0]
+
+
 _LISTENING = re.compile(r"listening on (wss?://\S+)")
 
 

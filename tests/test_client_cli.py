@@ -341,7 +341,7 @@ def test_a_castell_play_game_left_with_quit_or_ctrl_c_comes_back_with_resume(tmp
         term.close()
 
     # without a flag it offers the unfinished game; `--new` starts another: what
-    # `castell play` does on starting, by the client as it runs it (a guest, its seats kept
+    # `castell play` does on starting, by the client as it runs it (signed in, its seats kept
     # under its own name) in this process, against a server on the same games
     async def again() -> None:
         async with open_store(tmp_path / "data" / "castell" / "play.sqlite3") as store, \
@@ -368,8 +368,9 @@ def test_a_castell_play_game_left_with_quit_or_ctrl_c_comes_back_with_resume(tmp
 
 
 def _play_screen(url: str, home: Path) -> AbstractAsyncContextManager[TerminalScreen]:
-    """The full-screen client as ``castell play`` runs it for a home folder ``home``."""
-    return full_screen(url, "Anna", home / "castell", guest=True, home=PLAY_HOME)
+    """The full-screen client as ``castell play`` runs it for a home folder ``home`` (signed
+    in with the key it keeps there)."""
+    return full_screen(url, "Anna", home / "castell", keys=home / "castell", home=PLAY_HOME)
 
 
 def test_a_seat_taken_under_localhost_is_offered_under_127_0_0_1(tmp_path, monkeypatch,

@@ -76,7 +76,8 @@ class ResultsController(Controller):
     async def start_play(self, seats: int, variant: str, level: str,
                          resume: str | None = None) -> None:
         await super().start_play(seats, variant, level, resume)
-        self.screen.show(record_lines(self.results))
+        if self.mode == "game":  # (in the lobby, its lines hold the record, under its notes)
+            self.screen.show(record_lines(self.results))
 
     def lobby_lines(self) -> list[str]:
         return [*super().lobby_lines(), *record_lines(self.results)]

@@ -1,21 +1,25 @@
 """Accounts on a cluster: a player signed in on node B is told about their games on node A,
 takes their seat back through B (following ``moved``), and hears ``your_turn`` there.
 
-Real nodes (``python -m server`` processes) on the real PostgreSQL, in a fresh schema, and the
-real Redis, under a fresh key prefix (tests/support/services.py).
+Two real nodes in this process, on the real PostgreSQL, in a fresh schema, and the real Redis,
+under a fresh key prefix (tests/support/services.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 
 import pytest
 
 from client.net.net import GameClient, ServerError, join_anywhere
+from server.app import CastellServer
+from server.cluster.node import ClusterConfig
+from server.store.postgres import PostgresStore
 from shared import messages as m
 from shared.actions import EndTurn
-from tests.support.servers import ServerProcess
+from tests.support.servers import serving
 from tests.support.services import REDIS_URL
 from tests.support.wire import caught_up
 
@@ -29,14 +33,17 @@ async def signed_in(url: str, name: str, key: str) -> GameClient:
     return client
 
 
+def node(db: str, prefix: str) -> contextlib.AbstractAsyncContextManager[
+        tuple[CastellServer, str]]:
+    return serving(PostgresStore(db, shared=True, pool_size=2),
+                   cluster=ClusterConfig(REDIS_URL, prefix=prefix, lease_ms=1500))
+
+
 async def test_games_on_node_a_are_listed_resumed_and_announced_through_node_b(db, prefix):
-    args = ("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix, "--lease-ms", "1500",
-            "--bot-delay", "0", "--log-level", "warning")
-    a, b = await asyncio.gather(*(asyncio.to_thread(ServerProcess, *args) for _ in range(2)))
-    with a, b:
+    async with node(db, prefix) as (_, a_url), node(db, prefix) as (_, b_url):
         anna_key, biel_key = secrets.token_urlsafe(48), secrets.token_urlsafe(48)
-        anna = await signed_in(a.url, "Anna", anna_key)
-        biel = await signed_in(a.url, "Biel", biel_key)
+        anna = await signed_in(a_url, "Anna", anna_key)
+        biel = await signed_in(a_url, "Biel", biel_key)
         made = await anna.request(m.CreateRoom, name="Llarga", seats=2,
                                   turn_seconds=2 * 24 * 3600)
         await biel.request(m.JoinRoom, room=made.room)
@@ -44,14 +51,14 @@ async def test_games_on_node_a_are_listed_resumed_and_announced_through_node_b(d
         push = await anna.wait_state(lambda p: p.view["status"] == "playing")
         first = push.view["turn"]
         # The name is the account's on every node: a guest on B cannot take it.
-        guest = await GameClient.connect(b.url)
+        guest = await GameClient.connect(b_url)
         with pytest.raises(ServerError) as taken:
             await guest.hello("anna")
         assert taken.value.code == "name_taken"
         await guest.close()
 
         # Biel, on node B, in its lobby: his games are A's.
-        away = await signed_in(b.url, "Biel", biel_key)
+        away = await signed_in(b_url, "Biel", biel_key)
         games = (await away.request(m.MyGames)).entries
         assert [(g.room, g.seat, g.status, g.turn, g.your_turn) for g in games] == \
             [(made.room, 1, "playing", first, first == 1)]
@@ -75,9 +82,9 @@ async def test_games_on_node_a_are_listed_resumed_and_announced_through_node_b(d
         # He takes his seat back through B, with no token: B says A serves it.
         with pytest.raises(ServerError) as moved:
             await away.request(m.JoinRoom, room=made.room)
-        assert (moved.value.code, moved.value.url) == ("moved", a.url)
-        back = await join_anywhere([b.url], "Biel", made.room, key=biel_key)
-        assert (back.url, back.joined.seat, back.joined.token) == (a.url, 1, None)
+        assert (moved.value.code, moved.value.url) == ("moved", a_url)
+        back = await join_anywhere([b_url], "Biel", made.room, key=biel_key)
+        assert (back.url, back.joined.seat, back.joined.token) == (a_url, 1, None)
         await back.client.act(EndTurn())
         for client in (anna, away, back.client):
             await client.close()

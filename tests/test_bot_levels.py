@@ -16,9 +16,11 @@ from shared.events import FestivalResolved
 from tests.support.games import NAMES
 
 
-def _play(lineup: tuple[str, ...], seed: int) -> tuple[object, dict[int, int], list[int]]:
-    """A whole game as the server plays it (decide, then follow the plan); the final state,
-    how many times each seat decided afresh, and how many festivals each seat entered."""
+def _play(lineup: tuple[str, ...], seed: int, *, think: float | None = None,
+          ) -> tuple[object, dict[int, int], list[int]]:
+    """A whole game as the server plays it (decide, then follow the plan; a ``hard`` search
+    bounded by ``think`` seconds, as the server bounds it); the final state, how many times
+    each seat decided afresh, and how many festivals each seat entered."""
     state = new_game(list(NAMES[:len(lineup)]), seed=seed)
     rngs = [random.Random(seed * 16 + i) for i in range(len(lineup))]
     plans: dict[int, bots.Decision] = {}
@@ -28,7 +30,7 @@ def _play(lineup: tuple[str, ...], seed: int) -> tuple[object, dict[int, int], l
         seat = state.turn
         decision = bots.follow(plans.get(seat), state, seat)
         if decision is None:
-            decision = bots.decide(state, seat, lineup[seat], rngs[seat])
+            decision = bots.decide(state, seat, lineup[seat], rngs[seat], think=think)
             decided[seat] += 1
         state, events = apply(state, seat, decision.action)  # raises if illegal
         plans[seat] = decision
@@ -40,7 +42,9 @@ def _play(lineup: tuple[str, ...], seed: int) -> tuple[object, dict[int, int], l
 
 
 def test_hard_decides_once_a_turn_and_plays_its_line_to_the_end_of_the_game():
-    state, decided, _ = _play(("hard", "normal"), seed=5)
+    # (think=0: a deadline already past, so each search samples each candidate line once;
+    # whether its lines are played out does not depend on how many samples chose them)
+    state, decided, _ = _play(("hard", "normal"), seed=5, think=0.0)
     assert state.scores is not None
     # ten turns, ten searches: every step after the first of a turn follows the plan
     assert decided[0] == 10

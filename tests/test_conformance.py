@@ -830,7 +830,6 @@ async def test_the_room_list_shows_waiting_rooms_first_newest_first_and_hides_pr
     await anna.call("add_bot", level="random")
     await anna.call("start_game")
     older = (await biel.call("create_room", name="older", seats=2))["room"]
-    await asyncio.sleep(0.01)
     newer = (await carme.call("create_room", name="newer", seats=3))["room"]
     secret = await dani.call("create_room", name="secret", seats=2, private=True)
     assert is_str(secret["code"])

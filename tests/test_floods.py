@@ -45,9 +45,11 @@ async def _client(url: str, name: str) -> GameClient:
 async def test_spectators_chatting_within_their_rate_never_push_a_slow_player_out():
     # Sleepy holds a seat over a slow link (it reads nothing for now); ten spectators chat,
     # each well within its own rate: 400 lines of about 200 bytes, far more than Sleepy's
-    # buffers and its write-buffer limit hold together.
+    # buffers and its write-buffer limit hold together. (A rate ten times the default's,
+    # so that the lines are said in a fraction of a second: what Sleepy is sent is the
+    # same at any rate.)
     async with serving(write_buffer_limit=16 * 1024, socket_send_buffer=16 * 1024,
-                       rate=20.0, burst=40.0) as (srv, url):
+                       rate=200.0, burst=40.0) as (srv, url):
         anna = await _client(url, "Anna")
         joined = await anna.request(m.CreateRoom, name="slow link", seats=2)
         ws = await stalled(url, srv.port, "Sleepy", joined.room, as_="player")
@@ -59,7 +61,7 @@ async def test_spectators_chatting_within_their_rate_never_push_a_slow_player_ou
         async def chatter(fan: GameClient) -> None:
             for i in range(40):
                 await fan.request(m.Chat, text=(f"{i:02d} visca el castell! " * 10)[:200])
-                await asyncio.sleep(1 / 15)  # below the rate of 20 a second
+                await asyncio.sleep(1 / 150)  # pacing: below the rate of 200 a second
 
         async with asyncio.timeout(20):
             await asyncio.gather(*(chatter(f) for f in fans))
@@ -153,7 +155,7 @@ async def test_a_ping_flood_is_rate_limited_and_closed_and_honest_clients_are_se
                 t = time.monotonic()
                 await honest.request(m.ListRooms)
                 times.append(time.monotonic() - t)
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.02)  # pacing: round trips spread over the flood
             return times
 
         async with asyncio.timeout(5):
@@ -197,7 +199,7 @@ def flood_pings(port: int, frames: int, seconds: float) -> tuple[float, bytes]:
                 sent += sock.send(batch) // len(PING)
                 received += sock.recv(1 << 20)
             except BlockingIOError:
-                time.sleep(0.0005)
+                time.sleep(0.0005)  # pacing: this thread lets the server's loop run too
             except OSError:  # reset: the server dropped the socket
                 cut = time.monotonic() - started
                 break
@@ -240,7 +242,7 @@ async def test_raw_ping_floods_are_cut_at_once_and_answered_only_within_the_rate
             t = time.monotonic()
             await honest.request(m.ListRooms)
             during.append(time.monotonic() - t)
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0.005)  # pacing: round trips spread over the flood
         results = [await f for f in floods]
         print(f"honest round trip idle {max(idle) * 1000:.1f} ms, during the flood "
               f"{max(during) * 1000:.1f} ms (median {sorted(during)[len(during) // 2] * 1000:.1f});"

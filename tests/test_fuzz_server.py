@@ -276,13 +276,19 @@ def check_unharmed(live: Live, played_before: int) -> None:
     """The server still serves, logged no failure, and the game beside went on."""
     assert not live.errors, [r.getMessage() for r in live.errors]
 
+    table = live.table
+
     async def probe() -> None:
         async with await GameClient.connect(live.url) as c:
             assert (await c.hello("After")).protocol == 1
-        await asyncio.sleep(0.2)  # let the game beside take a few more steps
+        # the game beside takes a few more steps (or has ended, or broke: said below)
+        played = table.played
+        async with asyncio.timeout(10):
+            while table.played < played + 3 and table.view["status"] != "finished" \
+                    and table._task is not None and not table._task.done():
+                await asyncio.sleep(0.01)
 
     live.loop.run(probe())
-    table = live.table
     assert table._task is not None
     if table._task.done():
         table._task.result()  # raises what broke the game

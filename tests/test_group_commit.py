@@ -154,15 +154,19 @@ async def test_kill_9_with_50_rooms_writing_at_once_loses_no_acknowledged_versio
     rooms: dict[str, list[int]] = {}
     with ServerProcess("--db", db, "--bot-delay", "0", "--bot-workers", "0",
                        "--group-commit", "on") as server:
-        clients = []
-        for i in range(50):
+
+        async def a_room(i: int) -> tuple[str, GameClient]:
             client = await GameClient.connect(server.url)
             await client.hello(f"P{i}")
             joined = await client.request(m.CreateRoom, name=f"room {i}", seats=2)
             await client.request(m.AddBot, level="random")
             await client.request(m.StartGame)
             await client.wait_state(lambda p: p.view["status"] == "playing", timeout=30)
-            rooms[joined.room] = []
+            return joined.room, client
+
+        clients = []
+        for room, client in await asyncio.gather(*(a_room(i) for i in range(50))):
+            rooms[room] = []
             clients.append(client)
         tasks = [asyncio.create_task(_play(c, rooms[room], random.Random(i)))
                  for i, (c, room) in enumerate(zip(clients, rooms, strict=True))]

@@ -19,7 +19,7 @@ import pytest
 from client.net.net import GameClient, ServerError, join_anywhere
 from server.store import SQLiteStore
 from shared import messages as m
-from tests.support.servers import ServerProcess, serving
+from tests.support.servers import ServerProcess, run_out, serving, virtual_time
 from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
 from tests.support.wire import play_legal
 
@@ -62,11 +62,13 @@ async def player(url: str, name: str) -> GameClient:
 
 async def seen(client: GameClient, predicate: Any, timeout: float = 30.0) -> None:
     """Wait until ``client``'s latest state satisfies ``predicate``, reading none of its
-    pushes (a recorder's queue is kept whole)."""
+    pushes (a recorder's queue is kept whole); then until every push sent to it before has
+    arrived (a chat line said since): a request's reply comes after them on the one
+    connection."""
     async with asyncio.timeout(timeout):
         while client.state is None or not predicate(client.state):
             await asyncio.sleep(0.01)
-    await asyncio.sleep(0.05)  # a chat push sent with it has arrived too
+    await client.request(m.HistoryRequest, limit=1)
 
 
 async def history(client: GameClient, **fields: Any) -> list[tuple[int, list[dict]]]:
@@ -178,11 +180,14 @@ async def test_history_outside_a_room_is_refused_not_in_room():
 
 async def test_timed_out_turns_keep_their_timeout_and_a_restart_keeps_the_history(tmp_path):
     db = tmp_path / "g.sqlite3"
-    async with SQLiteStore(db) as store, \
-            serving(store, turn_time_scale=0.01) as (_, url):  # 10 s turns take 0.1 s
+    async with SQLiteStore(db) as store, serving(store) as (server, url):
+        clock = virtual_time(server)  # each turn's 10 s pass when the test says
         room, clients, tokens, recorder = await a_game(url, turn_seconds=10)
         await recorder.request(m.Chat, text="el rellotge mana")
-        await clients[0].wait_state(lambda p: p.view["status"] == "finished", timeout=60)
+        async with asyncio.timeout(60):  # nobody plays: every turn runs out
+            while (now := clients[0].state).view["status"] != "finished":
+                await run_out(clock)
+                await clients[0].wait_state(lambda p, v=now.version: p.version > v)
         await seen(recorder, lambda p: p.view["status"] == "finished")
         expected = expected_history(recorder.drain())
         before = await history(recorder, limit=500)
@@ -219,11 +224,12 @@ async def test_history_survives_kill_9_and_a_restart(tmp_path):
         for client in (*clients, recorder):
             await asyncio.wait_for(client.closed.wait(), 10)
 
-    with ServerProcess(*args) as second:
-        bru = await player(second.url, "Bru")
+    # started again on the file the killed process left (in this process: quicker to start)
+    async with SQLiteStore(db) as store, serving(store) as (_, url):
+        bru = await player(url, "Bru")
         await bru.request(m.JoinRoom, room=room, token=tokens[1])
         assert await history(bru, limit=500) == before
-        watcher = await player(second.url, "Nou")
+        watcher = await player(url, "Nou")
         await watcher.request(m.JoinRoom, room=room, as_="spectator")
         assert await history(watcher, limit=500) == before
         await bru.close()

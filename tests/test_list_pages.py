@@ -5,16 +5,21 @@ once, in list order, a bounded page at a time; the client pages with `list more`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
 from client.control.lobby import ListRooms, parse_lobby
 from client.net.net import GameClient
 from client.net.session import Session
+from server.app import CastellServer
+from server.cluster.node import ClusterConfig
 from server.config import ServerConfig
+from server.store.postgres import PostgresStore
 from shared import messages as m
-from tests.support.servers import with_config
-from tests.test_cluster import node_args, player, start_nodes
+from tests.support.servers import serving, with_config
+from tests.support.services import REDIS_URL
+from tests.test_cluster import player
 
 PAGE = 5
 
@@ -84,14 +89,18 @@ async def test_the_client_pages_with_list_more(url, connect):
 
 @pytest.mark.timeout(60)
 async def test_paging_across_two_cluster_nodes_walks_every_room_of_both(db, prefix):
-    a, b = await start_nodes(2, *node_args(db, prefix), "--max-listed", "3")
-    with a, b:
+    def node() -> contextlib.AbstractAsyncContextManager[tuple[CastellServer, str]]:
+        return serving(PostgresStore(db, shared=True, pool_size=2),
+                       cluster=ClusterConfig(REDIS_URL, prefix=prefix, lease_ms=1500),
+                       max_listed=3)
+
+    async with node() as (_, a_url), node() as (_, b_url):
         clients, made = [], set()
         for i in range(8):  # rooms on both nodes
-            client = await player((a, b)[i % 2].url, f"P{i}")
+            client = await player((a_url, b_url)[i % 2], f"P{i}")
             made.add((await client.request(m.CreateRoom, name=f"room {i}", seats=2)).room)
             clients.append(client)
-        reader = await player(b.url, "Reader")
+        reader = await player(b_url, "Reader")
         async with asyncio.timeout(10):
             while True:  # the summaries reach the list within moments
                 pages = await _pages(reader)
@@ -102,7 +111,7 @@ async def test_paging_across_two_cluster_nodes_walks_every_room_of_both(db, pref
         assert len(listed) == len(made)  # each room once
         assert [len(p.rooms) for p in pages] == [3, 3, 2]
         assert [p.more for p in pages] == [True, True, False]
-        assert all(sorted(p.nodes) == sorted([a.url, b.url]) for p in pages)
+        assert all(sorted(p.nodes) == sorted([a_url, b_url]) for p in pages)
         # newest first, whichever node serves it
         names = [r.name for page in pages for r in page.rooms]
         assert names == [f"room {i}" for i in reversed(range(8))]

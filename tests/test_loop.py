@@ -1,10 +1,12 @@
 """The server's event loop (server/runtime/loop.py, ``--loop``): asyncio's own unless uvloop is
 asked
-for, a plain refusal when uvloop is asked for and missing; and a server plays on either."""
+for, a plain refusal when uvloop is asked for and missing; and a server plays on either.
+A part's background tasks are stopped (``stop_tasks``) even when one lost its cancellation."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import subprocess
 import sys
@@ -13,7 +15,7 @@ import pytest
 
 from client.net.net import GameClient
 from server.cli import build_parser
-from server.runtime.loop import loop_factory
+from server.runtime.loop import loop_factory, stop_tasks
 from shared import messages as m
 from shared.errors import CastellError
 from tests.support.servers import ROOT, ServerProcess, env
@@ -65,3 +67,31 @@ def test_asyncio_is_the_default_and_uvloop_only_when_asked_for():
             assert not isinstance(loop, asyncio.SelectorEventLoop)
         finally:
             loop.close()
+
+
+async def deaf() -> None:
+    """A task that loses its first cancellation, as one whose Redis command swallowed it
+    does: it goes on to its next wait."""
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.Event().wait()
+    await asyncio.Event().wait()
+
+
+async def test_stopping_tasks_cancels_again_one_that_lost_its_cancellation():
+    tasks = [asyncio.create_task(deaf()), asyncio.create_task(asyncio.Event().wait())]
+    await asyncio.sleep(0)  # both are waiting
+    async with asyncio.timeout(5):
+        await stop_tasks(tasks, again_after=0.01)
+    assert all(task.cancelled() for task in tasks)
+
+
+async def test_a_stopper_cancelled_meanwhile_still_waits_for_the_tasks_then_stops_too():
+    task = asyncio.create_task(deaf())
+    await asyncio.sleep(0)
+    stopper = asyncio.create_task(stop_tasks([task], again_after=0.01))
+    await asyncio.sleep(0)  # the stopper waits for the task
+    stopper.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        async with asyncio.timeout(5):
+            await stopper
+    assert task.cancelled() and stopper.cancelled()

@@ -1,23 +1,27 @@
 """What the host's moderation does to a game in play and to what the host reads back
-(server/features/moderation.py, server/ops/admin.py), over real sockets against a real
-``castell-server``:
-a kicked player's turns end at once and the others are told, no ``your_turn`` reaches a
-kicked player, the console's lists show names as typed, a closed private room is told
-closed by its code."""
+(server/features/moderation.py, server/ops/admin.py), over real sockets and the console's
+real socket: a kicked player's turns end at once and the others are told, no ``your_turn``
+reaches a kicked player (against a ``castell-server`` process, which then stops cleanly), the
+console's lists show names as typed and a closed private room is told closed by its code
+(against a server in this process, started again on the same store)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from client.local.keys import new_key
 from client.net.net import GameClient
+from server.store import open_store
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.console import console
-from tests.support.servers import ServerProcess
+from tests.support.servers import ServerProcess, serving
+from tests.support.services import fresh_schema
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -99,10 +103,18 @@ def test_a_kicked_player_s_turns_end_at_once_and_the_others_are_told(short_dir):
         assert server.terminate() == 0
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_a_closed_private_room_s_code_says_it_was_closed(short_dir, backend):
-    from tests.support.services import fresh_schema
+async def on_each_backend(short_dir: Path, backend: str,
+                          run: Callable[[str], Awaitable[None]]) -> None:
+    """``run`` on a SQLite file, or on a fresh PostgreSQL schema."""
+    if backend == "sqlite":
+        await run(str(short_dir / "c.sqlite3"))
+    else:
+        async with fresh_schema() as url:
+            await run(url)
 
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_a_closed_private_room_s_code_says_it_was_closed(short_dir, backend):
     sock = str(short_dir / "admin")
 
     async def close(url: str) -> str:
@@ -118,20 +130,13 @@ def test_a_closed_private_room_s_code_says_it_was_closed(short_dir, backend):
         return made.code
 
     async def run(db: str) -> None:
-        args = ("--db", db, "--admin-socket", sock)
-        with ServerProcess(*args) as server:
-            code = await close(server.url)
-        with ServerProcess(*args) as server:  # restarted: the store finds it by its code
-            await refused_as(server.url, code, "room_closed", "done here")
+        async with serving(open_store(db), admin_socket=sock) as (_, url):
+            code = await close(url)
+        # started again: the store finds it by its code
+        async with serving(open_store(db), admin_socket=sock) as (_, url):
+            await refused_as(url, code, "room_closed", "done here")
 
-    async def main() -> None:
-        if backend == "sqlite":
-            await run(str(short_dir / "c.sqlite3"))
-        else:
-            async with fresh_schema() as url:
-                await run(url)
-
-    asyncio.run(main())
+    await on_each_backend(short_dir, backend, run)
 
 
 async def refused_as(url: str, key: str, code: str, said: str) -> None:
@@ -147,18 +152,15 @@ async def refused_as(url: str, key: str, code: str, said: str) -> None:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_the_host_s_lists_show_names_as_typed(short_dir, backend):
-    from tests.support.services import fresh_schema
-
+async def test_the_host_s_lists_show_names_as_typed(short_dir, backend):
     sock = str(short_dir / "admin")
 
     async def run(db: str) -> None:
-        args = ("--db", db, "--admin-socket", sock)
-        with ServerProcess(*args) as server:
-            anna = await GameClient.connect(server.url)
+        async with serving(open_store(db), admin_socket=sock) as (_, url):
+            anna = await GameClient.connect(url)
             await anna.hello("Anna")
             made = await anna.request(m.CreateRoom, name="Torre", seats=2)
-            carme = await GameClient.connect(server.url)
+            carme = await GameClient.connect(url)
             await carme.hello("Carme")
             await carme.request(m.JoinRoom, room=made.room)
             await console(sock, "kick", room=made.room, seat=1, reason="rude")
@@ -166,21 +168,15 @@ def test_the_host_s_lists_show_names_as_typed(short_dir, backend):
             await console(sock, "ban", target="Carme", reason="spam")
             await anna.close()
             await carme.close()
-        with ServerProcess(*args) as server:  # read back from the store
+        # started again: read back from the store
+        async with serving(open_store(db), admin_socket=sock) as (_, url):
             assert [k["name"] for k in await console(sock, "kicks")] == ["Carme"]
             assert [u["name"] for u in await console(sock, "mutes")] == ["Carme"]
             assert [b["value"] for b in await console(sock, "bans")] == ["Carme"]
             # (the names still match as they compare: the ban holds for "CARME")
-            again = await GameClient.connect(server.url)
+            again = await GameClient.connect(url)
             with pytest.raises(Exception, match="spam"):
                 await again.hello("CARME")
             await again.close()
 
-    async def main() -> None:
-        if backend == "sqlite":
-            await run(str(short_dir / "c.sqlite3"))
-        else:
-            async with fresh_schema() as url:
-                await run(url)
-
-    asyncio.run(main())
+    await on_each_backend(short_dir, backend, run)

@@ -4,12 +4,14 @@ widening as players wait (on a test clock), bots filling an unrated wait, and tw
 nodes matching players who queued on different nodes.
 
 The lone-server tests drive the matcher's rounds themselves, on a clock of their own (the
-server's own rounds are a day apart); the cluster test runs real ``castell-server`` nodes.
+server's own rounds are a day apart); the cluster tests run two nodes in this process, on
+the real PostgreSQL and Redis.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,7 +24,7 @@ from server.app import CastellServer
 from server.features.matchmaking import Matchmaker, Windows, Wish, find_matches, unique_names
 from server.store import open_store
 from shared import messages as m
-from tests.support.servers import ServerProcess, serving
+from tests.support.servers import serving
 from tests.support.services import REDIS_URL
 
 pytestmark = pytest.mark.timeout(90)
@@ -204,11 +206,17 @@ def test_the_matcher_prefers_close_ratings_and_keeps_rated_and_unrated_apart():
 
 
 async def test_two_cluster_nodes_match_players_who_queued_on_different_nodes(db, prefix):
-    args = ("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix, "--lease-ms", "1500",
-            "--bot-delay", "0", "--log-level", "warning")
-    a, b = await asyncio.gather(*(asyncio.to_thread(ServerProcess, *args) for _ in range(2)))
-    with a, b:
-        anna, biel = await player(a.url, "Anna"), await player(b.url, "Biel")
+    from server.cluster.node import ClusterConfig
+    from server.store.postgres import PostgresStore
+
+    def node() -> contextlib.AbstractAsyncContextManager[tuple[CastellServer, str]]:
+        # (the matcher's rounds come ten times a second: nobody waits for the next one long)
+        return serving(PostgresStore(db, shared=True, pool_size=2),
+                       cluster=ClusterConfig(REDIS_URL, prefix=prefix, lease_ms=1500),
+                       match_interval=0.1)
+
+    async with node() as (_, a_url), node() as (_, b_url):
+        anna, biel = await player(a_url, "Anna"), await player(b_url, "Biel")
         await anna.request(m.QuickMatch, seats=[2], rated=True)
         await biel.request(m.QuickMatch, seats=[2], rated=True)
         got = [await pushed(c, m.MatchedPush, timeout=30) for c in (anna, biel)]
@@ -216,7 +224,7 @@ async def test_two_cluster_nodes_match_players_who_queued_on_different_nodes(db,
         # Exactly one of them is on the node that serves the room; the other is sent there.
         assert sorted(p.url is None for p in got) == [False, True]
         views = []
-        for client, push, home in ((anna, got[0], a.url), (biel, got[1], b.url)):
+        for client, push, home in ((anna, got[0], a_url), (biel, got[1], b_url)):
             if push.url is not None:
                 assert push.url != home
                 await client.close()

@@ -32,7 +32,9 @@ pytestmark = pytest.mark.timeout(90)
 ABUSERS = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]
 PER_ADDRESS = 6
 CAP = 5  # --rooms-per-address
-RESERVE = 1.0  # --match-reserve, seconds
+#: --match-reserve, seconds, while the abusers never take their seats: how long each of
+#: their rooms is held (short, so that several reservations run out within a second)
+RESERVE = 0.1
 MATCHES = 80  # matched pushes the abuse runs for: several reservations over
 
 
@@ -145,7 +147,10 @@ async def test_matched_players_who_never_come_hold_no_more_rooms_than_their_caps
 async def test_a_matched_seat_taken_in_time_keeps_its_game_and_one_not_taken_calls_it_off(
         tmp_path: Path):
     async with serving(open_store(tmp_path / "castell.sqlite3"), match_interval=0.05,
-                       match_reserve=RESERVE) as (server, url):
+                       match_reserve=60.0) as (server, url):
+        # The reservations run out when the test says (their timer's input, given now):
+        # the players have all the time they need to come, the test waits for nothing.
+        reservations = server.requests.matchmaker.reservations
         watch = Watch(server)
         anna = await from_address(url, "127.0.1.2", "Anna")
         biel = await from_address(url, "127.0.2.2", "Biel")
@@ -155,7 +160,7 @@ async def test_a_matched_seat_taken_in_time_keeps_its_game_and_one_not_taken_cal
         pushes = [await pushed(c, m.MatchedPush) for c in (anna, biel)]
         for client, push in zip((anna, biel), pushes, strict=True):
             await client.request(m.JoinRoom, room=push.room, token=push.token)
-        assert pushes[0].room not in server.requests.matchmaker.reservations.held
+        assert pushes[0].room not in reservations.held
         # Then Anna queues again from the lobby; Carla is matched with her but never comes.
         for client in (anna, biel):
             await client.request(m.LeaveRoom)
@@ -165,7 +170,9 @@ async def test_a_matched_seat_taken_in_time_keeps_its_game_and_one_not_taken_cal
         again = await pushed(anna, m.MatchedPush)
         await pushed(carla, m.MatchedPush)
         await anna.request(m.JoinRoom, room=again.room, token=again.token)
-        notice = await pushed(anna, m.NoticePush, timeout=RESERVE + 10)
+        for push in (pushes[0], again):  # both reservations run out
+            reservations.expire(server.lobby.rooms[push.room])
+        notice = await pushed(anna, m.NoticePush)
         assert "did not take their seat in time" in notice.text
         await asyncio.wait_for(anna.closed.wait(), 10)
         await watch.until(lambda: again.room in watch.gone, 10)

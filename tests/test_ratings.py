@@ -21,7 +21,7 @@ from server.store import open_store
 from server.store.base import AccountRecord, Placing, RoomRecord, hash_token
 from shared import messages as m
 from tests.support.accounts import Connect, clients
-from tests.support.servers import serving
+from tests.support.servers import run_out, serving, virtual_time
 from tests.support.wire import play_legal
 
 pytestmark = pytest.mark.timeout(120)
@@ -237,20 +237,27 @@ async def test_a_server_given_no_store_keeps_ratings_in_memory():
 
 
 async def test_an_abandoned_rated_game_ends_by_the_timer_and_is_rated_in_its_order(db: Path):
-    async with serving(open_store(db), turn_time_scale=0.03) as (_, url):
+    async with serving(open_store(db)) as (server, url):
+        clock = virtual_time(server)  # a turn's 10 s pass when the test says
         anna, biel = await GameClient.connect(url), await GameClient.connect(url)
         await anna.hello("Anna", new_key())
         await biel.hello("Biel", new_key())
         made = await anna.request(m.CreateRoom, name="Lliga", seats=2, rated=True,
-                                  turn_seconds=10)  # 0.3 s a turn at this time scale
+                                  turn_seconds=10)
         await biel.request(m.JoinRoom, room=made.room)
         await anna.request(m.StartGame)
         await anna.wait_state(lambda p: p.view["status"] == "playing")
         await biel.close()  # Biel walks away and never comes back
         # Anna plays on (one action, so that the game is played: server.features.ratings, then
         # every turn ended at once); the timer ends each of Biel's.
-        await play_legal([anna, None], random.Random(2), actions=1, timeout=20)
-        await play_legal([anna, None], random.Random(2), end_bias=1.0, timeout=20)
+        rng, played = random.Random(2), 0
+        while (now := anna.state).view["status"] == "playing":
+            if now.view["turn"] == made.seat:
+                played += await play_legal([anna, None], rng, actions=1,
+                                           end_bias=1.0 if played else 0.0)
+            else:
+                await run_out(clock)
+                await anna.wait_state(lambda p, v=now.version: p.version > v)
         push = await rated_end(anna)
         after = expected(push.view)
         assert {p["seat"]: p["rating"] for p in push.view["players"]} == \

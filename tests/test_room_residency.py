@@ -8,11 +8,13 @@ import asyncio
 import random
 import sqlite3
 import time
+from collections.abc import Callable
 
 import attrs
 import pytest
 
 from client.net.net import GameClient, ServerError
+from server.runtime.timers import VirtualClock
 from server.store import ActionRecord, RoomRecord, SeatRecord, SQLiteStore, hash_token, open_store
 from server.store.base import pack_offers
 from shared import engine
@@ -130,27 +132,49 @@ async def test_start_up_loads_only_games_that_move_and_waiting_rooms(tmp_path):
             await client.close()
 
 
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait until ``condition`` holds (what the server does as a client goes, say)."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
 async def test_a_game_nobody_attends_leaves_memory_and_comes_back(tmp_path):
     db = str(tmp_path / "games.sqlite3")
-    async with serving(open_store(db), room_unattended_after=0.5, bot_delay=0.2,
+    async with serving(open_store(db), room_unattended_after=60.0, bot_delay=0.2,
                        room_unload_after=None) as (server, url):
+        # The sweep's time (and the room's) moves when the test says; its bots play in
+        # real time. The test sweeps itself rather than wait for the server's sweeper.
+        clock = server.lobby.clock = VirtualClock(time.time())
         me = await GameClient.connect(url)
         await me.hello("Anna")
         joined = await me.request(m.CreateRoom, name="Against bots", seats=3, turn_seconds=60)
         await me.request(m.AddBot, level="random")
         await me.request(m.AddBot, level="random")
         await me.request(m.StartGame)
+        runner = server.lobby.rooms[joined.room]
         await me.close()
-        # nobody is in it, though its bots and its timer keep it moving: it goes
-        async with asyncio.timeout(10):
-            while joined.room in server.lobby.rooms:
-                await asyncio.sleep(0.1)
+        await until(lambda: not runner.room.members())
+        server.lobby.sweep()  # nobody in it from now on
+        clock.advance(59.0)
+        server.lobby.sweep()
+        assert joined.room in server.lobby.rooms  # not yet
+        # nobody is in it, though its bots and its timer keep it moving: it goes (once no
+        # change of theirs is in flight)
+        clock.advance(1.0)
+
+        def swept() -> bool:
+            server.lobby.sweep()
+            return joined.room not in server.lobby.rooms
+
+        await until(swept)
         back = await GameClient.connect(url)
         await back.hello("Anna")
         again = await back.request(m.JoinRoom, room=joined.room, token=joined.token)
         assert again.seat == 0 and joined.room in server.lobby.rooms
-        # attended, it stays
-        await asyncio.sleep(2.0)
+        # attended, it stays, however long
+        clock.advance(3600.0)
+        server.lobby.sweep()
         assert joined.room in server.lobby.rooms
         await back.close()
 
@@ -179,7 +203,7 @@ async def test_rooms_per_address_counts_unattended_games_and_concurrent_creation
         # nobody attends them any more: they still count while in memory
         for c in clients:
             await c.close()
-        await asyncio.sleep(0.2)
+        await until(lambda: not server.connections)  # the server saw them go
         assert all(room in server.lobby.rooms for room in made)
         late = await GameClient.connect(url)
         await late.hello("Mallory")

@@ -263,6 +263,7 @@ async def test_an_error_in_one_room_does_not_reach_another(connect):
     await c1[0].next_push()
     with pytest.raises(ServerError):
         await c1[1 - _turn(c1[0])].act(Move("gir"))
-    await asyncio.sleep(0.05)
+    # a round trip of c2's: whatever the server sent it before has arrived
+    await c2[0].request(m.HistoryRequest, limit=1)
     assert c2[0].state.version == before
     assert not any(isinstance(p, m.Error) for p in c2[0].drain())

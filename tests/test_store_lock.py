@@ -11,6 +11,7 @@ Real PostgreSQL, a fresh schema per test (tests/support/services.py); real serve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -57,12 +58,15 @@ async def kill_lock_session(schema: str) -> int:
 
 
 async def retaken(schema: str, killed: int, within: float = 10.0) -> list[int]:
-    """The lock's holders once the killed session is gone (none, if nobody took it)."""
-    async with asyncio.timeout(within):
-        while killed in await lock_holders(schema):
-            await asyncio.sleep(0.05)
-    await asyncio.sleep(1.0)  # time to take it back
-    return await lock_holders(schema)
+    """The lock's holders once the killed session is gone and another session holds the
+    lock (none, if nobody took it within ``within`` seconds)."""
+    holders = [killed]
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within):
+            while not holders or killed in holders:
+                await asyncio.sleep(0.05)
+                holders = await lock_holders(schema)
+    return [pid for pid in holders if pid != killed]
 
 
 async def test_a_store_whose_lock_session_is_killed_takes_it_back_before_it_writes():

@@ -8,7 +8,6 @@ that never does. Guessing is slowed per connection and per address.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import random
@@ -17,6 +16,7 @@ import sqlite3
 import pytest
 
 from client.net.net import GameClient, ServerError
+from server.runtime.timers import VirtualClock
 from server.store import open_store
 from shared import codec
 from shared import messages as m
@@ -64,7 +64,8 @@ async def test_tokens_never_reach_a_log_a_view_an_event_another_player_or_the_da
         again = await back.request(m.JoinRoom, room=a.room, token=tokens[1])
         assert again.seat == 1 and again.token is None  # a resume does not resend it
         await anna.wait_state(lambda p: p.view["players"][1]["connected"])
-        await asyncio.sleep(0.05)
+        for c in (anna, back, watcher):  # a round trip: whatever was pushed before is here
+            await c.request(m.HistoryRequest, limit=1)
         seen = {"Anna": _frames_seen(anna), "Watcher": _frames_seen(watcher),
                 "Bernat back": _frames_seen(back)}
         for c in (anna, back, watcher):
@@ -97,8 +98,9 @@ async def test_tokens_never_reach_a_log_a_view_an_event_another_player_or_the_da
 
 async def test_wrong_tokens_are_limited_per_connection_and_per_address():
     async with serving(open_store(":memory:"), resume_attempts=2,
-                       resume_attempts_per_address=3,
-                       resume_window=0.5) as (_srv, url):
+                       resume_attempts_per_address=3, resume_window=60.0) as (srv, url):
+        # the limits count on a clock of the test's: the window passes when it says
+        clock = srv.requests.clock = VirtualClock()
         keeper = await GameClient.connect(url)
         await keeper.hello("Keeper")
         joined = await keeper.request(m.CreateRoom, name="guarded", seats=2)
@@ -124,7 +126,9 @@ async def test_wrong_tokens_are_limited_per_connection_and_per_address():
         with pytest.raises(ServerError) as err:
             await other.request(m.JoinRoom, room="r-nowhere", token="t")
         assert err.value.code == "rate_limited"
-        await asyncio.sleep(0.6)  # the window passes
+        clock.advance(59.0)  # not yet
+        assert await attempt(other, joined.token) == "rate_limited"
+        clock.advance(1.0)  # the window passes
         assert await attempt(other, joined.token) == "ok"
         for c in (keeper, guesser, other):
             await c.close()

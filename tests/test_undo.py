@@ -216,13 +216,14 @@ def test_bots_never_undo():
         rng = random.Random(3)
         state = game(3, seed=3)
         plan = None
-        # (a hard bot searches once a turn, seconds in all: its first four rounds will do)
+        # (a hard bot searches once a turn, the costliest part: its first four rounds will
+        # do, each search one sample per candidate line: think=0, a deadline already past)
         for _ in range(400 if level != "hard" else 50):
             if state.over:
                 break
             # as the server plays them: hard decides once a turn and follows its line
             plan = bots.follow(plan, state, state.turn) or bots.decide(state, state.turn,
-                                                                       level, rng)
+                                                                       level, rng, think=0.0)
             assert not isinstance(plan.action, Undo)
             assert not any(isinstance(a, Undo) for a in plan.rest)
             state, _ = apply(state, state.turn, plan.action)

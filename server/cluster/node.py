@@ -64,7 +64,6 @@ can share one Redis. ``redis`` (redis-py's asyncio client) is imported only by a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import random
@@ -78,6 +77,7 @@ from server.cluster.relay import listen
 from server.core.room import Room
 from server.features.moderation import refuse_closed
 from server.runtime.lobby import LIST_ORDER, new_room_id, not_found
+from server.runtime.loop import stop_tasks
 from server.runtime.runner import RoomRunner
 from shared import messages as m
 from shared.errors import CastellError, RoomMoved, RoomNotFound
@@ -480,11 +480,7 @@ class ClusterNode:
     async def close(self) -> None:
         """Give up every lease at once (the other nodes take the rooms over at their next
         scan instead of waiting for the leases to run out) and leave the cluster."""
-        for task in self._loops:
-            task.cancel()
-        for task in self._loops:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_tasks(self._loops)  # (each cancelled again if Redis swallowed it)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.redis is None:

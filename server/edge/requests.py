@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from server.core.limits import network_of, recent
@@ -51,10 +52,14 @@ class Requests:
     def __init__(self, config: ServerConfig, lobby: Lobby, directory: Directory, *,
                  accounts: Accounts, ratings: Ratings, matchmaker: Matchmaker,
                  identity: Identity, moderation: Moderation,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         """``directory``: where rooms are made, found and listed (this server's alone, or a
         cluster's); the host's tools, ``moderation`` and ``metrics`` (None: not counted)."""
         self.config = config
+        #: The time the limits on guessing count in (seconds, ``time.monotonic`` unless a
+        #: test moves it on itself): a failed attempt is forgotten ``resume_window`` after.
+        self.clock = clock
         self.lobby = lobby
         self.directory = directory
         #: Recent failed seat-token attempts, by address (see check_resume_rate).
@@ -123,11 +128,13 @@ class Requests:
         return self.identity.id
 
     def sweep(self, now: float) -> None:
-        """Forget failed attempts older than the window, and buckets that are full again."""
+        """Forget failed attempts older than the window (by :attr:`clock`), and buckets
+        that are full again at ``now`` (``time.monotonic``, the buckets' time)."""
+        stamped = self.clock()
         for failures in (self.failed_resumes, self.failed_codes, self.failed_codes_by_network,
                          self.failed_keys):
             for key, stamps in list(failures.items()):
-                kept = recent(stamps, now, self.config.resume_window)
+                kept = recent(stamps, stamped, self.config.resume_window)
                 if kept:
                     failures[key] = kept
                 else:
@@ -185,7 +192,7 @@ class Requests:
         """Refuse a seat-token attempt once this connection, or its address, has failed
         too often lately: tokens cannot be guessed at any useful speed."""
         cfg = self.config
-        now = time.monotonic()
+        now = self.clock()
         conn.failed_resumes = recent(conn.failed_resumes, now, cfg.resume_window)
         by_address = recent(self.failed_resumes.get(conn.address, []), now, cfg.resume_window)
         self.failed_resumes[conn.address] = by_address
@@ -195,7 +202,7 @@ class Requests:
                                code="rate_limited")
 
     def resume_failed(self, conn: Connection) -> None:
-        now = time.monotonic()
+        now = self.clock()
         conn.failed_resumes.append(now)
         self.failed_resumes.setdefault(conn.address, []).append(now)
 
@@ -204,7 +211,7 @@ class Requests:
         that do not exist too often lately: private codes cannot be guessed by
         reconnecting either."""
         cfg = self.config
-        now = time.monotonic()
+        now = self.clock()
         by_address = recent(self.failed_codes.get(conn.address, []), now, cfg.resume_window)
         network = network_of(conn.address)
         by_network = recent(self.failed_codes_by_network.get(network, []), now,
@@ -219,7 +226,7 @@ class Requests:
         """One more join by a code no room has; said in the log (never the codes tried)
         when it takes the address or its network to its limit."""
         cfg = self.config
-        now = time.monotonic()
+        now = self.clock()
         network = network_of(conn.address)
         by_address = self.failed_codes.setdefault(conn.address, [])
         by_network = self.failed_codes_by_network.setdefault(network, [])
@@ -236,7 +243,7 @@ class Requests:
         """Refuse a hello with a key once this connection, or its address, has sent too many
         wrong keys lately (the limits of seat tokens): keys cannot be guessed either."""
         cfg = self.config
-        now = time.monotonic()
+        now = self.clock()
         conn.failed_keys = recent(conn.failed_keys, now, cfg.resume_window)
         by_address = recent(self.failed_keys.get(conn.address, []), now, cfg.resume_window)
         self.failed_keys[conn.address] = by_address
@@ -245,6 +252,6 @@ class Requests:
             raise CastellError("too many wrong keys: wait a minute", code="rate_limited")
 
     def key_failed(self, conn: Connection) -> None:
-        now = time.monotonic()
+        now = self.clock()
         conn.failed_keys.append(now)
         self.failed_keys.setdefault(conn.address, []).append(now)

@@ -55,6 +55,7 @@ from server.cluster.relay import listen
 from server.core.limits import rooms_left
 from server.features.ratings import may_meet
 from server.features.reservations import Reservations
+from server.runtime.loop import stop_tasks
 from shared import messages as m
 from shared.codec import encode
 from shared.errors import CastellError
@@ -415,11 +416,8 @@ class Matchmaker:
             await self.reservations.close()
         tasks = [task for task in (self._loop, *self._tasks, self._collecting)
                  if task is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await task  # a task's own end (cancelled, or failed) is no concern here
+        with contextlib.suppress(asyncio.CancelledError):  # (told by cancelling() below)
+            await stop_tasks(tasks)  # (each cancelled again if Redis swallowed it)
         if closer is not None and closer.cancelling() > cancelling:
             raise asyncio.CancelledError  # the closer was cancelled: it stops here
         for ticket in list(self.here):

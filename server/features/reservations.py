@@ -57,7 +57,7 @@ class Reservations:
 
     def hold(self, runner: RoomRunner, seats: int) -> None:
         """Hold seats 0 to ``seats`` - 1 of ``runner``'s room for their matched players."""
-        timer = asyncio.get_running_loop().call_later(self.seconds, self._expire, runner)
+        timer = asyncio.get_running_loop().call_later(self.seconds, self.expire, runner)
         self.held[runner.id] = _Held(runner, set(range(seats)), set(), timer)
         self._changed(runner)
 
@@ -82,10 +82,13 @@ class Reservations:
             held.timer.cancel()
             del self.held[runner.id]
 
-    def _expire(self, runner: RoomRunner) -> None:
+    def expire(self, runner: RoomRunner) -> None:
+        """The reservation of ``runner``'s room runs out (its timer's input, which a test may
+        give it sooner): called off if a matched seat is still not taken, else nothing."""
         held = self.held.pop(runner.id, None)
         if held is None or held.runner is not runner:
             return
+        held.timer.cancel()
         task = asyncio.get_running_loop().create_task(self.call_off(runner, bool(held.came)))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -23,6 +23,7 @@ from server.features.moderation import closed_reason, refuse_closed, refuse_clos
 from server.runtime.retries import Retries
 from server.runtime.runner import RoomRunner
 from server.runtime.thinking import Thinkers
+from server.runtime.timers import Scheduler
 from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
 from shared.errors import CastellError, RoomNotFound
 from shared.setup import SEED_BITS
@@ -78,10 +79,13 @@ class Lobby:
                  guard: Callable[[RoomRunner], bool] | None = None,
                  metrics: Metrics | None = None,
                  away: Callable[[RoomRunner], set[int]] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 scheduler: Scheduler | None = None) -> None:
         """``guard``: whether this server still holds a room (a cluster node's lease; None:
         it holds every room it has); ``metrics``: the server's, given to every room (None:
-        not counted)."""
+        not counted); ``clock`` and ``scheduler``: the rooms' time and where their waits go
+        (None: the event loop's real seconds), given to every room made after they are set
+        (a test gives a :class:`~server.runtime.timers.VirtualClock` as both)."""
         self.store = store
         #: Where the rooms' bots think (none given: a thread of this process).
         self.thinkers = thinkers if thinkers is not None else Thinkers(0)
@@ -104,6 +108,7 @@ class Lobby:
         self.stopping = False
         self.turn_time_scale = turn_time_scale
         self.clock = clock
+        self.scheduler = scheduler
         self._on_change: list[Listener] = []
         #: The public rooms' list keys (:func:`list_key`), in list order, and each one's key
         #: by room id: a page is a slice of it, whatever the number of rooms.
@@ -188,8 +193,8 @@ class Lobby:
         return RoomRunner(room, self.store, clock=self.clock, on_change=self._changed,
                           on_empty=self._on_empty, on_lost=self._lost, held=self._held,
                           thinkers=self.thinkers, bot_think=self.bot_think,
-                          retries=self.retries, metrics=self.metrics,
-                          away=self.away)
+                          retries=self.retries, scheduler=self.scheduler,
+                          metrics=self.metrics, away=self.away)
 
     def _held(self, runner: RoomRunner) -> bool:
         return self.guard is None or self.guard(runner)

@@ -1,4 +1,5 @@
-"""The event loop a server runs on, and the start-up tidying of the garbage collector.
+"""The event loop a server runs on, the start-up tidying of the garbage collector, and the
+stopping of a part's background tasks (:func:`stop_tasks`).
 
 ``--loop asyncio`` (the default) runs on asyncio's own loop; ``--loop uvloop`` runs on
 uvloop, for a host who installed it (``pip install uvloop``). Measured side by side on both
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 from shared.errors import CastellError
@@ -57,3 +58,32 @@ def settle_collector() -> None:
     again. Frozen objects are still freed as usual when their last reference goes."""
     gc.collect()
     gc.freeze()
+
+
+#: Seconds between two cancellations of a task that is still running (:func:`stop_tasks`).
+CANCEL_AGAIN_AFTER = 0.1
+
+
+async def stop_tasks(tasks: Iterable[asyncio.Task[Any]], *,
+                     again_after: float = CANCEL_AGAIN_AFTER) -> None:
+    """Cancel ``tasks`` and return once every one has ended; how each ended (cancelled,
+    failed) is no concern here. A cancellation can be lost on its way: the Redis client
+    swallows one that comes while a command waits for its reply (the command returns, the
+    task goes on to its next wait). So a task still running is cancelled again every
+    ``again_after`` seconds: a closer never waits on one for ever. If the caller is
+    cancelled meanwhile, the tasks are still waited for, then the cancellation goes on."""
+    every = list(tasks)
+    pending = {task for task in every if not task.done()}
+    interrupted = False
+    while pending:
+        for task in pending:
+            task.cancel()
+        try:
+            _, pending = await asyncio.wait(pending, timeout=again_after)
+        except asyncio.CancelledError:
+            interrupted = True
+    for task in every:
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure at the end is not reported as unseen
+    if interrupted:
+        raise asyncio.CancelledError

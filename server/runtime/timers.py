@@ -99,7 +99,12 @@ class VirtualClock:
 
     def advance(self, seconds: float) -> None:
         """Move the time on by ``seconds``: every wait whose deadline that reaches returns."""
-        self.now += seconds
+        self.advance_to(self.now + seconds)
+
+    def advance_to(self, at: float) -> None:
+        """Move the time on to ``at`` (a deadline, exactly: no rounding of a difference),
+        unless it is there already: every wait whose deadline that reaches returns."""
+        self.now = max(self.now, at)
         while self._sleepers and self._sleepers[0][0] <= self.now:
             _, _, done = heapq.heappop(self._sleepers)
             if not done.done():

@@ -168,11 +168,13 @@ class Table:
         self.played += await play_legal(self.clients, self.rng, actions=actions, end_bias=0.3)
 
     def start(self, actions: int = 10_000, pause: float = 0.01) -> None:
-        """Keep playing in the background until :meth:`stop`."""
+        """Keep playing in the background until :meth:`stop`, an action every ``pause``
+        seconds or so: the pace of a game under way (not a flood of its own, crowding the
+        loop it shares with the server and whatever a test throws at it)."""
         async def loop() -> None:
             for _ in range(actions):
                 await self.play(1)
-                await asyncio.sleep(pause)
+                await asyncio.sleep(pause)  # pacing: the game's rate of play
 
         self._task = asyncio.get_running_loop().create_task(loop())
 

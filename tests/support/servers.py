@@ -26,6 +26,7 @@ import attrs
 from server.app import CastellServer
 from server.cluster.node import ClusterConfig
 from server.config import ServerConfig
+from server.runtime.timers import VirtualClock
 from server.store import open_store
 from server.store.base import Store
 
@@ -50,6 +51,26 @@ def with_config(**changes: Any) -> Callable[[ServerConfig], ServerConfig]:
 
 def server_url(server: CastellServer) -> str:
     return f"{server.config.scheme}://127.0.0.1:{server.port}"
+
+
+def virtual_time(server: CastellServer) -> VirtualClock:
+    """Put the rooms ``server`` makes from now on on a virtual clock, which the test moves
+    on itself (:func:`run_out`): their turn timers and bots' delays wait no real second.
+    The clock starts at the present time (the views' deadlines are plausible times)."""
+    clock = VirtualClock(time.time())
+    server.lobby.clock = clock
+    server.lobby.scheduler = clock
+    return clock
+
+
+async def run_out(clock: VirtualClock, timeout: float = 10.0) -> float:
+    """Once a room waits on ``clock`` (a turn timer armed; at most ``timeout`` real seconds
+    for one to be), move the clock to the soonest deadline: that wait is over now (a turn
+    timer fires). Returns the deadline."""
+    async with asyncio.timeout(timeout):
+        at = await clock.deadline()
+    clock.advance_to(at)
+    return at
 
 
 @contextlib.asynccontextmanager

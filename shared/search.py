@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from shared import engine, greedy
 from shared.actions import Action, EndTurn
+from shared.board import CASTELLERS_PER_SIZE, SIZES
 from shared.scoring import score_player
 from shared.state import GameState
 
@@ -89,6 +91,35 @@ class Choice:
     until: int | None = None
 
 
+def candidate_lines(state: GameState, seat: int, candidates: int = CANDIDATES
+                    ) -> dict[tuple[Action, ...], tuple[greedy.Plan, GameState]]:
+    """The lines :func:`choose` weighs: for each of the greedy bot's best plans per end
+    region (the first ``candidates`` of them, its best first), the line that carries it out,
+    with its plan and the state after it; lines alike are kept once, in that order."""
+    distinct: dict[tuple[Action, ...], tuple[greedy.Plan, GameState]] = {}
+    for aim in greedy.route_ends(state, seat)[:candidates]:
+        actions, after = line_to(state, seat, aim.route[-1])
+        distinct.setdefault(actions, (aim, after))
+    return distinct
+
+
+def weigh(afters: Sequence[GameState], seat: int, until: int, seeds: Sequence[int], *,
+          deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
+          ) -> tuple[list[float], int]:
+    """Each state of ``afters`` played out (:func:`play_out`) once per seed, every state with
+    the same shuffle of a seed: the totals of ``seat``'s margins by state, and how many seeds
+    were played (``deadline``, by ``clock``, stops after the first one)."""
+    totals = [0.0] * len(afters)
+    done = 0
+    for s in seeds:
+        if deadline is not None and done and clock() >= deadline:
+            break
+        for i, after in enumerate(afters):
+            totals[i] += play_out(after, seat, until, random.Random(s))
+        done += 1
+    return totals, done
+
+
 def choose(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMPLES,
            candidates: int = CANDIDATES, deadline: float | None = None,
            clock: Callable[[], float] = time.monotonic) -> Choice:
@@ -98,28 +129,19 @@ def choose(state: GameState, seat: int, rng: random.Random, *, samples: int = SA
     if state.over or state.turn != seat:
         return Choice((EndTurn(),), None, state)
     state = attrs.evolve(state, undo=None)  # the turn's past is no part of the future
-    ends = greedy.route_ends(state, seat)[:candidates]
-    distinct: dict[tuple[Action, ...], tuple[greedy.Plan, GameState]] = {}
-    for aim in ends:
-        actions, after = line_to(state, seat, aim.route[-1])
-        distinct.setdefault(actions, (aim, after))
+    distinct = candidate_lines(state, seat, candidates)
     if len(distinct) == 1:
         actions, (aim, after) = next(iter(distinct.items()))
         return Choice(actions, aim, after)
     until = state.round + 1
     seeds = [rng.getrandbits(64) for _ in range(samples)]
-    totals = dict.fromkeys(distinct, 0.0)
-    done = 0
-    for s in seeds:
-        if deadline is not None and done and clock() >= deadline:
-            break
-        for actions, (_, after) in distinct.items():
-            totals[actions] += play_out(after, seat, until, random.Random(s))
-        done += 1
+    lines = list(distinct)
+    totals, done = weigh([distinct[line][1] for line in lines], seat, until, seeds,
+                         deadline=deadline, clock=clock)
     # the best average; among equals, the greedy bot's order (its best plan first)
-    best = max(distinct, key=lambda a: totals[a])
-    aim, after = distinct[best]
-    return Choice(best, aim, after, totals[best] / done, done, until)
+    best = max(range(len(lines)), key=lambda i: totals[i])
+    aim, after = distinct[lines[best]]
+    return Choice(lines[best], aim, after, totals[best] / done, done, until)
 
 
 def plan(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMPLES,
@@ -129,3 +151,14 @@ def plan(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMP
     ``deadline`` (by ``clock``) stops the sampling early."""
     return choose(state, seat, rng, samples=samples, candidates=candidates,
                   deadline=deadline, clock=clock).actions
+
+
+def unseen_castellers(state: GameState) -> tuple[int, ...]:
+    """What the bag holds, as far as anyone at the table can tell: every casteller (§1,
+    fifteen of each size) not in a region or a team (a view says only how many), smallest
+    first. Its order is anyone's guess: the search shuffles it."""
+    left = Counter({size: CASTELLERS_PER_SIZE for size in SIZES})
+    left.subtract(size for here in state.regions for size in here)
+    left.subtract(size for player in state.players for size in player.team)
+    unseen = tuple(sorted(left.elements()))
+    return unseen if len(unseen) == len(state.bag) else state.bag

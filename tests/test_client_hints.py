@@ -20,7 +20,6 @@ from websockets.typing import Subprotocol
 
 from client.control.commands import CommandError, parse
 from client.control.controller import Controller
-from client.control.hints import unseen_castellers
 from client.local.seats import SeatStore
 from client.net.session import Session
 from client.screens.plain import PlainScreen
@@ -28,6 +27,7 @@ from shared import bots
 from shared import messages as m
 from shared.codec import decode, encode
 from shared.engine import apply
+from shared.search import unseen_castellers
 from shared.state import Festival, Prizes
 from shared.tower import check_tower
 from shared.view import make_view, parse_view, state_from_view

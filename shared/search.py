@@ -5,9 +5,10 @@ with rough guesses about the future, ``hard`` plays the future out. Its candidat
 greedy bot's best plan for each region the turn may end in (the few best of them); each
 candidate becomes the whole line of actions the greedy bot would take to carry it out, and
 that line is played on the state. The bag's order is secret (§1: only the refills of §8.2
-reveal it), so from the state after the line, each *sample* shuffles the bag it does not
-know and plays every seat with the ``normal`` bot until the end of the next round (or of the
-game): the festivals of both rounds held, every rival's replies made. A candidate is worth
+reveal it), so each *sample* shuffles the bag it does not know, plays the line on it (a
+line that ends the round draws the refill from that shuffle) and then every seat with the
+``normal`` bot until the end of the next round (or of the game): the festivals of both
+rounds held, every rival's replies made. A candidate is worth
 its average over the samples of the bot's score (§9) less the best rival's; every candidate
 sees the same shuffles, so that they differ by their own merit only. The best candidate's
 line is the answer: the bot plays it out without searching again (:func:`plan`);
@@ -60,11 +61,16 @@ def line_to(state: GameState, seat: int, end: str | None) -> tuple[tuple[Action,
     return tuple(actions), state
 
 
-def play_out(state: GameState, seat: int, until_round: int, rng: random.Random) -> float:
-    """One sample: the bag shuffled, every seat played by the ``normal`` bot to the end of
+def play_line(state: GameState, line: Sequence[Action], seat: int, until_round: int,
+              rng: random.Random) -> float:
+    """One sample of ``line`` (``seat``'s actions for the rest of its turn) from ``state``:
+    the bag shuffled, the line played on it (a refill its end of turn brings, §8.2, draws
+    from that shuffle), then every seat played by the ``normal`` bot to the end of
     ``until_round`` (or of the game); ``seat``'s score less the best rival's (§9)."""
     # shuffled from its sorted contents: the true order (secret) cannot leak into the sample
     state = attrs.evolve(state, bag=tuple(rng.sample(sorted(state.bag), len(state.bag))))
+    for action in line:
+        state, _ = engine.apply(state, seat, action)
     while not state.over and state.round <= until_round:
         turn = state.turn
         assert turn is not None
@@ -72,6 +78,11 @@ def play_out(state: GameState, seat: int, until_round: int, rng: random.Random) 
     totals = [score_player(p).total for p in state.players]
     mine = totals[seat]
     return mine - max(t for i, t in enumerate(totals) if i != seat)
+
+
+def play_out(state: GameState, seat: int, until_round: int, rng: random.Random) -> float:
+    """One sample from ``state`` as it stands (:func:`play_line` of no actions)."""
+    return play_line(state, (), seat, until_round, rng)
 
 
 @attrs.frozen
@@ -103,21 +114,19 @@ def candidate_lines(state: GameState, seat: int, candidates: int = CANDIDATES
     return distinct
 
 
-def weigh(afters: Sequence[GameState], seat: int, until: int, seeds: Sequence[int], *,
-          deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
-          ) -> tuple[list[float], int]:
-    """Each state of ``afters`` played out (:func:`play_out`) once per seed, every state with
-    the same shuffle of a seed: the totals of ``seat``'s margins by state, and how many seeds
-    were played (``deadline``, by ``clock``, stops after the first one)."""
-    totals = [0.0] * len(afters)
-    done = 0
+def weigh(state: GameState, lines: Sequence[Sequence[Action]], seat: int, until: int,
+          seeds: Sequence[int], *, deadline: float | None = None,
+          clock: Callable[[], float] = time.monotonic) -> list[list[float]]:
+    """Each line of ``lines`` played out from ``state`` (:func:`play_line`) once per seed,
+    every line with the same shuffle of a seed: each line's margins, seed by seed
+    (``deadline``, by ``clock``, stops after the first seed)."""
+    values: list[list[float]] = [[] for _ in lines]
     for s in seeds:
-        if deadline is not None and done and clock() >= deadline:
+        if deadline is not None and values[0] and clock() >= deadline:
             break
-        for i, after in enumerate(afters):
-            totals[i] += play_out(after, seat, until, random.Random(s))
-        done += 1
-    return totals, done
+        for i, line in enumerate(lines):
+            values[i].append(play_line(state, line, seat, until, random.Random(s)))
+    return values
 
 
 def choose(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMPLES,
@@ -136,8 +145,8 @@ def choose(state: GameState, seat: int, rng: random.Random, *, samples: int = SA
     until = state.round + 1
     seeds = [rng.getrandbits(64) for _ in range(samples)]
     lines = list(distinct)
-    totals, done = weigh([distinct[line][1] for line in lines], seat, until, seeds,
-                         deadline=deadline, clock=clock)
+    values = weigh(state, lines, seat, until, seeds, deadline=deadline, clock=clock)
+    totals, done = [sum(v) for v in values], len(values[0])
     # the best average; among equals, the greedy bot's order (its best plan first)
     best = max(range(len(lines)), key=lambda i: totals[i])
     aim, after = distinct[lines[best]]

@@ -37,6 +37,8 @@ from shared.review import MARKS, THRESHOLDS, Budget, Review, review_game, turn_s
 from shared.state import GameState
 
 LINEUP = ("hard", "normal", "easy", "normal")
+#: The lineup of a 2-seat run (``--seats 2``: a quick look, as the tests take it).
+LINEUP_2 = ("hard", "easy")
 TARGET_SECONDS = 60.0
 
 
@@ -88,13 +90,13 @@ def _q(values: list[float], q: float) -> float:
     return ordered[round(q * (len(ordered) - 1))] if ordered else 0.0
 
 
-def cost(games: int, seed: int, budget: Budget) -> None:
+def cost(games: int, seed: int, budget: Budget, lineup: tuple[str, ...] = LINEUP) -> None:
     """The review's CPU per game, against the baseline and the target."""
-    print(f"review: {games} seeded 4-seat games ({', '.join(LINEUP)}, rotated), budget "
-          f"{budget.samples} samples × {budget.candidates} candidates")
+    print(f"review: {games} seeded {len(lineup)}-seat games ({', '.join(lineup)}, rotated), "
+          f"budget {budget.samples} samples × {budget.candidates} candidates")
     reviews, bases = [], []
     for i in range(games):
-        record = bot_game(_rotated(LINEUP, i), seed + i, budget)
+        record = bot_game(_rotated(lineup, i), seed + i, budget)
         cpu = time.process_time()
         review = review_game(record, seed=0, budget=budget)
         reviews.append(time.process_time() - cpu)
@@ -106,8 +108,8 @@ def cost(games: int, seed: int, budget: Budget) -> None:
     print(f"baseline: the hard bot deciding once per turn, p50 {statistics.median(bases):.1f} "
           f"s per game; the review costs {p50 / statistics.median(bases):.2f}× that")
     met = "yes" if worst <= TARGET_SECONDS else "NO "
-    print(f"target:\n  {met}  a whole 4-seat game within {TARGET_SECONDS:.0f} s of cpu on one "
-          f"core ({worst:.1f} s at worst)")
+    print(f"target:\n  {met}  a whole {len(lineup)}-seat game within {TARGET_SECONDS:.0f} s "
+          f"of cpu on one core ({worst:.1f} s at worst)")
 
 
 def marks(games: int, seed: int, budget: Budget) -> dict[str, list[float]]:
@@ -153,6 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the first game")
     parser.add_argument("--samples", type=int, default=search.SAMPLES)
     parser.add_argument("--candidates", type=int, default=search.CANDIDATES)
+    parser.add_argument("--seats", type=int, choices=(2, 4), default=4,
+                        help=f"4 seats ({', '.join(LINEUP)}) or 2 ({', '.join(LINEUP_2)})")
     parser.add_argument("--marks", action="store_true",
                         help="the distribution of points lost by level, not the cost")
     args = parser.parse_args(argv)
@@ -160,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.marks:
         marks(args.games, args.seed, budget)
     else:
-        cost(args.games, args.seed, budget)
+        cost(args.games, args.seed, budget, LINEUP if args.seats == 4 else LINEUP_2)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,17 @@ For each turn (§4: a seat's actions from its start to its ``end_turn``) the rev
   of the round (§5: the highest festival score; §7: the team and skills at the turn's end,
   and one more rank when the turn's training was still open), or the tallest tower in a
   round without one, next to what the standing tower made of it;
-* the ``hard`` bot's line from the same information (:func:`shared.search.candidate_lines`:
-  the bag unseen — its contents are what no region or team holds, shuffled by the review's
-  seed, as ``hint deep`` does — and its choice by :func:`shared.search.weigh`), and the
-  expected points of the hard line and of the played line from the same samples: each
-  sample plays every seat with the ``normal`` bot to the end of the next round (§8) and
-  counts the seat's score less the best rival's (§9), exactly what the bot maximises;
+* the ``hard`` bot's line from the same information (:func:`shared.search.candidate_lines`
+  from the turn's start with the bag unseen — its contents are what no region or team
+  holds, :func:`shared.search.unseen_castellers`, as ``hint deep`` sees it — and its choice
+  by :func:`shared.search.weigh`), and the expected points of the hard line and of the
+  played line from the same samples: each sample shuffles the unseen bag, plays the line
+  (a refill at its end draws from that shuffle, §8.2), then every seat with the ``normal``
+  bot to the end of the next round (§8), and counts the seat's score less the best rival's
+  (§9), exactly what the bot maximises;
 * the points lost (the hard line's expectation less the played line's, never below 0) and
-  the mark they give: good, inaccuracy, mistake or blunder (:data:`THRESHOLDS`).
+  the mark they give: good, inaccuracy, mistake or blunder (:data:`THRESHOLDS`), at worst
+  an inaccuracy when in one of the samples the played line did as well as the hard one.
 
 Per player: an accuracy figure (the mean over its turns of 100·exp(−lost /
 :data:`ACCURACY_SCALE`)), its marks counted, and its three costliest turns. Per festival
@@ -28,11 +31,12 @@ that turn still open) and whether that would have ranked first against the tower
 enter (§5.3).
 
 Everything random comes from the review's ``seed``, one stream per turn (so a turn reviewed
-alone gives what it gives in a whole review): a review is a pure function of the game, the
-seed and the :class:`Budget`. :meth:`Review.to_data` and :meth:`Review.from_data` turn it
-into plain maps, lists, strings and numbers (towers written ``"9,9,9/7,7/5"``, a recruit's
-sizes ``"9,5"``), nesting at most five deep, so that a reply carrying a review stays within
-the wire's six (``docs/protocol.md``), for msgpack, JSON and the store.
+alone gives what it gives in a whole review, and the hard bot given that stream plays the
+line the review finds): a review is a pure function of the game, the seed and the
+:class:`Budget`. :meth:`Review.to_data` and :meth:`Review.from_data` turn it into plain
+maps, lists, strings and numbers (towers written ``"9,9,9/7,7/5"``, a recruit's sizes
+``"9,5"``), nesting at most five deep, for msgpack, JSON and the store; a 4-seat game's
+review is about 35 KB of msgpack, within one frame of the wire (``docs/protocol.md``).
 """
 
 from __future__ import annotations
@@ -63,9 +67,9 @@ VERSION: Final = 1
 MARKS: Final = ("good", "inaccuracy", "mistake", "blunder")
 #: The expected points lost from which a turn is an inaccuracy, a mistake, a blunder
 #: (``docs/review.md`` says how they were chosen from measured games).
-THRESHOLDS: Final = (1.0, 3.0, 6.0)
-#: Points lost that take a turn's accuracy down to 100/e (about 37%).
-ACCURACY_SCALE: Final = 4.0
+THRESHOLDS: Final = (1.0, 4.0, 8.0)
+#: Points lost that take a turn's accuracy down to 100/e (about 37%): a mistake's.
+ACCURACY_SCALE: Final = THRESHOLDS[1]
 #: How many of a player's costliest turns the review names.
 COSTLIEST: Final = 3
 #: The five categories of §9, in its order.
@@ -234,7 +238,7 @@ class PlayerReview:
     """One player's summary: ``accuracy`` (0–100; None when no turn of theirs was
     reviewed), the count of their turns by mark (in :data:`MARKS` order), the points lost in
     all, their :data:`COSTLIEST` costliest turns (indices into :attr:`Review.turns`, worst
-    first, only turns that lost something) and their final points (§9)."""
+    first, among the turns marked worse than good) and their final points (§9)."""
 
     seat: int
     name: str
@@ -587,7 +591,7 @@ def _player(seat: int, name: str, bot: bool, turns: Sequence[TurnReview], final:
             ) -> PlayerReview:
     mine = [t for t in turns if t.seat == seat and t.reviewed]
     marks = tuple(sum(t.mark == m for t in mine) for m in MARKS)
-    costly = sorted((t for t in mine if t.lost > 0), key=lambda t: (-t.lost, t.index))
+    costly = sorted((t for t in mine if t.mark != MARKS[0]), key=lambda t: (-t.lost, t.index))
     return PlayerReview(seat=seat, name=name, bot=bot,
                         accuracy=accuracy_of(t.lost for t in mine), marks=marks,
                         lost=round(sum(t.lost for t in mine), 6),

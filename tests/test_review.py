@@ -151,7 +151,7 @@ def test_a_seeded_four_seat_game_reviewed_against_the_solver_and_the_hard_bot(ga
         mine = review.turns_of(p.seat)
         assert p.accuracy == accuracy_of(t.lost for t in mine)
         assert p.marks == tuple(sum(t.mark == m for t in mine) for m in MARKS)
-        lost = sorted((t for t in mine if t.lost > 0), key=lambda t: -t.lost)
+        lost = sorted((t for t in mine if t.mark != "good"), key=lambda t: -t.lost)
         assert [review.turns[i].lost for i in p.costliest] == [t.lost for t in lost[:3]]
     # the easy bot loses more than the hard one
     by_level = {LINEUP[p.seat]: p for p in review.players}
@@ -274,3 +274,17 @@ def test_scores_points_by_category():
     points = Points.of(score_player(state.players[0]))
     assert points == Points() and points.total == 0
     assert Points(1, 2, 3, 4, 5).minus(Points(1, 1, 1, 1, 1)) == Points(0, 1, 2, 3, 4)
+
+
+def test_the_review_doc_says_the_thresholds_the_code_marks_by():
+    from pathlib import Path
+
+    from shared.review import ACCURACY_SCALE
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "review.md").read_text()
+    low, mid, high = (f"{t:g}" for t in THRESHOLDS)
+    assert f"| good | less than {low} |" in doc
+    assert f"| inaccuracy | {low} to less than {mid} |" in doc
+    assert f"| mistake | {mid} to less than {high} |" in doc
+    assert f"| blunder | {high} or more |" in doc
+    assert f"100 · e^(−lost / {ACCURACY_SCALE:g})" in doc

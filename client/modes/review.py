@@ -15,7 +15,8 @@ one), ``s`` the summary, ↑/↓ to scroll a page taller than the screen, ``q`` 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import IO, Any, Final
 
 from rich.cells import cell_len, set_cell_size
@@ -45,21 +46,26 @@ MARK_STYLES: Final = {"good": "green", "inaccuracy": "yellow", "mistake": "dark_
 PLAIN_EVERY: Final = 10
 
 
-def compute(record: GameRecordFile, *, out: IO[str], plain: bool, seed: int = 0,
-            budget: Budget = DEFAULT_BUDGET, color: bool = True) -> Review:
-    """The record's review, with a progress bar on ``out`` (``plain``: a line every
-    :data:`PLAIN_EVERY` turns instead)."""
-    if plain:
-        def said(done: int, total: int) -> None:
-            if done == 0:
-                print(f"reviewing {total} turns against the hard bot "
-                      f"({budget.samples} samples × {budget.candidates} candidates)…",
-                      file=out, flush=True)
-            elif done % PLAIN_EVERY == 0 or done == total:
-                print(f"  {done}/{total} turns reviewed", file=out, flush=True)
+def plain_progress(out: IO[str], budget: Budget = DEFAULT_BUDGET) -> Callable[[int, int], None]:
+    """A review's progress as lines on ``out`` (``--plain``, screen readers): one as it
+    starts, then one every :data:`PLAIN_EVERY` turns and at the end."""
+    def said(done: int, total: int) -> None:
+        if done == 0:
+            print(f"reviewing {total} turns against the hard bot "
+                  f"({budget.samples} samples × {budget.candidates} candidates)…",
+                  file=out, flush=True)
+        elif done % PLAIN_EVERY == 0 or done == total:
+            print(f"  {done}/{total} turns reviewed", file=out, flush=True)
 
-        return review_game(record, seed=seed, budget=budget, progress=said)
+    return said
 
+
+@contextmanager
+def progress_bar(out: IO[str], name: str, *, color: bool = True
+                 ) -> Iterator[Callable[[int, int], None]]:
+    """A review's progress bar on the terminal ``out`` while the block runs: the block calls
+    what it is given with (turns done, turns in all), as :func:`shared.review.review_game`'s
+    ``progress`` or as a server's ``review_progress`` pushes say them."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -73,13 +79,22 @@ def compute(record: GameRecordFile, *, out: IO[str], plain: bool, seed: int = 0,
                       no_color=not color, highlight=False)
     with Progress(TextColumn("reviewing {task.description}"), BarColumn(),
                   MofNCompleteColumn(), TextColumn("turns"), TimeElapsedColumn(),
-                  TextColumn("left"), TimeRemainingColumn(), console=console,
-                  transient=False) as bar:
-        task = bar.add_task(repr(safe(record.name))[:30], total=None)
+                  TextColumn("left"), TimeRemainingColumn(), console=console) as bar:
+        task = bar.add_task(repr(safe(name))[:30], total=None)
 
         def moved(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
+        yield moved
+
+
+def compute(record: GameRecordFile, *, out: IO[str], plain: bool, seed: int = 0,
+            budget: Budget = DEFAULT_BUDGET, color: bool = True) -> Review:
+    """The record's review, with a progress bar on ``out`` (``plain``: lines instead)."""
+    if plain:
+        return review_game(record, seed=seed, budget=budget,
+                           progress=plain_progress(out, budget))
+    with progress_bar(out, record.name, color=color) as moved:
         return review_game(record, seed=seed, budget=budget, progress=moved)
 
 

@@ -55,6 +55,7 @@ from shared.actions import ACTION_TYPES, Action, EndTurn, Move, Special, Train, 
 from shared.board import ALL_SEGMENT, SPECIAL_TILE, Variant
 from shared.errors import CastellError, ProtocolError
 from shared.events import Event, FestivalResolved, FestivalResult
+from shared.record import GameRecordFile
 from shared.scoring import score_player
 from shared.solver import FestivalGoal, TallestGoal, best_with_training
 from shared.state import GameState, Score
@@ -306,12 +307,12 @@ class Review:
 # Reviewing ---------------------------------------------------------------------------------
 
 
-def review_game(record: Any, *, seed: int = 0, budget: Budget = DEFAULT_BUDGET,
+def review_game(record: GameRecordFile, *, seed: int = 0, budget: Budget = DEFAULT_BUDGET,
                 progress: Progress | None = None, turns: Iterable[int] | None = None) -> Review:
-    """The review of a recorded game (a :class:`~shared.record.GameRecordFile`: its seats,
-    variant, seed and actions), with the review's own ``seed``; ``progress(done, total)``
-    is called as the turns are searched (first with 0), ``turns`` limits the search to those
-    turn indices (the others are listed with what they played and earned, unmarked)."""
+    """The review of a recorded game (its seats, variant, seed and actions), with the
+    review's own ``seed``; ``progress(done, total)`` is called as the turns are searched
+    (first with 0), ``turns`` limits the search to those turn indices (the others are
+    listed with what they played and earned, unmarked)."""
     start = engine.new_game(list(record.seats), record.variant, record.seed)
     return review_moves(start, [(a.seat, a.action) for a in record.actions], room=record.room,
                         name=record.name, bots=record.bots, seed=seed, budget=budget,

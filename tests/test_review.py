@@ -196,14 +196,13 @@ def test_the_review_as_plain_data_and_back(game):
 def test_a_review_is_a_function_of_the_game_its_seed_and_budget(game):
     record, review = game
     some = [1, 14, 30]
-    alone = review_game(record, seed=3, budget=SMALL, turns=some)
+    told = []
+    alone = review_game(record, seed=3, budget=SMALL, turns=some,
+                        progress=lambda done, total: told.append((done, total)))
     # a turn reviewed alone says what it says in the whole review
     assert [alone.turns[i] for i in some] == [review.turns[i] for i in some]
     assert all(not t.reviewed and t.mark is None for t in alone.turns if t.index not in some)
     # the progress is told turn by turn
-    told = []
-    review_game(record, seed=3, budget=SMALL, turns=some,
-                progress=lambda done, total: told.append((done, total)))
     assert told == [(0, 3), (1, 3), (2, 3), (3, 3)]
 
 

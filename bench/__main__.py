@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "lobby": ["--rooms", "100,1000", "--calls", "50"],
     "mygames": ["--games", "20", "--turns", "6", "--calls", "20"],
     "botshare": ["--rooms", "5", "--turns", "1", "--think", "0.1"],
+    "review": ["--games", "1"],
 }
 
 

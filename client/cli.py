@@ -5,6 +5,7 @@
     castell play --games | --export [ROOM] [--output FILE]
     castell replay FILE [--plain]
     castell learn [--restart] [--name NAME] [--plain] [--no-color]
+    castell review FILE [--plain] [--seed N] [--samples N] [--candidates N]
     castell account export [URL] | castell account import [--replace] LINE
     castell games [URL]
     castell quick [URL] [--seats 2,3,4] [--rated] [--bots-after SECONDS]
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
             "       castell play [OPTIONS]     (a game against bots: castell play --help)",
             "       castell replay FILE [--plain]   (a recorded game: castell replay --help)",
             "       castell learn   (a guided first game, lesson by lesson)",
+            "       castell review FILE [--plain]   (a recorded game against the hard bot)",
             "       castell games [URL]   (your games on a server)",
             "       castell quick [URL] [--seats 2,3] [--rated]   (a game with strangers now)",
             "       castell account export [URL] | import [--replace] LINE   (your account"
@@ -200,6 +202,42 @@ def build_replay_parser() -> argparse.ArgumentParser:
     p.add_argument("--plain", action="store_true", help="print every step as plain lines")
     p.add_argument("--no-color", action="store_true", help="no colours")
     return p
+
+
+def build_review_parser() -> argparse.ArgumentParser:
+    from shared.search import CANDIDATES, SAMPLES
+
+    p = argparse.ArgumentParser(prog="castell review",
+                                description="Review a recorded game (written by `castell-server "
+                                            "export` or `castell play --export`) against the "
+                                            "hard bot and the exact tower solver, here, then "
+                                            "step through the review: every turn, the "
+                                            "costliest ones, the charts.")
+    p.add_argument("file", metavar="FILE", help="the record (a .json file)")
+    p.add_argument("--plain", action="store_true", help="print the whole review as plain lines")
+    p.add_argument("--no-color", action="store_true", help="no colours")
+    p.add_argument("--seed", type=_natural(0), default=0,
+                   help="the seed of the review's samples (default 0: the same review each time)")
+    p.add_argument("--samples", type=_natural(1), default=SAMPLES, metavar="N",
+                   help=f"bag orders each line is played out with (default {SAMPLES}, as the "
+                        "hard bot)")
+    p.add_argument("--candidates", type=_natural(1), default=CANDIDATES, metavar="N",
+                   help=f"lines the hard bot weighs each turn (default {CANDIDATES})")
+    return p
+
+
+def _natural(least: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least or value > 2**63 - 1:
+            raise argparse.ArgumentTypeError(f"{value} is below {least}" if value < least
+                                             else f"{value} is too large")
+        return value
+
+    return parse
 
 
 def _use_plain(requested: bool) -> bool:
@@ -383,6 +421,22 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _review(args: argparse.Namespace) -> int:
+    from client.modes.replay import load
+    from client.modes.review import compute, print_plain, run_viewer
+    from shared.review import Budget
+
+    record = load(args.file)
+    plain, color = _use_plain(args.plain), _use_color(args.no_color)
+    review = compute(record, out=sys.stdout, plain=plain, seed=args.seed,
+                     budget=Budget(args.samples, args.candidates), color=color)
+    if plain:
+        print_plain(review, sys.stdout)
+    else:
+        run_viewer(record, review, color=color)
+    return 0
+
+
 def _account(args: argparse.Namespace) -> int:
     from client.local.keys import KeyStore, parse_recovery_line, recovery_line
 
@@ -464,6 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_learn(build_learn_parser().parse_args(args_list[1:])))
         if args_list[:1] == ["replay"]:
             return _replay(build_replay_parser().parse_args(args_list[1:]))
+        if args_list[:1] == ["review"]:
+            return _review(build_review_parser().parse_args(args_list[1:]))
         if args_list[:1] == ["account"]:
             return _account(build_account_parser().parse_args(args_list[1:]))
         if args_list[:1] == ["games"]:

@@ -5,9 +5,10 @@ with rough guesses about the future, ``hard`` plays the future out. Its candidat
 greedy bot's best plan for each region the turn may end in (the few best of them); each
 candidate becomes the whole line of actions the greedy bot would take to carry it out, and
 that line is played on the state. The bag's order is secret (§1: only the refills of §8.2
-reveal it), so from the state after the line, each *sample* shuffles the bag it does not
-know and plays every seat with the ``normal`` bot until the end of the next round (or of the
-game): the festivals of both rounds held, every rival's replies made. A candidate is worth
+reveal it), so each *sample* shuffles the bag it does not know, plays the line on it (a
+line that ends the round draws the refill from that shuffle) and then every seat with the
+``normal`` bot until the end of the next round (or of the game): the festivals of both
+rounds held, every rival's replies made. A candidate is worth
 its average over the samples of the bot's score (§9) less the best rival's; every candidate
 sees the same shuffles, so that they differ by their own merit only. The best candidate's
 line is the answer: the bot plays it out without searching again (:func:`plan`);
@@ -24,12 +25,14 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from shared import engine, greedy
 from shared.actions import Action, EndTurn
+from shared.board import CASTELLERS_PER_SIZE, SIZES
 from shared.scoring import score_player
 from shared.state import GameState
 
@@ -58,11 +61,16 @@ def line_to(state: GameState, seat: int, end: str | None) -> tuple[tuple[Action,
     return tuple(actions), state
 
 
-def play_out(state: GameState, seat: int, until_round: int, rng: random.Random) -> float:
-    """One sample: the bag shuffled, every seat played by the ``normal`` bot to the end of
+def play_line(state: GameState, line: Sequence[Action], seat: int, until_round: int,
+              rng: random.Random) -> float:
+    """One sample of ``line`` (``seat``'s actions for the rest of its turn) from ``state``:
+    the bag shuffled, the line played on it (a refill its end of turn brings, §8.2, draws
+    from that shuffle), then every seat played by the ``normal`` bot to the end of
     ``until_round`` (or of the game); ``seat``'s score less the best rival's (§9)."""
     # shuffled from its sorted contents: the true order (secret) cannot leak into the sample
     state = attrs.evolve(state, bag=tuple(rng.sample(sorted(state.bag), len(state.bag))))
+    for action in line:
+        state, _ = engine.apply(state, seat, action)
     while not state.over and state.round <= until_round:
         turn = state.turn
         assert turn is not None
@@ -70,6 +78,11 @@ def play_out(state: GameState, seat: int, until_round: int, rng: random.Random) 
     totals = [score_player(p).total for p in state.players]
     mine = totals[seat]
     return mine - max(t for i, t in enumerate(totals) if i != seat)
+
+
+def play_out(state: GameState, seat: int, until_round: int, rng: random.Random) -> float:
+    """One sample from ``state`` as it stands (:func:`play_line` of no actions)."""
+    return play_line(state, (), seat, until_round, rng)
 
 
 @attrs.frozen
@@ -89,6 +102,33 @@ class Choice:
     until: int | None = None
 
 
+def candidate_lines(state: GameState, seat: int, candidates: int = CANDIDATES
+                    ) -> dict[tuple[Action, ...], tuple[greedy.Plan, GameState]]:
+    """The lines :func:`choose` weighs: for each of the greedy bot's best plans per end
+    region (the first ``candidates`` of them, its best first), the line that carries it out,
+    with its plan and the state after it; lines alike are kept once, in that order."""
+    distinct: dict[tuple[Action, ...], tuple[greedy.Plan, GameState]] = {}
+    for aim in greedy.route_ends(state, seat)[:candidates]:
+        actions, after = line_to(state, seat, aim.route[-1])
+        distinct.setdefault(actions, (aim, after))
+    return distinct
+
+
+def weigh(state: GameState, lines: Sequence[Sequence[Action]], seat: int, until: int,
+          seeds: Sequence[int], *, deadline: float | None = None,
+          clock: Callable[[], float] = time.monotonic) -> list[list[float]]:
+    """Each line of ``lines`` played out from ``state`` (:func:`play_line`) once per seed,
+    every line with the same shuffle of a seed: each line's margins, seed by seed
+    (``deadline``, by ``clock``, stops after the first seed)."""
+    values: list[list[float]] = [[] for _ in lines]
+    for s in seeds:
+        if deadline is not None and values[0] and clock() >= deadline:
+            break
+        for i, line in enumerate(lines):
+            values[i].append(play_line(state, line, seat, until, random.Random(s)))
+    return values
+
+
 def choose(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMPLES,
            candidates: int = CANDIDATES, deadline: float | None = None,
            clock: Callable[[], float] = time.monotonic) -> Choice:
@@ -98,28 +138,19 @@ def choose(state: GameState, seat: int, rng: random.Random, *, samples: int = SA
     if state.over or state.turn != seat:
         return Choice((EndTurn(),), None, state)
     state = attrs.evolve(state, undo=None)  # the turn's past is no part of the future
-    ends = greedy.route_ends(state, seat)[:candidates]
-    distinct: dict[tuple[Action, ...], tuple[greedy.Plan, GameState]] = {}
-    for aim in ends:
-        actions, after = line_to(state, seat, aim.route[-1])
-        distinct.setdefault(actions, (aim, after))
+    distinct = candidate_lines(state, seat, candidates)
     if len(distinct) == 1:
         actions, (aim, after) = next(iter(distinct.items()))
         return Choice(actions, aim, after)
     until = state.round + 1
     seeds = [rng.getrandbits(64) for _ in range(samples)]
-    totals = dict.fromkeys(distinct, 0.0)
-    done = 0
-    for s in seeds:
-        if deadline is not None and done and clock() >= deadline:
-            break
-        for actions, (_, after) in distinct.items():
-            totals[actions] += play_out(after, seat, until, random.Random(s))
-        done += 1
+    lines = list(distinct)
+    values = weigh(state, lines, seat, until, seeds, deadline=deadline, clock=clock)
+    totals, done = [sum(v) for v in values], len(values[0])
     # the best average; among equals, the greedy bot's order (its best plan first)
-    best = max(distinct, key=lambda a: totals[a])
-    aim, after = distinct[best]
-    return Choice(best, aim, after, totals[best] / done, done, until)
+    best = max(range(len(lines)), key=lambda i: totals[i])
+    aim, after = distinct[lines[best]]
+    return Choice(lines[best], aim, after, totals[best] / done, done, until)
 
 
 def plan(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMPLES,
@@ -129,3 +160,14 @@ def plan(state: GameState, seat: int, rng: random.Random, *, samples: int = SAMP
     ``deadline`` (by ``clock``) stops the sampling early."""
     return choose(state, seat, rng, samples=samples, candidates=candidates,
                   deadline=deadline, clock=clock).actions
+
+
+def unseen_castellers(state: GameState) -> tuple[int, ...]:
+    """What the bag holds, as far as anyone at the table can tell: every casteller (§1,
+    fifteen of each size) not in a region or a team (a view says only how many), smallest
+    first. Its order is anyone's guess: the search shuffles it."""
+    left = Counter({size: CASTELLERS_PER_SIZE for size in SIZES})
+    left.subtract(size for here in state.regions for size in here)
+    left.subtract(size for player in state.players for size in player.team)
+    unseen = tuple(sorted(left.elements()))
+    return unseen if len(unseen) == len(state.bag) else state.bag

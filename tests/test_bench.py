@@ -56,6 +56,8 @@ def test_the_load_generator_picks_only_legal_actions(seed, variant):
     ("mygames", ["--games", "3", "--turns", "2", "--calls", "2"], "3 × 2 turns"),
     ("botshare", ["--rooms", "2", "--turns", "1", "--think", "0.05", "--workers", "1",
                   "--bot-delay", "0"], "the hog's rooms' bots"),
+    ("review", ["--games", "1", "--seats", "2", "--samples", "1", "--candidates", "1"],
+     "baseline: the hard bot deciding once per turn"),
 ])
 def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys):
     bench_main.run(name, argv)

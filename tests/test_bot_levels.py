@@ -120,3 +120,18 @@ def test_easy_plays_short_sighted_with_its_seed():
             s, _ = apply(s, seat, action)
         lines.add(tuple(line))
     assert len(lines) > 1  # the noise makes a difference
+
+
+def test_hard_never_reads_the_bags_secret_order_when_its_line_ends_the_round():
+    # the last turn of round 2 ends with the refill (§8.2): the line's end draws from the
+    # bag, so each sample must draw from its own shuffle, not from the secret order
+    for seed in (21, 22, 23):
+        state = new_game(list(NAMES[:2]), seed=seed)
+        while not (state.round == 2 and state.turns_taken == 1):
+            state, _ = apply(state, state.turn, bots.choose(state, state.turn, "normal",
+                                                             random.Random(0)))
+        other = attrs.evolve(state, bag=tuple(reversed(state.bag)))
+        seat = state.turn
+        mine = search.choose(state, seat, random.Random(9))
+        theirs = search.choose(other, seat, random.Random(9))
+        assert (mine.actions, mine.margin) == (theirs.actions, theirs.margin)

@@ -20,12 +20,12 @@ from prompt_toolkit.document import Document
 
 from client.control.commands import CommandError, parse
 from client.control.controller import Controller
-from client.control.hints import unseen_castellers
 from client.local.seats import SeatStore
 from client.net.session import Session
 from client.screens.plain import PlainScreen
 from shared import bots
 from shared.engine import apply
+from shared.search import unseen_castellers
 from shared.state import Festival, Prizes
 from shared.tower import check_tower
 from shared.view import make_view, state_from_view

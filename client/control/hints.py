@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 
 import attrs
 
@@ -22,11 +21,9 @@ from client.control.completion import hint_lines as action_lines
 from shared.actions import Action, Build, EndTurn, Move, Recruit, Special, Train
 from shared.board import (
     ALL_SEGMENT,
-    CASTELLERS_PER_SIZE,
     PRIZE_BY_RANK,
     PRIZE_POINTS,
     ROUNDS,
-    SIZES,
     TILES,
 )
 from shared.engine import apply, legal_actions
@@ -34,7 +31,7 @@ from shared.errors import CastellError
 from shared.events import FestivalResolved, Performed, Trained
 from shared.festival import takes_part
 from shared.scoring import score_player
-from shared.search import Choice, choose
+from shared.search import Choice, choose, unseen_castellers
 from shared.solver import FestivalGoal, TileGoal, best_tower, best_with_training
 from shared.state import Festival, GameState, Player, Prizes
 from shared.tower import SKILL_NAMES, enters_festival, festival_score
@@ -344,17 +341,6 @@ def _standing(state: GameState, seat: int, festival: Festival, score: int) -> st
     best = state.players[seat].best
     marker = f"; its best tower from {best} to {score} (+{score - best})" if score > best else ""
     return f"{place} of the towers standing there now ({prize}{marker})"
-
-
-def unseen_castellers(state: GameState) -> tuple[int, ...]:
-    """What the bag holds, as far as anyone at the table can tell: every casteller (§1,
-    fifteen of each size) not in a region or a team (a view says only how many). Its order
-    is anyone's guess: the search shuffles it."""
-    left = Counter({size: CASTELLERS_PER_SIZE for size in SIZES})
-    left.subtract(size for here in state.regions for size in here)
-    left.subtract(size for player in state.players for size in player.team)
-    unseen = tuple(sorted(left.elements()))
-    return unseen if len(unseen) == len(state.bag) else state.bag
 
 
 def hint_lines(view: View | None, seat: int | None) -> list[str]:

@@ -51,7 +51,18 @@ import cattrs
 from cattrs.errors import BaseValidationError
 
 from shared import engine, search
-from shared.actions import ACTION_TYPES, Action, EndTurn, Move, Special, Train, Undo, action_fields
+from shared.actions import (
+    ACTION_TYPES,
+    Action,
+    EndTurn,
+    Move,
+    Recorded,
+    Resign,
+    Special,
+    Train,
+    Undo,
+    action_fields,
+)
 from shared.board import ALL_SEGMENT, SPECIAL_TILE, Variant
 from shared.errors import CastellError, ProtocolError
 from shared.events import Event, FestivalResolved, FestivalResult
@@ -319,7 +330,7 @@ def review_game(record: GameRecordFile, *, seed: int = 0, budget: Budget = DEFAU
                         progress=progress, turns=turns)
 
 
-def review_moves(start: GameState, moves: Sequence[tuple[int, Action]], *, room: str = "",
+def review_moves(start: GameState, moves: Sequence[tuple[int, Recorded]], *, room: str = "",
                  name: str = "", bots: Sequence[bool] | None = None, seed: int = 0,
                  budget: Budget = DEFAULT_BUDGET, progress: Progress | None = None,
                  turns: Iterable[int] | None = None) -> Review:
@@ -439,7 +450,7 @@ def _moves(action: Action) -> bool:
     return isinstance(action, Special | Train) and action.effect == "move"
 
 
-def _turn_spans(states: Sequence[GameState], moves: Sequence[tuple[int, Action]]
+def _turn_spans(states: Sequence[GameState], moves: Sequence[tuple[int, Recorded]]
                 ) -> list[tuple[int, int]]:
     """Each whole turn as (index of its start state, index of the state after its
     ``end_turn``); a last turn not ended is left out."""
@@ -498,13 +509,18 @@ def _towers(before: GameState, last: GameState, seat: int) -> tuple[TowerCheck, 
     return tuple(out)
 
 
-def _turn(states: Sequence[GameState], moves: Sequence[tuple[int, Action]], index: int,
+def _turn(states: Sequence[GameState], moves: Sequence[tuple[int, Recorded]], index: int,
           first: int, end: int, round_end: Mapping[int, GameState], seed: int,
           budget: Budget, *, search_it: bool) -> TurnReview:
     before = states[first]
     seat = before.turn
     assert seat is not None
-    played = net_line(action for _, action in moves[first:end])
+    # (a resignation within the turn, its player's or another's, §10 "Resigning", is no
+    # action of the turn: the turn is listed with what it played, but not searched, since
+    # its start state does not know of it)
+    span = [action for _, action in moves[first:end]]
+    played = net_line(a for a in span if not isinstance(a, Resign))
+    search_it = search_it and not any(isinstance(a, Resign) for a in span)
     after_round = round_end.get(before.round, states[-1])
     earned = Points.of(score_player(after_round.players[seat])).minus(
         Points.of(score_player(before.players[seat])))

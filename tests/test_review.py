@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bench.review import bot_game
 from shared import greedy, search
-from shared.actions import Build, EndTurn, Move, Undo
+from shared.actions import Build, EndTurn, Move, Resign, Undo
 from shared.engine import apply, legal_actions, new_game
 from shared.events import FestivalResolved
 from shared.record import GameRecordFile
@@ -223,6 +223,29 @@ def test_a_turn_net_of_its_undos_and_an_unfinished_game():
     assert not review.finished and len(review.turns) == ended  # the last turn is not whole
     assert len(review.scores) == 3  # the setup and two rounds
     assert review.turns[0].reviewed and not review.turns[-1].reviewed
+
+
+def test_a_game_with_a_resignation_is_reviewed_around_it():
+    # §10 "Resigning": Carme resigns in the middle of Biel's turn in round 2; the game goes
+    # on (her seat played out), and the turn the resignation fell in is listed but not
+    # searched
+    start = new_game(["Anna", "Biel", "Carme"], "normal", 8)
+    moves, state, resigned = [], start, False
+    while state.round < 3:
+        seat = state.turn
+        action = greedy.next_action(state, seat)
+        if state.round == 2 and seat == 1 and not resigned:
+            state, _ = apply(state, 2, Resign())
+            moves.append((2, Resign()))
+            resigned = True
+        state, _ = apply(state, seat, action)
+        moves.append((seat, action))
+    review = review_moves(start, moves, seed=1, budget=SMALL)
+    with_resign = [t for t in review.turns
+                   if any(isinstance(a, Resign) for _, a in moves[t.start:t.end])]
+    assert len(with_resign) == 1 and not with_resign[0].reviewed
+    assert all(not isinstance(a, Resign) for a in with_resign[0].played)
+    assert all(t.reviewed for t in review.turns if t not in with_resign)
 
 
 def test_the_first_turn_reaches_every_region_and_marks_follow_the_thresholds():

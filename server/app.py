@@ -114,6 +114,7 @@ class CastellServer:
                            # unloaded there would only be adopted again.
                            unattended_after=None if leases else cfg.room_unattended_after,
                            turn_time_scale=cfg.turn_time_scale,
+                           store_probe_every=cfg.store_probe_every,
                            guard=leases.holds if leases else None, metrics=self.metrics,
                            away=self.moderation.away)
         #: This server as a node of its cluster (None on a lone server).

@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="commit the writes that arrive during a commit together, one "
                         "fsync for many rooms, each acknowledged once its batch is stored "
                         "(default on; off: one transaction per write)")
+    p.add_argument("--store-probe-every", type=float, default=d.store_probe_every,
+                   metavar="SECONDS",
+                   help="while a room waits to try a write the store refused again, probe "
+                        "the store this often: the first probe it takes lets every waiting "
+                        f"room go on (default {d.store_probe_every})")
     p.add_argument("--loop", choices=LOOPS, default="asyncio",
                    help="the event loop: asyncio's own (the default) or uvloop, when "
                         "installed (pip install uvloop; measured no faster for this server, "
@@ -246,6 +251,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         match_window=args.match_window, match_widen=args.match_widen,
         match_window_max=args.match_window_max, match_reserve=args.match_reserve,
         rated_one_network=args.rated_one_network,
+        store_probe_every=max(0.01, args.store_probe_every),
     )
 
 

@@ -120,6 +120,9 @@ class ServerConfig:
     bot_think: float = 1.5
     #: Multiplies every turn timer; below 1 only to make tests of timers quick.
     turn_time_scale: float = 1.0
+    #: Seconds between two probes of a store that refused a write, while a room waits to
+    #: try again (server.runtime.retries): the first probe it takes lets them all go on.
+    store_probe_every: float = 0.5
     #: Seconds a finished or abandoned room stays listed before it is forgotten.
     room_linger: float = 600.0
     #: Seconds an unfinished game with nobody connected stays in memory; it stays stored,

@@ -20,19 +20,12 @@ from client.net.net import GameClient, ServerError
 from client.net.session import Session
 from client.screens.plain import PlainScreen
 from shared import messages as m
-from tests.support.console import console
+from tests.support.console import admin, console
 from tests.support.proxy import cutting_proxy
-from tests.support.servers import ServerProcess, run_server_cli
+from tests.support.servers import ServerProcess
 from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
 
 pytestmark = pytest.mark.timeout(120)
-
-
-async def admin(sock: str, *args: str) -> str:
-    """``castell-server admin --socket SOCK ARGS``, a process of its own; its output."""
-    done = await asyncio.to_thread(run_server_cli, "admin", "--socket", sock, *args)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @contextlib.asynccontextmanager

@@ -145,6 +145,9 @@ class ServerConfig:
     #: The admin console's Unix socket (None: no console).
     admin_socket: str | None = None
     # -- ratings and quick match -------------------------------------------------------------
+    #: Seconds between two reads of the stored bans, mutes and kicks on a cluster node (what
+    #: the other nodes set meanwhile).
+    moderation_refresh: float = 2.0
     #: Rated games an account needs before it appears on the leaderboard.
     leaderboard_min_games: int = 3
     #: The turn timer of a rated room created without one (seconds): an abandoned rated game

@@ -345,6 +345,7 @@ async def test_a_ban_holds_on_every_node_and_a_drain_hands_a_game_over(short_dir
         def node(name: str) -> ServerProcess:
             return ServerProcess("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix,
                                  "--lease-ms", "1500", "--bot-delay", "0",
+                                 "--moderation-refresh", "0.1",  # other nodes' bans at once
                                  "--admin-socket", str(short_dir / name))
         a, b = await asyncio.gather(asyncio.to_thread(node, "a"), asyncio.to_thread(node, "b"))
         with a, b:
@@ -361,7 +362,7 @@ async def test_a_ban_holds_on_every_node_and_a_drain_hands_a_game_over(short_dir
                         break
                     finally:
                         await pere.close()
-                    await asyncio.sleep(0.2)
+                    await asyncio.sleep(0.05)
             # A drain of node A hands its game to node B, where it is played to the end.
             anna, made = await bot_game(a.url)
             await play_legal([anna, None], random.Random(2), turns=2, timeout=20)

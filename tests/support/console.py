@@ -8,14 +8,10 @@ is at most 107 bytes.)
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 from typing import Any
 
-import attrs
-
-from server.cli import main
 from server.ops.admin import ask
+from tests.support.servers import Done, server_cli_here
 
 
 async def console(sock: str, command: str, **args: object) -> Any:
@@ -25,23 +21,12 @@ async def console(sock: str, command: str, **args: object) -> Any:
     return reply["result"]
 
 
-@attrs.frozen
-class Done:
-    """What a run of ``castell-server admin`` ended with, printed and said."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
 def admin_run(sock: str, *args: str) -> Done:
     """``castell-server admin --socket SOCK ARGS`` run by the command's own ``main`` in this
-    process: the same parsing, request and printing, without starting an interpreter for each
-    command (the command as a process of its own: tests/test_host_tools.py)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["admin", "--socket", sock, *args])
-    return Done(code, out.getvalue(), err.getvalue())
+    process (:func:`tests.support.servers.server_cli_here`): the same parsing, request and
+    printing, without starting an interpreter for each command (the command as a process
+    of its own: tests/test_host_tools.py)."""
+    return server_cli_here("admin", "--socket", sock, *args)
 
 
 async def admin(sock: str, *args: str) -> str:

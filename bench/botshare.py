@@ -109,7 +109,7 @@ async def run(args: argparse.Namespace) -> None:
         # the hog's own bots, for comparison: as many turns as the honest room's (bounded)
         deadline = time.monotonic() + args.hog_seconds
         while len(hog_waits) < args.turns and time.monotonic() < deadline:
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.05)
         print(f"{args.rooms} rooms of 3 hard bots from one address, 1 from another; "
               f"{args.workers} workers, think {args.think} s, bot delay {args.bot_delay} s "
               f"({root.name}: {time.monotonic() - started:.0f} s)")

@@ -47,27 +47,36 @@ REDIS = os.environ.get("CASTELL_TEST_REDIS", "redis://127.0.0.1:6379/0")
 
 
 @contextlib.contextmanager
-def server(*args: str) -> Iterator[str]:
-    """``python -m server ARGS`` on a free port; yields its url, stops it on the way out."""
+def servers(*setups: tuple[str, ...]) -> Iterator[list[str]]:
+    """``python -m server ARGS`` for each ARGS of ``setups``, started side by side on free
+    ports; yields their urls in that order, stops them all on the way out."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", "0", "--rate", "100000",
-         "--address-rate", "100000", "--address-burst", "100000",
-         "--log-level", "warning", *args],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    procs: list[subprocess.Popen[str]] = []
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if "ws://" not in line:
-            raise RuntimeError(f"the server {' '.join(args)} did not start")
-        yield line[line.index("ws://"):].split()[0]  # the address, not what follows it
+        for args in setups:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "server", "--port", "0", "--rate", "100000",
+                 "--address-rate", "100000", "--address-burst", "100000",
+                 "--log-level", "warning", *args],
+                cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True))
+        urls = []
+        for proc, args in zip(procs, setups, strict=True):
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if "ws://" not in line:
+                raise RuntimeError(f"the server {' '.join(args)} did not start")
+            urls.append(line[line.index("ws://"):].split()[0])  # the address alone
+        yield urls
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 class Table:
@@ -176,9 +185,9 @@ async def run(count: int, folder: Path, postgres: str, redis_url: str) -> str:
     lone = f"{postgres}{'&' if '?' in postgres else '?'}schema={schema}_lone"
     shared = f"{postgres}{'&' if '?' in postgres else '?'}schema={schema}_node"
     try:
-        with server("--db", str(folder / "bench.sqlite3")) as sqlite, \
-                server("--db", lone) as alone, \
-                server("--db", shared, "--redis", redis_url, "--redis-prefix", prefix) as node:
+        with servers(("--db", str(folder / "bench.sqlite3")), ("--db", lone),
+                     ("--db", shared, "--redis", redis_url, "--redis-prefix", prefix),
+                     ) as (sqlite, alone, node):
             times = await measure({"sqlite": sqlite, "postgresql": alone,
                                    "cluster node": node}, count)
     finally:

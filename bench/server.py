@@ -59,6 +59,8 @@ TARGETS = {
 #: 500 rooms of 4 on one process: the absolute ceiling on the castell round trip p99.
 P99_CEILING_MS = 50.0
 SAT_TARGET = 0.5
+#: The shortest measured window a run takes (a smoke run's; real runs measure seconds).
+MIN_SECONDS = 0.1
 
 
 def pairs(rooms: int, repeat: int, **kwargs: Any) -> dict[str, list[Result]]:
@@ -328,8 +330,8 @@ def main(argv: list[str] | None = None) -> None:
                              "CPU time, and summarise it (python -m bench.cpuprofile FILE)")
     args = parser.parse_args(argv)
     rooms = [max(1, min(int(n), 2000)) for n in args.rooms.split(",") if n.strip()]
-    seconds = max(0.5, min(args.seconds, 300.0))
-    sat_seconds = max(0.5, min(args.sat_seconds, 300.0))
+    seconds = max(MIN_SECONDS, min(args.seconds, 300.0))
+    sat_seconds = max(MIN_SECONDS, min(args.sat_seconds, 300.0))
     repeat = max(1, min(args.repeat, 10))
     warmup = max(0.0, min(args.warmup, 60.0))
     patches = args.patches == "on"
@@ -358,13 +360,13 @@ def main(argv: list[str] | None = None) -> None:
                                "capacity of 1 core": f"≥ {SAT_TARGET}×"},
                      [*FIGURES, CAPACITY]))
     if args.bot_rooms:
-        bot_seconds = max(0.5, min(args.bot_seconds, 300.0))
+        bot_seconds = max(MIN_SECONDS, min(args.bot_seconds, 300.0))
         results = bot_pairs(args.bot_rooms, repeat, seconds=bot_seconds, warmup=warmup,
                             think=args.think, patches=patches, loop=loop)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(bot_report(args.bot_rooms, bot_seconds, repeat, results))
     if args.durable_rooms:
-        durable_seconds = max(0.5, min(args.durable_seconds, 300.0))
+        durable_seconds = max(MIN_SECONDS, min(args.durable_seconds, 300.0))
         results = durable_runs(args.durable_rooms, repeat, args.postgres,
                                seconds=durable_seconds, warmup=warmup, think=0.0,
                                patches=patches, loop=loop)

@@ -114,6 +114,7 @@ class CastellServer:
                            # unloaded there would only be adopted again.
                            unattended_after=None if leases else cfg.room_unattended_after,
                            turn_time_scale=cfg.turn_time_scale,
+                           store_probe_every=cfg.store_probe_every,
                            guard=leases.holds if leases else None, metrics=self.metrics,
                            away=self.moderation.away)
         #: This server as a node of its cluster (None on a lone server).
@@ -145,6 +146,8 @@ class CastellServer:
         self.connections: set[Connection] = set()
         self._server: Server | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        #: A cluster node's reading of the bans, mutes and kicks other nodes stored.
+        self._rereader: asyncio.Task[None] | None = None
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -177,6 +180,8 @@ class CastellServer:
             **connection_options(cfg),
         )
         self._sweeper = asyncio.create_task(self._sweep())
+        if self.directory.shared:  # other nodes' bans, mutes and kicks
+            self._rereader = asyncio.create_task(self._reread_moderation())
         # Where it listens is said once, by castell-server (with the addresses for friends).
         try:
             await self.directory.start(f"{cfg.scheme}://{cfg.host}:{self.port}", self.accounts)
@@ -252,8 +257,9 @@ class CastellServer:
             self._metrics_http.server_close()
         if self._draining is not None:
             self._draining.cancel()
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        for task in (self._sweeper, self._rereader):
+            if task is not None:
+                task.cancel()
         if self._server is not None:
             self._server.close(close_connections=True)
             await self._server.wait_closed()
@@ -280,17 +286,24 @@ class CastellServer:
         A failure here is logged and the sweeping goes on: a sweeper that died would let
         the lobby grow without bound.
         """
-        ticks = 0
         while True:
             await asyncio.sleep(1.0)
-            ticks += 1
             try:
                 self.lobby.sweep()
                 self.requests.sweep(time.monotonic())
-                if ticks % 2 == 0 and self.directory.shared:  # other nodes' bans
-                    await self.moderation.load()
             except Exception:
                 log.exception("the sweeper failed; it goes on")
+
+    async def _reread_moderation(self) -> None:
+        """A cluster node's: every ``moderation_refresh`` seconds, the bans, mutes and kicks
+        of the database its nodes share, what the other nodes stored included. A failure is
+        logged and the reading goes on."""
+        while True:
+            await asyncio.sleep(self.config.moderation_refresh)
+            try:
+                await self.moderation.load()
+            except Exception:
+                log.exception("reading the stored bans, mutes and kicks failed; it goes on")
 
     # -- one connection --------------------------------------------------------------------
 

@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="commit the writes that arrive during a commit together, one "
                         "fsync for many rooms, each acknowledged once its batch is stored "
                         "(default on; off: one transaction per write)")
+    p.add_argument("--store-probe-every", type=float, default=d.store_probe_every,
+                   metavar="SECONDS",
+                   help="while a room waits to try a write the store refused again, probe "
+                        "the store this often: the first probe it takes lets every waiting "
+                        f"room go on (default {d.store_probe_every})")
     p.add_argument("--loop", choices=LOOPS, default="asyncio",
                    help="the event loop: asyncio's own (the default) or uvloop, when "
                         "installed (pip install uvloop; measured no faster for this server, "
@@ -65,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="serve no /metrics (the Prometheus metrics)")
     ops.add_argument("--metrics-listen", default=None, metavar="HOST:PORT",
                      help="serve /metrics there instead of on the game's port")
+    ops.add_argument("--moderation-refresh", type=float, default=d.moderation_refresh,
+                     metavar="SECONDS",
+                     help="on a cluster node, how often the bans, mutes and kicks other nodes "
+                          f"stored are read (default {d.moderation_refresh})")
     ops.add_argument("--admin-socket", default=None, metavar="PATH",
                      help="the admin console's Unix socket (default: beside the database "
                           "file, DB.admin; 'off': no console)")
@@ -241,11 +250,13 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_spectators=args.max_spectators, room_chat_rate=args.room_chat_rate,
         no_metrics=args.no_metrics, metrics_listen=args.metrics_listen,
         admin_socket=args.admin_socket,
+        moderation_refresh=max(0.05, args.moderation_refresh),
         leaderboard_min_games=args.leaderboard_min_games,
         rated_turn_seconds=args.rated_turn_seconds, match_interval=args.match_interval,
         match_window=args.match_window, match_widen=args.match_widen,
         match_window_max=args.match_window_max, match_reserve=args.match_reserve,
         rated_one_network=args.rated_one_network,
+        store_probe_every=max(0.01, args.store_probe_every),
     )
 
 

@@ -120,6 +120,9 @@ class ServerConfig:
     bot_think: float = 1.5
     #: Multiplies every turn timer; below 1 only to make tests of timers quick.
     turn_time_scale: float = 1.0
+    #: Seconds between two probes of a store that refused a write, while a room waits to
+    #: try again (server.runtime.retries): the first probe it takes lets them all go on.
+    store_probe_every: float = 0.5
     #: Seconds a finished or abandoned room stays listed before it is forgotten.
     room_linger: float = 600.0
     #: Seconds an unfinished game with nobody connected stays in memory; it stays stored,
@@ -142,6 +145,9 @@ class ServerConfig:
     #: The admin console's Unix socket (None: no console).
     admin_socket: str | None = None
     # -- ratings and quick match -------------------------------------------------------------
+    #: Seconds between two reads of the stored bans, mutes and kicks on a cluster node (what
+    #: the other nodes set meanwhile).
+    moderation_refresh: float = 2.0
     #: Rated games an account needs before it appears on the leaderboard.
     leaderboard_min_games: int = 3
     #: The turn timer of a rated room created without one (seconds): an abandoned rated game

@@ -52,13 +52,16 @@ def play_game(lineup: tuple[str, ...], seed: int, variant: str = "normal") -> Ga
 
 
 def test_greedy_beats_random_in_most_two_seat_games():
-    games, greedy_won = 20, 0
+    # Ten seeded games, greedy first in half of them. Were greedy no better than random,
+    # nine wins of ten would come about once in a hundred (P(X >= 9) = 11/1024; the
+    # 15 of 20 asked before came once in fifty).
+    games, greedy_won = 10, 0
     for i in range(games):
         lineup = ("normal", "random") if i % 2 == 0 else ("random", "normal")
         state = play_game(lineup, seed=100 + i)
         assert state.winners is not None
         greedy_won += state.winners == (lineup.index("normal"),)
-    assert greedy_won >= 0.75 * games
+    assert greedy_won >= 9
 
 
 @pytest.mark.parametrize(

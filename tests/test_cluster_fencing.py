@@ -5,8 +5,8 @@ Real node processes share the real PostgreSQL (a fresh schema) and the real Redi
 prefix). One node is frozen (SIGSTOP) past its lease while requests queue up for it; the other
 takes the room over; when the frozen node wakes up, its queued join and leave must not touch
 the seats the room has now, and every player gets their seat back. A private redis-server is
-restarted empty under two nodes: the room must not be taken over before its old node stopped
-serving it.
+restarted empty under two nodes, the room's node stalled meanwhile: the room must not be taken
+over before its old node stopped serving it.
 """
 
 from __future__ import annotations
@@ -21,18 +21,43 @@ import subprocess
 import time
 
 import pytest
+import redis.asyncio as aioredis
 from websockets.exceptions import ConnectionClosed
 
 from client.net.net import ServerError, join_anywhere
+from server.cluster.node import Keys
 from server.store.base import token_matches
 from server.store.postgres import PostgresStore
 from shared import messages as m
+from tests.support.services import REDIS_URL
 from tests.test_cluster import LEASE_MS, node_args, player, start_nodes
 
 pytestmark = pytest.mark.timeout(90)
 
 #: How a request to a node that no longer serves the room fails.
 REFUSED = (ServerError, ConnectionError, ConnectionClosed)
+
+
+async def lease_ran_out(redis_url: str, prefix: str, room: str, timeout: float) -> None:
+    """Wait until Redis no longer holds ``room``'s lease (its node stopped renewing it)."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        async with asyncio.timeout(timeout):
+            while await client.exists(Keys(prefix).owner(room)):
+                await asyncio.sleep(0.02)
+    finally:
+        await client.aclose()
+
+
+async def redis_up_for(redis_url: str, seconds: float, timeout: float = 30.0) -> None:
+    """Wait until the Redis at ``redis_url`` says it has been up for ``seconds``."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        async with asyncio.timeout(timeout):
+            while (await client.info("server"))["uptime_in_seconds"] < seconds:
+                await asyncio.sleep(0.05)
+    finally:
+        await client.aclose()
 
 
 async def stored_seats(db: str, room: str) -> dict[int, tuple[str, bytes | None]]:
@@ -57,7 +82,7 @@ async def test_a_node_frozen_past_its_lease_writes_no_seat_once_it_wakes(db, pre
             # Requests reach the frozen node and wait in its socket buffers.
             eve_join = asyncio.create_task(eve.request(m.JoinRoom, room=made.room))
             biel_leave = asyncio.create_task(biel.request(m.LeaveRoom))
-            await asyncio.sleep(LEASE_MS / 1000 + 0.5)
+            await lease_ran_out(REDIS_URL, prefix, made.room, timeout=3 * LEASE_MS / 1000)
             # The lease ran out: node B takes the room over for the next player.
             dani = await join_anywhere([b.url], "Dani", made.room, timeout=20)
             assert dani.url == b.url and dani.joined.seat == 2
@@ -77,7 +102,6 @@ async def test_a_node_frozen_past_its_lease_writes_no_seat_once_it_wakes(db, pre
             await biel.request(m.Chat, text="still here?")
         await asyncio.wait_for(anna.closed.wait(), 10)
         assert anna.ws.close_code == 4002
-        await asyncio.sleep(0.5)  # whatever node A might still write, it has written now
 
         seats = await stored_seats(db, made.room)
         assert sorted((seat, name) for seat, (name, _) in seats.items()) == \
@@ -104,6 +128,14 @@ async def test_a_node_frozen_past_its_lease_writes_no_seat_once_it_wakes(db, pre
             await again.client.close()
         for result in (anna_back, eve_again):
             await result.client.close()
+        # Whatever node A might still have written since it woke (all of the above took far
+        # longer than its queued requests), the seats are the ones node B gave.
+        seats = await stored_seats(db, made.room)
+        assert sorted((seat, name) for seat, (name, _) in seats.items()) == \
+            [(0, "Anna"), (1, "Biel"), (2, "Dani"), (3, "Eve")]
+        for seat, token in ((0, made.token), (1, biel_seat.token), (2, dani.joined.token),
+                            (3, eve_again.joined.token)):
+            assert token_matches(token, seats[seat][1]), seat
 
 
 def a_free_port() -> int:
@@ -145,19 +177,31 @@ class PrivateRedis:
 async def test_after_redis_restarts_empty_no_room_is_served_by_two_nodes(db):
     redis = PrivateRedis()
     redis.start()
-    up_since = time.monotonic()
-    lease_ms = 4000  # renewals every second: the old holder learns late
+    # A room is taken over only from a Redis up for a lease and a second: 2 s here.
+    lease_ms = 1000
     args = ("--db", db, "--redis", redis.url, "--lease-ms", str(lease_ms),
             "--bot-delay", "0", "--log-level", "warning")
     try:
         a, b = await start_nodes(2, *args)
         with a, b:
-            # a Redis up for longer than a lease (the nodes started meanwhile)
-            await asyncio.sleep(max(0.0, up_since + lease_ms / 1000 + 1.5 - time.monotonic()))
+            # a Redis up for longer than a lease and a second (the nodes started meanwhile)
+            await redis_up_for(redis.url, lease_ms / 1000 + 1)
             anna = await player(a.url, "Anna")
             made = await anna.request(m.CreateRoom, name="Amnesia", seats=3)
-            redis.stop()
-            redis.start()  # empty: every lease is gone, node A does not know it yet
+            # Node A stalls while Redis restarts, so that it surely has not heard of the
+            # restart when node B is first asked for the room.
+            os.kill(a.proc.pid, signal.SIGSTOP)
+            try:
+                redis.stop()
+                redis.start()  # empty: every lease is gone, node A does not know it yet
+                early = await player(b.url, "Dani")
+                with pytest.raises(ServerError) as held_off:
+                    await early.request(m.JoinRoom, room=made.room)
+                # not served here, nor sent to a node: asked to ask again in a moment
+                assert (held_off.value.code, held_off.value.url) == ("moved", None)
+                await early.close()
+            finally:
+                os.kill(a.proc.pid, signal.SIGCONT)
             dani = await join_anywhere([b.url], "Dani", made.room, timeout=30)
             # Node B serves the room only once node A has stopped serving it.
             assert anna.closed.is_set() and anna.ws.close_code == 4002

@@ -19,6 +19,7 @@ from server.ops.admin import ask
 from server.ops.metrics import CONTENT_TYPE_LATEST
 from server.store import open_store
 from shared import messages as m
+from tests.support.console import admin_run
 from tests.support.servers import ServerProcess, run_server_cli, serving
 from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
 from tests.support.wire import play_legal
@@ -182,21 +183,21 @@ def test_json_logs_are_one_object_per_line_with_no_secret(short_dir):
 
 
 def admin(sock: str, *args: str) -> str:
-    done = run_server_cli("admin", "--socket", sock, *args)
+    """``castell-server admin`` in this process (tests/support/console.py); its output."""
+    done = admin_run(sock, *args)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 def admin_fails(sock: str, *args: str) -> str:
-    done = run_server_cli("admin", "--socket", sock, *args)
+    done = admin_run(sock, *args)
     assert done.returncode == 1
     return done.stderr
 
 
 def console(sock: str, command: str, **args: object) -> object:
     """A command sent straight to the console's socket, as the CLI sends it: for a command
-    the test has already run once through ``castell-server admin`` (each run of it is a
-    Python process of its own, most of a second)."""
+    the test has already run once through ``castell-server admin``."""
     reply = ask(sock, command, **args)
     assert reply["ok"], reply
     return reply["result"]
@@ -212,8 +213,12 @@ def test_every_admin_command_against_a_running_server(short_dir):
         biel = await GameClient.connect(url)
         await biel.hello("Biel")
         waiting = await biel.request(m.CreateRoom, name="Waiting", seats=3)
-        # rooms and show
-        listed = json.loads(admin(sock, "--json", "rooms"))
+        # rooms and show; the command as a process of its own once (the others run its main
+        # in this process: the same code, without an interpreter started for each)
+        done = await asyncio.to_thread(run_server_cli, "admin", "--socket", sock, "--json",
+                                       "rooms")
+        assert done.returncode == 0, done.stderr
+        listed = json.loads(done.stdout)
         by_id = {r["room"]: r for r in listed}
         assert by_id[made.room]["status"] == "playing"
         assert by_id[made.room]["players"][0] == "Anna"
@@ -340,6 +345,7 @@ async def test_a_ban_holds_on_every_node_and_a_drain_hands_a_game_over(short_dir
         def node(name: str) -> ServerProcess:
             return ServerProcess("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix,
                                  "--lease-ms", "1500", "--bot-delay", "0",
+                                 "--moderation-refresh", "0.1",  # other nodes' bans at once
                                  "--admin-socket", str(short_dir / name))
         a, b = await asyncio.gather(asyncio.to_thread(node, "a"), asyncio.to_thread(node, "b"))
         with a, b:
@@ -356,7 +362,7 @@ async def test_a_ban_holds_on_every_node_and_a_drain_hands_a_game_over(short_dir
                         break
                     finally:
                         await pere.close()
-                    await asyncio.sleep(0.2)
+                    await asyncio.sleep(0.05)
             # A drain of node A hands its game to node B, where it is played to the end.
             anna, made = await bot_game(a.url)
             await play_legal([anna, None], random.Random(2), turns=2, timeout=20)

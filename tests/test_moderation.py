@@ -20,19 +20,12 @@ from client.net.net import GameClient, ServerError
 from client.net.session import Session
 from client.screens.plain import PlainScreen
 from shared import messages as m
-from tests.support.console import console
+from tests.support.console import admin, console
 from tests.support.proxy import cutting_proxy
-from tests.support.servers import ServerProcess, run_server_cli
+from tests.support.servers import ServerProcess
 from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
 
 pytestmark = pytest.mark.timeout(120)
-
-
-async def admin(sock: str, *args: str) -> str:
-    """``castell-server admin --socket SOCK ARGS``, a process of its own; its output."""
-    done = await asyncio.to_thread(run_server_cli, "admin", "--socket", sock, *args)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @contextlib.asynccontextmanager
@@ -254,6 +247,7 @@ async def test_a_mute_holds_on_every_node_and_a_closed_room_on_none(short_dir):
         def node(name: str) -> ServerProcess:
             return ServerProcess("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix,
                                  "--lease-ms", "1500", "--bot-delay", "0",
+                                 "--moderation-refresh", "0.1",  # other nodes' bans at once
                                  "--admin-socket", str(short_dir / name))
         a, b = await asyncio.gather(asyncio.to_thread(node, "a"), asyncio.to_thread(node, "b"))
         with a:
@@ -267,7 +261,7 @@ async def test_a_mute_holds_on_every_node_and_a_closed_room_on_none(short_dir):
                         except ServerError as exc:
                             assert exc.code == "muted" and "spam" in exc.message
                             break
-                        await asyncio.sleep(0.2)
+                        await asyncio.sleep(0.05)
                 await pere.close()
                 # A room closed on node A is served by no node: not B either.
                 anna, room = await in_a_room(a.url, "Anna")

@@ -10,10 +10,11 @@ import attrs
 import pytest
 
 from client.net.net import GameClient, ServerError
+from server.store import open_store
 from shared import messages as m
 from shared.record import GameRecordFile, replay
 from shared.view import state_from_view
-from tests.support.servers import ServerProcess, run_server_cli, serving
+from tests.support.servers import ServerProcess, run_server_cli, server_cli_here, serving
 from tests.support.wire import play_legal
 
 
@@ -78,7 +79,7 @@ async def test_finished_game_listed_after_restart_and_export_replays_it(tmp_path
         rng = random.Random(2)
         async with asyncio.timeout(60):
             await me.wait_state(lambda p: p.view["status"] == "playing")
-            await play_legal([me, None], rng)
+            await play_legal([me, None], rng, end_bias=0.4)
         final = me.state.view
         await me.close()
         assert srv.terminate() == 0
@@ -104,8 +105,9 @@ async def test_finished_game_listed_after_restart_and_export_replays_it(tmp_path
     assert [s.total for s in last.scores] == [s["total"] for s in final["scores"]]
     assert list(last.winners) == final["winners"]
     assert [list(p.team) for p in last.players] == [p["team"] for p in final["players"]]
-    # exporting again refuses to overwrite the file
-    again = run_server_cli("export", joined.room, "--db", db, "-o", str(out))
+    # exporting again refuses to overwrite the file (the command's main, in this process)
+    again = await asyncio.to_thread(server_cli_here, "export", joined.room, "--db", db, "-o",
+                                    str(out))
     assert again.returncode != 0 and "exists" in again.stderr
 
 
@@ -127,8 +129,12 @@ def test_a_database_that_cannot_be_opened_is_refused_clearly(tmp_path):
 
 def test_a_database_from_a_newer_castell_is_left_alone(tmp_path):
     db = tmp_path / "games.sqlite3"
-    with ServerProcess("--db", str(db)) as srv:
-        assert srv.terminate() == 0
+
+    async def make() -> None:  # a database as this castell makes it
+        async with open_store(str(db)):
+            pass
+
+    asyncio.run(make())
     conn = sqlite3.connect(db)
     with conn:
         conn.execute("UPDATE schema_version SET version = version + 7")
@@ -140,20 +146,23 @@ def test_a_database_from_a_newer_castell_is_left_alone(tmp_path):
     assert db.read_bytes() == before
 
 
-def test_a_database_in_use_by_another_server_is_refused(tmp_path):
+async def test_a_database_in_use_by_another_server_is_refused(tmp_path):
     db = str(tmp_path / "games.sqlite3")
-    with ServerProcess("--db", db):
-        done = run_server_cli("--db", db, "--port", "0")
+    async with serving(open_store(db)):  # a server (in this process) holds the file
+        done = await asyncio.to_thread(run_server_cli, "--db", db, "--port", "0")
         assert done.returncode == 1 and "using" in done.stderr
 
 
 async def test_a_wrong_token_after_restart_is_refused(tmp_path):
+    # (servers in this process, one after the other on the file: the token is checked
+    # against what the first stored, whatever stopped it; the kill is the first test's)
     db = str(tmp_path / "games.sqlite3")
-    with ServerProcess("--db", db) as srv:
-        room, _clients, tokens = await _two_players(srv.url)
-        srv.kill()
-    with ServerProcess("--db", db) as srv:
-        c = await GameClient.connect(srv.url)
+    async with serving(open_store(db)) as (_, url):
+        room, clients, tokens = await _two_players(url)
+        for c in clients:
+            await c.close()
+    async with serving(open_store(db)) as (_, url):
+        c = await GameClient.connect(url)
         await c.hello("Mallory")
         with pytest.raises(ServerError) as err:
             await c.request(m.JoinRoom, room=room, token=tokens[0][::-1])
@@ -162,8 +171,6 @@ async def test_a_wrong_token_after_restart_is_refused(tmp_path):
 
 
 async def test_an_abandoned_game_leaves_memory_and_comes_back_with_its_player(tmp_path):
-    from server.store import open_store
-
     async with serving(open_store(str(tmp_path / "g.sqlite3")),
                        room_unload_after=0.5) as (server, url):
         room, clients, tokens = await _two_players(url)
@@ -195,11 +202,12 @@ async def test_export_reads_a_running_server_s_file(tmp_path):
         await play_legal(clients, random.Random(4), turns=3)
         out = tmp_path / "live.json"
         # a game still being played is exported only on purpose: its seed gives the bag away
-        refused = await asyncio.to_thread(run_server_cli, "export", room, "--db", db,
+        # (the export runs the command's main in this process, not the server's)
+        refused = await asyncio.to_thread(server_cli_here, "export", room, "--db", db,
                                           "-o", str(out))
         assert refused.returncode == 1 and "--unfinished" in refused.stderr
         assert not out.exists()
-        done = await asyncio.to_thread(run_server_cli, "export", room, "--db", db,
+        done = await asyncio.to_thread(server_cli_here, "export", room, "--db", db,
                                        "-o", str(out), "--unfinished")
         assert done.returncode == 0, done.stderr
         last, _ = replay(GameRecordFile.from_json(out.read_text()))[-1]

@@ -57,15 +57,19 @@ def set_bot_delay(server: CastellServer, seconds: float, room: str | None = None
 
 
 @contextlib.asynccontextmanager
-async def game_against_a_bot(tmp_path: Path, turn_seconds: int | None = None,
+async def game_against_a_bot(tmp_path: Path, turn_seconds: int | None = None, *,
+                             probe_every: float = 0.05,
                              ) -> AsyncIterator[tuple[GameClient, int, Path, CastellServer]]:
     """Anna against a bot on a server whose games are in an SQLite file; it is Anna's turn,
     and from now on the bot waits 0.5 s before each of its actions (so that a lock taken at
     Anna's turn comes before the bot's next move). A turn lasts ``turn_seconds`` / 20 (the
-    server's time scale)."""
+    server's time scale); a write waits 0.1 s for the file's lock before it is refused; while
+    a room waits to try a refused write again, the store is probed every ``probe_every``
+    seconds."""
     path = tmp_path / "games.sqlite3"
-    store = SQLiteStore(str(path), busy_timeout=0.3)
-    async with serving(store, bot_delay=0.0, turn_time_scale=0.05) as (server, url):
+    store = SQLiteStore(str(path), busy_timeout=0.1)
+    async with serving(store, bot_delay=0.0, turn_time_scale=0.05,
+                       store_probe_every=probe_every) as (server, url):
         anna = await GameClient.connect(url)
         try:
             await anna.hello("Anna")
@@ -157,8 +161,9 @@ async def test_a_lone_room_s_bot_plays_at_once_when_the_store_is_back(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Another program holds the file while Anna's bot is to move, and nobody else writes:
     the bot's move is refused again and again (its wait between tries grows to seconds).
-    The lock let go, the server's probe of the store finds it back and the bot moves at
-    once, not once its backoff is over: a room goes on by itself when its store is back."""
+    The lock let go, the server's probe of the store (every 0.05 s here) finds it back and
+    the bot moves at once, not once its backoff is over: a room goes on by itself when its
+    store is back."""
     caplog.set_level(logging.INFO)
     async with game_against_a_bot(tmp_path) as (anna, seat, path, server):
         (room,) = server.lobby.rooms
@@ -168,14 +173,14 @@ async def test_a_lone_room_s_bot_plays_at_once_when_the_store_is_back(
             if push.view["turn"] != seat:
                 break
         with locked(path):  # the bot waits 0.5 s before it plays: the lock comes first
-            # four refusals of the bot's move: it now waits 4 s before its next try
+            # three refusals of the bot's move: it now waits 2 s before its next try
             async with asyncio.timeout(20):
-                while refusals(caplog, room) < 4:
+                while refusals(caplog, room) < 3:
                     await asyncio.sleep(0.02)
             set_bot_delay(server, 0.0, room)
             assert anna.state.version == version
-        # the store is back, and nobody writes: the bot moves within 1.5 s all the same
-        moved = await anna.wait_state(lambda p: p.version > version, timeout=1.5)
+        # the store is back, and nobody writes: the bot moves within 1 s all the same
+        moved = await anna.wait_state(lambda p: p.version > version, timeout=1.0)
         assert any(e.get("seat") == 1 - seat for e in moved.events)
 
 
@@ -184,9 +189,10 @@ async def test_a_bot_backing_off_plays_at_once_when_a_players_action_is_stored(
     """Another program holds the file while a bot is to move in Anna's room and while Bob
     acts in his: the bot's move is refused again and again (its wait between tries grows to
     seconds) and so is Bob's action. The lock let go, Bob acts again and is stored: that is
-    the store back, and Anna's bot moves at once, not once its backoff is over."""
+    the store back, and Anna's bot moves at once, not once its backoff is over. (The store
+    is probed only once a minute here: Bob's write alone can wake the bot in time.)"""
     caplog.set_level(logging.INFO)
-    async with game_against_a_bot(tmp_path) as (anna, seat, path, server):
+    async with game_against_a_bot(tmp_path, probe_every=60.0) as (anna, seat, path, server):
         (room,) = server.lobby.rooms
         bob = await GameClient.connect(server_url(server))
         try:
@@ -203,15 +209,15 @@ async def test_a_bot_backing_off_plays_at_once_when_a_players_action_is_stored(
             with locked(path):  # the bot waits 0.5 s before it plays: the lock comes first
                 with pytest.raises(ServerError):
                     await bob.act(EndTurn())
-                # four refusals of the bot's move: it now waits 4 s before its next try
+                # three refusals of the bot's move: it now waits 2 s before its next try
                 async with asyncio.timeout(20):
-                    while refusals(caplog, room) < 4:
+                    while refusals(caplog, room) < 3:
                         await asyncio.sleep(0.02)
                 set_bot_delay(server, 0.0, room)
                 assert anna.state.version == version
-            # the store is back: Bob's action is stored, and Anna's bot moves within 1.5 s
+            # the store is back: Bob's action is stored, and Anna's bot moves within 1 s
             await bob.act(EndTurn())
-            moved = await anna.wait_state(lambda p: p.version > version, timeout=1.5)
+            moved = await anna.wait_state(lambda p: p.version > version, timeout=1.0)
             assert any(e.get("seat") == 1 - seat for e in moved.events)
         finally:
             await bob.close()

@@ -8,8 +8,9 @@ seat taken back, by token or by account, no seat taken anew, no watching (``kick
 may last a while or for good, and says the host's reason to whom it concerns.
 
 Bans (schema 6), mutes and kicks (schema 10) are stored, so they outlive a restart, and every
-node of a cluster reads them again every :data:`REFRESH` seconds from the database they
-share (the node that serves a room has its kicks at once: the kick was set there).
+node of a cluster reads them again every ``moderation_refresh`` seconds (2 unless told,
+``--moderation-refresh``) from the database they share (the node that serves a room has its
+kicks at once: the kick was set there).
 
 A room the host closed (``castell-server admin close``) is stored finished, its result
 ``{"abandoned": reason}`` (:func:`closed_reason`), its game not over: it is never served
@@ -34,10 +35,6 @@ if TYPE_CHECKING:
     from server.runtime.runner import RoomRunner
 
 log = logging.getLogger("castell.moderation")
-
-#: Seconds between two reads of the stored bans (what other nodes banned meanwhile).
-REFRESH = 2.0
-
 
 def ban_target(target: str) -> tuple[str, str]:
     """``(kind, value)`` of a ban's target: an address or network, else a name."""

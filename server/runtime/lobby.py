@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.core.room import Room
 from server.features.moderation import closed_reason, refuse_closed, refuse_closed_code
-from server.runtime.retries import Retries
+from server.runtime.retries import PROBE_EVERY, Retries
 from server.runtime.runner import RoomRunner
 from server.runtime.thinking import Thinkers
 from server.runtime.timers import Scheduler
@@ -74,7 +74,7 @@ class Lobby:
     def __init__(self, *, store: Store, max_rooms: int, bot_delay: float,
                  room_linger: float, unload_after: float | None = None,
                  unattended_after: float | None = None,
-                 turn_time_scale: float = 1.0,
+                 turn_time_scale: float = 1.0, store_probe_every: float = PROBE_EVERY,
                  thinkers: Thinkers | None = None, bot_think: float = 1.5,
                  guard: Callable[[RoomRunner], bool] | None = None,
                  metrics: Metrics | None = None,
@@ -85,13 +85,15 @@ class Lobby:
         it holds every room it has); ``metrics``: the server's, given to every room (None:
         not counted); ``clock`` and ``scheduler``: the rooms' time and where their waits go
         (None: the event loop's real seconds), given to every room made after they are set
-        (a test gives a :class:`~server.runtime.timers.VirtualClock` as both)."""
+        (a test gives a :class:`~server.runtime.timers.VirtualClock` as both);
+        ``store_probe_every``: seconds between two probes of a store that refused a write
+        while a room waits to try again."""
         self.store = store
         #: Where the rooms' bots think (none given: a thread of this process).
         self.thinkers = thinkers if thinkers is not None else Thinkers(0)
         self.bot_think = bot_think
         #: The rooms waiting out a store failure: any write stored wakes them all.
-        self.retries = Retries(store.probe)
+        self.retries = Retries(store.probe, every=store_probe_every)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.rooms: dict[str, RoomRunner] = {}
         self.codes: dict[str, RoomRunner] = {}

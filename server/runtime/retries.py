@@ -9,7 +9,8 @@ as its store is back, whichever room's write showed it first.
 
 When no write shows it (a lone room, its bot backing off, nobody else acting), the store is
 asked: while any room waits, a write that changes nothing (:meth:`Store.probe`) is tried every
-:data:`PROBE_EVERY` seconds, and the first one the store takes wakes every waiting room.
+:data:`PROBE_EVERY` seconds (``--store-probe-every``), and the first one the store takes wakes
+every waiting room.
 
 One :class:`Retries` is shared by the rooms of one store (the lobby's).
 """
@@ -25,7 +26,8 @@ from server.store.errors import StoreError
 
 log = logging.getLogger("castell.server")
 
-#: Seconds between two probes of a store that refused a write, while a room waits on it.
+#: Seconds between two probes of a store that refused a write, while a room waits on it,
+#: unless told (the server's ``store_probe_every``).
 PROBE_EVERY = 0.5
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import io
 import os
 import re
 import signal
@@ -200,3 +201,26 @@ def run_server_cli(*args: str, timeout: float = 30.0) -> subprocess.CompletedPro
     """``python -m server ARGS`` to completion (for subcommands and refusals)."""
     return subprocess.run([sys.executable, "-m", "server", *args], cwd=ROOT, env=env(),
                           capture_output=True, text=True, timeout=timeout)
+
+
+@attrs.frozen
+class Done:
+    """How a run of ``castell-server`` ended: its exit code, what it printed and said."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def server_cli_here(*args: str) -> Done:
+    """``castell-server ARGS`` run to completion by the command's own ``main`` in this
+    process, its output captured: the same parsing, work and printing as
+    :func:`run_server_cli`, without an interpreter started for it — for a subcommand
+    (``export``, ``admin``) whose process is not what is tested. It runs an event loop of
+    its own: from a coroutine, call it in a thread."""
+    from server.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return Done(code, out.getvalue(), err.getvalue())

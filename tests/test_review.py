@@ -51,12 +51,17 @@ pytestmark = pytest.mark.timeout(120)
 #: The tests' budget: small, so that a whole game is reviewed in a second or two.
 SMALL = Budget(samples=1, candidates=2)
 LINEUP = ("hard", "normal", "easy", "normal")
+#: The turns of the seeded game the fixture's review searches.
+SEARCHED = range(0, 40, 3)
 
 
 @pytest.fixture(scope="module")
 def game() -> tuple[GameRecordFile, Review]:
     record = bot_game(LINEUP, seed=7, budget=SMALL)
-    return record, review_game(record, seed=3, budget=SMALL)
+    # (every third turn searched, among them a round's last turn in rounds 1, 4, 7 and 10:
+    # each is checked below against the hard bot called again, so a whole game would cost
+    # the suite twice its time for no other case)
+    return record, review_game(record, seed=3, budget=SMALL, turns=SEARCHED)
 
 
 def _depth(value: object) -> int:
@@ -82,6 +87,14 @@ def test_a_seeded_four_seat_game_reviewed_against_the_solver_and_the_hard_bot(ga
         before = states[turn.start]
         assert before.turn == turn.seat and before.round == turn.round
         assert isinstance(record.actions[turn.end - 1].action, EndTurn)
+        assert turn.reviewed == (turn.index in SEARCHED)
+        # the played line (net of undos) is the turn as it was played
+        real = before
+        for action in turn.played:
+            real, _ = apply(real, turn.seat, action)
+        assert real == states[turn.end]
+        if not turn.reviewed:
+            continue
         # the hard bot, called directly from the same information with the same generator
         start = turn_start(before)
         assert sorted(start.bag) == sorted(before.bag) and start.undo is None
@@ -91,11 +104,6 @@ def test_a_seeded_four_seat_game_reviewed_against_the_solver_and_the_hard_bot(ga
         assert turn.aim == choice.aim.route[-1]
         if choice.margin is not None:
             assert turn.hard_expected == pytest.approx(choice.margin, abs=1e-6)
-        # the played line (net of undos) is the turn as it was played
-        real = before
-        for action in turn.played:
-            real, _ = apply(real, turn.seat, action)
-        assert real == states[turn.end]
         if turn.samples:
             # both lines played out with the very same bag orders
             searched += 1
@@ -148,7 +156,7 @@ def test_a_seeded_four_seat_game_reviewed_against_the_solver_and_the_hard_bot(ga
     assert [p.total for p in review.scores[-1]] == [s.total for s in final.scores]
     # per player: accuracy, marks, the costliest turns worst first
     for p in review.players:
-        mine = review.turns_of(p.seat)
+        mine = [t for t in review.turns_of(p.seat) if t.reviewed]  # (the searched ones)
         assert p.accuracy == accuracy_of(t.lost for t in mine)
         assert p.marks == tuple(sum(t.mark == m for t in mine) for m in MARKS)
         lost = sorted((t for t in mine if t.mark != "good"), key=lambda t: -t.lost)
@@ -195,7 +203,7 @@ def test_the_review_as_plain_data_and_back(game):
 
 def test_a_review_is_a_function_of_the_game_its_seed_and_budget(game):
     record, review = game
-    some = [1, 14, 30]
+    some = [0, 15, 30]  # (searched in the whole review too)
     told = []
     alone = review_game(record, seed=3, budget=SMALL, turns=some,
                         progress=lambda done, total: told.append((done, total)))

@@ -191,3 +191,29 @@ async def test_reviews_are_costly_requests_and_few_are_computed_at_once_per_addr
         # the address's bucket: three costly requests were taken, the fourth is refused
         error = await refused(carme, "rate_limited", m.ReviewRequest, room=games[1])
         assert "too many requests from your address" in error.message
+
+
+async def test_a_review_larger_than_a_frame_would_come_in_pages_the_client_joins():
+    # A review fits in one frame (a 4-seat game's is about 35 KB); one that did not would be
+    # paged by its turns, as a record by its actions: here pages of 6 KB are asked for, and
+    # the client's fetch_review joins them into the whole review.
+    from bench.review import bot_game
+    from client.net.net import fetch_review
+    from server.core.review_pages import review_page
+    from shared import codec
+
+    review = review_game(bot_game(("easy", "normal"), 5, SMALL), budget=SMALL)
+    data = review.to_data()
+    assert len(codec.encode(review_page(1, data))) < codec.MAX_FRAME
+    assert review_page(1, data).next is None
+    asked: list[int] = []
+
+    async def request(cls: type, /, room: str, from_: int | None = None) -> m.Review:
+        assert cls is m.ReviewRequest and room == review.room
+        asked.append(from_ or 0)
+        reply = review_page(7, data, from_ or 0, frame=6_000)
+        assert len(codec.encode(reply)) <= 6_000
+        return codec.decode(codec.encode(reply))  # type: ignore[return-value]
+
+    assert await fetch_review(request, review.room) == review
+    assert len(asked) > 2 and asked == sorted(set(asked))

@@ -1,11 +1,11 @@
 """A game's review in pages that each fit in one frame (the ``review`` request).
 
-A 4-seat game's review is about 35 KB of MessagePack, within one frame (64 KiB); a review
-larger than a frame (turns with long lines, or a server with a smaller ``--max-frame``)
-would not fit in one reply. :func:`review_page` answers ``review`` with the review's
-summary and its turns from ``from`` on, as many as fit in a frame and the array limit;
-``next`` says where the following page starts (None on the last), as the ``record`` reply
-does for a record's actions (:mod:`server.core.record_pages`).
+A 4-seat game's review is about 35 KB of MessagePack, its largest turn under 1 KB: within
+one frame (64 KiB), so it is one reply. One larger than a frame would not fit in one:
+:func:`review_page` answers ``review`` with the review's summary and its turns from
+``from`` on, as many as fit in a frame and the array limit; ``next`` says where the
+following page starts (None on the last), as the ``record`` reply does for a record's
+actions (:mod:`server.core.record_pages`).
 """
 
 from __future__ import annotations

@@ -116,6 +116,7 @@ async def test_a_review_is_computed_with_its_progress_then_served_from_the_store
     assert (reviews(server, "computed"), reviews(server, "stored")) == (1, 1)
 
 
+@pytest.mark.parametrize("where", ["sqlite"], indirect=True)  # (the store: above)
 async def test_two_askers_share_one_computation(served):
     server, connect = served
     anna = await connect("Anna", new_key())
@@ -133,6 +134,7 @@ async def test_two_askers_share_one_computation(served):
     assert (reviews(server, "computed"), reviews(server, "joined")) == (1, 1)
 
 
+@pytest.mark.parametrize("where", ["sqlite"], indirect=True)  # (the store: above)
 async def test_no_review_during_a_game_nor_of_another_s_private_game(served):
     server, connect = served
     anna = await connect("Anna", new_key())

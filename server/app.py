@@ -35,6 +35,7 @@ from server.features.matchmaking import Matchmaker
 from server.features.moderation import Moderation
 from server.features.ratings import Ratings
 from server.features.registrations import Registrations
+from server.features.reviews import Reviews
 from server.ops.admin import AdminConsole
 from server.ops.metrics import Metrics
 from server.ops.tls import server_ssl_context
@@ -47,6 +48,7 @@ from server.store.base import Store
 from server.store.sqlite import MEMORY
 from shared.logs import frame_safe_logger
 from shared.messages import SUBPROTOCOL
+from shared.review import Budget
 from shared.view import RoomStatus
 
 log = logging.getLogger("castell.server")
@@ -133,10 +135,14 @@ class CastellServer:
                                    else None)
         #: Who this server is, read from its store at the start (server.features.identity).
         self.identity = Identity(self.store)
+        #: Finished games' reviews, computed in the bot workers and kept in the store.
+        self.reviews = Reviews(self.store, self.thinkers,
+                               Budget(cfg.review_samples, cfg.review_candidates),
+                               per_address=cfg.reviews_per_address, metrics=self.metrics)
         self.requests = Requests(cfg, self.lobby, self.directory, accounts=self.accounts,
                                  ratings=self.ratings, matchmaker=self.matchmaker,
                                  identity=self.identity, moderation=self.moderation,
-                                 metrics=self.metrics)
+                                 reviews=self.reviews, metrics=self.metrics)
         self.admin: AdminConsole | None = None
         self._metrics_http: Any = None
         #: Set when the server drained (admin drain) and should now stop.
@@ -267,6 +273,7 @@ class CastellServer:
             runner.close()
         await self.lobby.retries.close()
         await self.matchmaker.close()
+        await self.reviews.close()
         await self.thinkers.close()  # no bot worker outlives the server
         await self.directory.close()
         await self.store.close()

@@ -47,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "thread)")
     p.add_argument("--bot-think", type=float, default=d.bot_think, metavar="SECONDS",
                    help=f"how long a hard bot may think once a turn (default {d.bot_think})")
+    p.add_argument("--review-samples", type=int, default=d.review_samples, metavar="N",
+                   help="bag orders a game's review plays each line out in (default "
+                        f"{d.review_samples}, as the hard bot; docs/review.md)")
+    p.add_argument("--review-candidates", type=int, default=d.review_candidates, metavar="N",
+                   help="candidate lines a game's review weighs each turn (default "
+                        f"{d.review_candidates}, as the hard bot)")
     p.add_argument("--db", default=None, metavar="PATH_OR_URL",
                    help="where games are kept (default: castell.sqlite3 in your data "
                         "folder; ':memory:' keeps nothing; postgresql://HOST/DATABASE for a "
@@ -144,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
           "an account that never finished a game and has not signed in for this long gives "
           "up its name to a new account (0: never)")
     limit("--max-spectators", int, d.max_spectators, "N", "spectators of one room")
+    limit("--reviews-per-address", int, d.reviews_per_address, "N",
+          "game reviews being computed at once for one address")
     limit("--room-chat-rate", float, d.room_chat_rate, "LINES_PER_SECOND",
           "chat lines one room carries per second, all its members together")
     limit("--room-unload-after", _none_if_zero, d.room_unload_after, "SECONDS",
@@ -257,6 +265,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         match_window_max=args.match_window_max, match_reserve=args.match_reserve,
         rated_one_network=args.rated_one_network,
         store_probe_every=max(0.01, args.store_probe_every),
+        review_samples=max(1, args.review_samples),
+        review_candidates=max(1, args.review_candidates),
+        reviews_per_address=max(1, args.reviews_per_address),
     )
 
 

@@ -10,7 +10,7 @@ import os
 
 import attrs
 
-from shared import codec
+from shared import codec, search
 
 # The WebSocket subprotocol this server speaks (docs/protocol.md, "Transport"), defined once in
 # shared for both ends; re-exported here for the server's modules.
@@ -135,6 +135,15 @@ class ServerConfig:
     room_unattended_after: float | None = 60.0
     #: Per-message deflate; off by default so one encoded push is the same bytes for all.
     compression: bool = False
+
+    # -- reviews of finished games (docs/review.md) -------------------------------------------
+    #: The budget a review searches with (``shared.review.Budget``): bag orders per line and
+    #: candidate lines per turn; the ``hard`` bot's own unless told (tests make it small).
+    review_samples: int = search.SAMPLES
+    review_candidates: int = search.CANDIDATES
+    #: Reviews being computed at once for the connections of one address (more:
+    #: ``rate_limited``; a review already kept, or already being computed, is not counted).
+    reviews_per_address: int = 2
 
     # -- the host's tools (docs/operations.md) --------------------------------------------------
     #: Serve no ``/metrics`` (else the Prometheus text format, on this port unless

@@ -249,6 +249,21 @@ class RecordRequest:
 
 
 @attrs.frozen
+class ReviewRequest:
+    """Ask for a finished game's review (an addition: ``docs/review.md``), computed by the
+    server once and kept. Reply: :class:`Review`, after :class:`ReviewProgressPush` pushes
+    while it is computed. ``from`` (left out when None: 0) asks for the review's turns from
+    that one on: a reply holds as many as fit in a frame, and says where the next page
+    starts (:attr:`Review.next`)."""
+
+    TYPE: ClassVar[str] = "review"
+    id: MessageId
+    room: RoomId
+    from_: ActionIndex | None = attrs.field(default=None,  # `from` on the wire
+                                            metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
 class Resync:
     """Ask for the room's whole view again (a patch did not fit the view this client holds).
     Reply: :class:`Ok`, after a :class:`StatePush` with the current view."""
@@ -536,6 +551,31 @@ class Record:
 
 
 @attrs.frozen
+class Review:
+    """Reply to :class:`ReviewRequest`: the game's review, as
+    :meth:`shared.review.Review.to_data` gives it, its ``turns`` those of the page asked for
+    (from ``from``, as many as fit a frame)."""
+
+    TYPE: ClassVar[str] = "review"
+    re: MessageId
+    review: dict[str, Any]
+    #: Where the next page of the review's turns starts (left out when None: ``review``
+    #: holds its last turns): ask ``review`` with ``from`` it.
+    next: ActionIndex | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class ReviewProgressPush:
+    """Push to whoever asked for a review (an addition) while the server computes it:
+    ``done`` of the game's ``total`` turns are reviewed."""
+
+    TYPE: ClassVar[str] = "review_progress"
+    room: RoomId
+    done: ActionIndex
+    total: ActionIndex
+
+
+@attrs.frozen
 class InvitePush:
     """Push: ``from`` made ``room``, a rematch of a game you played (``name``): ``join_room``
     it to take your seat."""
@@ -738,7 +778,7 @@ ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | N
     | History | Games | Record | InvitePush | YourTurnPush | Patch
 Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | CancelMatch \
     | LeaderboardReply | ProfileReply | MatchedPush | MatchWaitingPush | Identify | Identity \
-    | RemovedPush
+    | RemovedPush | ReviewRequest | Review | ReviewProgressPush
 
 #: Client → server messages by ``type``.
 REQUEST_TYPES: Final[dict[str, type]] = {
@@ -876,8 +916,8 @@ def from_wire(
 
     ``sender`` restricts the types accepted to those that side sends (``"client"`` for a
     server reading requests); with None, both are accepted and a type both sides send
-    (``chat``, ``history``, ``record``) is a request when it carries an ``id`` (every request
-    does, no server message does).
+    (``chat``, ``history``, ``record``, ``review``) is a request when it carries an ``id``
+    (every request does, no server message does).
 
     Raises :class:`ProtocolError`: ``bad_message`` when ``payload`` is not a map with a string
     ``type``; ``unknown_type``; ``invalid_field`` (with ``field``) for anything else. ``re`` is
@@ -911,7 +951,7 @@ def from_wire(
 
 
 REQUEST_TYPES.update({cls.TYPE: cls for cls in (Leaderboard, ProfileRequest, QuickMatch,
-                                                CancelMatch, Identify)})
+                                                CancelMatch, Identify, ReviewRequest)})
 SERVER_TYPES.update({cls.TYPE: cls for cls in (LeaderboardReply, ProfileReply, MatchedPush,
                                                MatchWaitingPush, Identity,
-                                               RemovedPush)})
+                                               RemovedPush, Review, ReviewProgressPush)})

@@ -378,6 +378,39 @@ def review_moves(start: GameState, moves: Sequence[tuple[int, Recorded]], *, roo
                   turns=tuple(reviewed), festivals=festivals, players=players)
 
 
+def review_plan(record: GameRecordFile, *, seed: int = 0, budget: Budget = DEFAULT_BUDGET
+                ) -> tuple[Review, tuple[tuple[int, GameState], ...]]:
+    """A review in parts, as a server's bot workers compute it one turn at a time: the
+    review of ``record`` with no turn searched, and the turns to search, each as its index
+    and its start as the search takes it (:func:`turn_start`). :func:`search_turn` searches
+    one, :func:`with_searched` puts them in; together they give exactly what
+    :func:`review_game` gives for the same seed and budget."""
+    review = review_game(record, seed=seed, budget=budget, turns=())
+    states = [engine.new_game(list(record.seats), record.variant, record.seed)]
+    for recorded in record.actions:
+        states.append(engine.apply(states[-1], recorded.seat, recorded.action)[0])
+    kinds = [type(a.action) for a in record.actions]
+    jobs = tuple((t.index, turn_start(states[t.start])) for t in review.turns
+                 if Resign not in kinds[t.start:t.end])
+    return review, jobs
+
+
+def search_turn(turn: TurnReview, start: GameState, *, seed: int = 0,
+                budget: Budget = DEFAULT_BUDGET) -> TurnReview:
+    """Turn ``turn`` of a :func:`review_plan`, searched from ``start`` (the plan's), as
+    :func:`review_game` searches it."""
+    return _searched(turn, start, sample_rng(seed, turn.index), budget)
+
+
+def with_searched(review: Review, searched: Iterable[TurnReview]) -> Review:
+    """``review`` with the turns ``searched`` in place of its own of the same index, and
+    each player's summary made again from them."""
+    by_index = {t.index: t for t in searched}
+    turns = tuple(by_index.get(t.index, t) for t in review.turns)
+    players = tuple(_player(p.seat, p.name, p.bot, turns, p.final) for p in review.players)
+    return attrs.evolve(review, turns=turns, players=players)
+
+
 def mark_of(lost: float) -> str:
     """The mark of a turn that lost ``lost`` expected points (:data:`THRESHOLDS`)."""
     return MARKS[sum(lost >= t for t in THRESHOLDS)]

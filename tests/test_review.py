@@ -7,9 +7,11 @@ game, its seed and its budget."""
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import statistics
 
+import attrs
 import msgpack
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -20,7 +22,7 @@ from shared import greedy, search
 from shared.actions import Build, EndTurn, Move, Resign, Undo
 from shared.engine import apply, legal_actions, new_game
 from shared.events import FestivalResolved
-from shared.record import GameRecordFile
+from shared.record import GameRecordFile, RecordedAction
 from shared.replay import record_steps
 from shared.review import (
     CATEGORIES,
@@ -36,10 +38,13 @@ from shared.review import (
     reachable,
     review_game,
     review_moves,
+    review_plan,
     sample_rng,
+    search_turn,
     tower_from_text,
     tower_text,
     turn_start,
+    with_searched,
 )
 from shared.scoring import score_player
 from shared.solver import FestivalGoal, TallestGoal, best_with_training
@@ -214,6 +219,22 @@ def test_a_review_is_a_function_of_the_game_its_seed_and_budget(game):
     assert told == [(0, 3), (1, 3), (2, 3), (3, 3)]
 
 
+def test_a_review_in_parts_is_the_whole_review(game):
+    # what a server's workers compute, the plan then one job per turn in any order (a job
+    # crosses to a worker by pickle), is exactly the review of the whole game
+    record, review = game
+    plan, jobs = review_plan(record, seed=3, budget=SMALL)
+    assert not any(t.reviewed for t in plan.turns)
+    assert [i for i, _ in jobs] == list(range(len(review.turns)))
+    done = [pickle.loads(pickle.dumps(search_turn(plan.turns[i], start, seed=3, budget=SMALL)))
+            for i, start in reversed(pickle.loads(pickle.dumps(jobs)))]
+    assert with_searched(plan, done) == review
+    # turns left out stay unsearched, and the players are summed over the others
+    part = with_searched(plan, done[:5])
+    assert sum(t.reviewed for t in part.turns) == 5
+    assert sum(sum(p.marks) for p in part.players) == 5
+
+
 def test_a_turn_net_of_its_undos_and_an_unfinished_game():
     assert net_line([Move("cen"), Undo(), Move("lle"), Build(((3,),)), Undo(), EndTurn()]) \
         == (Move("lle"), EndTurn())
@@ -254,6 +275,15 @@ def test_a_game_with_a_resignation_is_reviewed_around_it():
     assert len(with_resign) == 1 and not with_resign[0].reviewed
     assert all(not isinstance(a, Resign) for a in with_resign[0].played)
     assert all(t.reviewed for t in review.turns if t not in with_resign)
+    # in parts, the turn of the resignation is no job, and the review is the same
+    record = GameRecordFile(room="r", name="r", variant="normal",
+                            seats=("Anna", "Biel", "Carme"), bots=(False,) * 3, seed=8,
+                            actions=tuple(RecordedAction(seat, a) for seat, a in moves))
+    plan, jobs = review_plan(record, seed=1, budget=SMALL)
+    assert with_resign[0].index not in {i for i, _ in jobs}
+    assert with_searched(plan, [search_turn(plan.turns[i], start, seed=1, budget=SMALL)
+                                for i, start in jobs]) == attrs.evolve(review, room="r",
+                                                                       name="r")
 
 
 def test_the_first_turn_reaches_every_region_and_marks_follow_the_thresholds():

@@ -857,3 +857,16 @@ async def test_mutes_and_kicks_are_stored_replaced_and_lifted(store: Store):
     assert await store.list_kicks() == [kick]
     await store.delete_room("r1")  # a room's kicks go with it
     assert await store.list_kicks() == []
+
+
+async def test_a_game_keeps_one_review_the_first_stored_and_it_goes_with_the_room(
+        store: Store):
+    await store.create_room(a_room("r1"))
+    assert await store.review("r1") is None
+    assert await store.put_review("r1", b"\x81\xa1a\x01", 5.0)
+    # a second review of the same game (another node computed it too) is not kept
+    assert not await store.put_review("r1", b"\x81\xa1a\x02", 6.0)
+    assert await store.review("r1") == b"\x81\xa1a\x01"
+    assert await store.review("r2") is None
+    await store.delete_room("r1")
+    assert await store.review("r1") is None

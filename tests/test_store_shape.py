@@ -65,12 +65,13 @@ def test_the_stores_keep_one_concern_per_part() -> None:
         GamesStore,
         ModerationStore,
         RatingsStore,
+        ReviewsStore,
         Store,
     )
     from server.store.postgres import PostgresStore
     from server.store.sqlite import SQLiteStore
 
-    parts = (GamesStore, AccountsStore, RatingsStore, ModerationStore)
+    parts = (GamesStore, AccountsStore, RatingsStore, ModerationStore, ReviewsStore)
     for store in (SQLiteStore, PostgresStore):
         assert issubclass(store, Store)
         assert not store.__abstractmethods__

@@ -324,3 +324,41 @@ async def http_get(url: str, path: str) -> str:
     data = await reader.read()
     writer.close()
     return data.decode().partition("\r\n\r\n")[2]
+
+
+async def test_a_review_takes_the_worker_one_turn_at_a_time_between_other_rooms_bots():
+    """A game's review is computed in the bot workers one turn per job (server.features.
+    reviews): on one worker, a hard bot of another address asked for while a review is
+    under way thinks after the review's current turn, not after the whole game."""
+    from shared.engine import new_game
+    from shared.record import GameRecordFile
+
+    async with serving(bot_workers=1, bot_think=0.05, review_samples=1,
+                       review_candidates=2) as (server, url):
+        anna = await _game_with_a_bot(url, "easy")
+        await play_legal([anna, None], random.Random(2), end_bias=0.5, timeout=30)
+        room = anna.state.view["room"]
+        record = GameRecordFile.from_data((await anna.request(m.RecordRequest, room=room)).game)
+        progress: list[tuple[int, int]] = []
+        decided: list[tuple[int, int]] = []
+
+        async def hard_bot() -> None:
+            state = new_game(["Biel", "Carme"], "normal", 9)
+            await server.thinkers.decide(state, 0, "hard", 1, think=0.05, owner=object(),
+                                         share="127.0.0.2")
+            decided.append(progress[-1])
+
+        asked: list[asyncio.Task[None]] = []
+
+        def told(done: int, total: int) -> None:
+            progress.append((done, total))
+            if done == 0:  # the review's turns are counted: its first turn's job runs
+                asked.append(asyncio.create_task(hard_bot()))
+
+        await server.reviews.review(record, share="127.0.0.1", progress=told)
+        await asyncio.gather(*asked)
+        (total,) = {t for _, t in progress}
+        assert total >= 20 and progress[-1] == (total, total)
+        # the bot thought between the review's first turns, not after its last
+        assert decided and decided[0][0] <= 2, (decided, total)
+        await anna.close()

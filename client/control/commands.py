@@ -109,6 +109,11 @@ class Rematch:
 
 
 @attrs.frozen
+class Review:
+    """Once the game is over: the server's review of it, turn by turn (docs/review.md)."""
+
+
+@attrs.frozen
 class Lookup:
     """A look at the server's players from a game: ``top`` or ``whois NAME``, the lobby's
     commands, whose ``line`` the lobby's parser reads."""
@@ -117,7 +122,7 @@ class Lookup:
 
 
 ClientCommand = Chat | Hint | Help | Rules | Leave | Quit | EndNow | Warn | Resign | Score \
-    | Rematch | Lookup
+    | Rematch | Review | Lookup
 Command = Action | ClientCommand
 
 
@@ -208,6 +213,13 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
                     "A new room with the same settings: the others are invited to their "
                     "seats, bots sit again in theirs. Invited to one, `rematch` takes your "
                     "seat in it."),
+        CommandHelp("review", "review",
+                    "after the game: go over it turn by turn", ("review",),
+                    "The server reviews every turn against the hard bot and the tower "
+                    "solver (a progress bar while it computes it, once): what each turn "
+                    "earned, its mark, the better line, each player's accuracy and the "
+                    "charts. Keys: n/p turns, x the costliest, b the board, c the charts, "
+                    "q back to the game."),
         CommandHelp("top", "top [N|me]", "the server's best players (or around you)",
                     ("top", "top me")),
         CommandHelp("whois", "whois NAME", "a player's rating and last rated games",
@@ -379,7 +391,7 @@ def _parse_levels(text: str) -> tuple[tuple[int, ...], ...]:
 
 _NO_ARGUMENTS: Final[dict[str, type]] = {
     "hint": Hint, "quit": Quit, "leave": Leave, "end": EndTurn, "dismantle": Dismantle,
-    "undo": Undo, "resign": Resign, "score": Score, "rematch": Rematch,
+    "undo": Undo, "resign": Resign, "score": Score, "rematch": Rematch, "review": Review,
 }
 
 

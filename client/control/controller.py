@@ -43,6 +43,8 @@ from shared.actions import Action, EndTurn, Move, Recruit, Special, Train
 from shared.board import ROUNDS
 from shared.engine import legal_actions
 from shared.errors import CastellError
+from shared.record import GameRecordFile
+from shared.review import Review
 from shared.state import Skills
 from shared.view import RoomStatus, View, state_from_view
 from shared.wire import ROOM_NAME_MAX
@@ -78,6 +80,12 @@ class Screen(Protocol):
     def show_log(self) -> None:
         """Show the game's log (:meth:`Controller.log_lines`): in a pane of its own where the
         screen has one, as a block of text where it has not."""
+    def review_progress(self, name: str, done: int, total: int) -> None:
+        """The server's review of game ``name`` stands at ``done`` of ``total`` turns (its
+        ``review_progress`` pushes): a progress bar where the screen draws one."""
+    def show_review(self, record: GameRecordFile, review: Review) -> None:
+        """Show a finished game's review: the review viewer (:mod:`client.modes.review`)
+        where the screen is a full one, the review as text where it is not."""
 
     #: Whether a person answers (a terminal): only then does ``quit`` ask first.
     interactive: bool
@@ -648,6 +656,10 @@ class Controller:
             await self._show_games()
         elif isinstance(cmd, lb.Replay):
             await self._replay(cmd.number)
+        elif isinstance(cmd, lb.Review):
+            self._signed_in()
+            game = await self._game_number(cmd.number, finished=True)
+            await self.review(game.room, game.name)
         elif isinstance(cmd, lb.Bell):
             await self._bell(["on" if cmd.on else "off"])
         elif isinstance(cmd, lb.Top | lb.Whois):
@@ -865,6 +877,14 @@ class Controller:
         print_plain(record, out)
         self.screen.show(out.getvalue().splitlines())
 
+    async def review(self, room: str, name: str) -> None:
+        """A finished game's review (docs/review.md): its record and the server's review of
+        it (computed there, once, its progress shown as a bar), then shown."""
+        record = await self.session.record(room)
+        review = await self.session.review(
+            room, lambda done, total: self.screen.review_progress(name, done, total))
+        self.screen.show_review(record, review)
+
     async def _rematch(self) -> None:
         """In a finished game: the rematch we were invited to, or a new one."""
         view = self.view
@@ -1045,6 +1065,12 @@ class Controller:
             await self.resign()
         elif isinstance(cmd, c.Rematch):
             await self._rematch()
+        elif isinstance(cmd, c.Review):
+            view = self.view
+            if view is None or view.status != RoomStatus.FINISHED:
+                raise c.CommandError("`review` comes once the game is over: no help during a "
+                                     "game")
+            await self.review(view.room, view.name)
         elif isinstance(cmd, c.Lookup):
             looked = lb.parse_lobby(cmd.line)
             assert isinstance(looked, lb.Top | lb.Whois)
@@ -1160,8 +1186,9 @@ class Controller:
         view = self.view
         if view is None or view.status != RoomStatus.FINISHED or self.me is None:
             return None
-        return ("The game is over. `rematch` plays it again with the same players · `score` "
-                "· `leave` for the lobby · `quit` closes Castell.")
+        return ("The game is over. `rematch` plays it again with the same players · `review` "
+                "goes over it turn by turn · `score` · `leave` for the lobby · `quit` closes "
+                "Castell.")
 
     def resign_effect(self) -> str:
         """What resigning now would do (docs/rules.md §10), for the question that asks."""

@@ -108,6 +108,13 @@ class Replay:
 
 
 @attrs.frozen
+class Review:
+    """A finished game of `games` reviewed by the server, turn by turn (docs/review.md)."""
+
+    number: int
+
+
+@attrs.frozen
 class Bell:
     """Ring the terminal bell, or not, when one of your games reaches your turn."""
 
@@ -132,8 +139,8 @@ class LeaveRoom:
     """Leave the room for the lobby (after the start the seat stays yours)."""
 
 
-LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Bell | Help | Quit \
-    | Top | Whois | Quick | CancelQuick | Abandon
+LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Review | Bell \
+    | Help | Quit | Top | Whois | Quick | CancelQuick | Abandon
 RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
@@ -154,6 +161,8 @@ LOBBY_HELP: Final = (
      "in, N is a number of `games`"),
     ("games", "your games on this server, in play and finished (your turn in which)"),
     ("replay N", "step through finished game N of `games`, fetched from the server"),
+    ("review N", "finished game N of `games` reviewed turn by turn against the hard bot and "
+     "the tower solver, with charts (computed by the server once)"),
     ("abandon N", "give up game N of `games` (or held seat N): you resign it, asked first"),
     ("bell on|off", "ring the bell when one of your games reaches your turn (on)"),
     ("help", "this list"),
@@ -415,6 +424,10 @@ def parse_lobby(line: str) -> LobbyCommand:
         if len(args) != 1 or not args[0].isdigit():
             raise CommandError("replay takes the number of a finished game of `games`")
         return Replay(int(args[0]))
+    if name == "review":
+        if len(args) != 1 or not args[0].isdigit():
+            raise CommandError("review takes the number of a finished game of `games`")
+        return Review(int(args[0]))
     if name in ("abandon", "resign"):
         if len(args) != 1 or not args[0].isdigit():
             raise CommandError("abandon takes the number of an unfinished game of `games` (or "

@@ -43,6 +43,7 @@ from shared.errors import CastellError, ProtocolError
 from shared.logs import frame_safe_logger
 from shared.patch import apply
 from shared.record import GameRecordFile, RecordError
+from shared.review import Review, ReviewError
 
 
 async def fetch_record(request: Callable[..., Awaitable[Any]], room: str) -> GameRecordFile:
@@ -64,6 +65,28 @@ async def fetch_record(request: Callable[..., Awaitable[Any]], room: str) -> Gam
         actions.extend(page)
     game["actions"] = actions
     return GameRecordFile.from_data(game)
+
+
+async def fetch_review(request: Callable[..., Awaitable[Any]], room: str) -> Review:
+    """A finished game's review, through ``request`` (a :meth:`GameClient.request`): the
+    ``review`` reply and, for a review larger than a frame, the pages that follow it
+    (``next``: asked for with ``from``), their turns joined in order. The server's
+    ``review_progress`` pushes come on the pushes' way meanwhile. :class:`ReviewError` when
+    the pages do not follow on from each other or the review cannot be read."""
+    reply = await request(m.ReviewRequest, room=room)
+    data = dict(reply.review)
+    turns = list(data.get("turns") or ())
+    while reply.next is not None:
+        if reply.next != len(turns):
+            raise ReviewError(f"the server's review of {room!r} skips or repeats turns "
+                              f"(a page from {reply.next} after {len(turns)})")
+        reply = await request(m.ReviewRequest, room=room, from_=reply.next)
+        page = reply.review.get("turns") or ()
+        if not page and reply.next is not None:
+            raise ReviewError(f"the server's review of {room!r} has an empty page")
+        turns.extend(page)
+    data["turns"] = turns
+    return Review.from_data(data)
 
 
 #: The largest frame the client accepts from a server.

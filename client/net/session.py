@@ -33,13 +33,14 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI, W
 
 from client.local.keys import KeyStore
 from client.local.seats import HeldSeat, SeatStore
-from client.net.net import GameClient, ServerError, fetch_record, join_anywhere
+from client.net.net import GameClient, ServerError, fetch_record, fetch_review, join_anywhere
 from client.screens.describe import NOTICE_NAME
 from client.screens.sanitize import safe
 from shared import messages as m
 from shared.actions import Action
 from shared.errors import CastellError, ProtocolError
 from shared.record import GameRecordFile
+from shared.review import Review
 from shared.view import RoomStatus, View, parse_view
 
 FIRST_RETRY = 0.5
@@ -217,6 +218,8 @@ class Session:
         self._forgotten: tuple[str | None, int | None] | None = None
         #: The rematches we were invited to: room id -> who made it (its creator).
         self.invited: dict[str, str] = {}
+        #: The reviews being asked for: room id -> what their progress is told to.
+        self.reviewing: dict[str, Callable[[int, int], None]] = {}
 
     # -- connecting ----------------------------------------------------------------------
 
@@ -403,6 +406,8 @@ class Session:
                 self.listener.on_match_waiting(push)
         elif isinstance(push, m.RemovedPush):
             self._removed(push)
+        elif isinstance(push, m.ReviewProgressPush) and push.room in self.reviewing:
+            self.reviewing[push.room](push.done, push.total)
         elif isinstance(push, m.NoticePush) and push.room is not None and push.room == self.room:
             # The server's word about the room, shown among the chat under its own name.
             self.listener.on_chat(m.ChatPush(room=push.room, seat=None, name=NOTICE_NAME,
@@ -588,6 +593,16 @@ class Session:
         """A finished game's record, fetched from the server (page by page, for a long
         game's: see :func:`client.net.net.fetch_record`)."""
         return await fetch_record(self.request, room)
+
+    async def review(self, room: str, progress: Callable[[int, int], None]) -> Review:
+        """A finished game's review, from the server (computed there, or read from its
+        store); ``progress(done, total)`` is told of each ``review_progress`` push about it
+        while it is computed."""
+        self.reviewing[room] = progress
+        try:
+            return await fetch_review(self.request, room)
+        finally:
+            self.reviewing.pop(room, None)
 
     async def take_back(self, room: str, name: str) -> m.Joined:
         """Signed in: take back the account's seat of ``room`` (no token needed)."""

@@ -27,7 +27,7 @@ import re
 import textwrap
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
@@ -59,6 +59,7 @@ from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
 from prompt_toolkit.widgets import Frame
 from rich.console import Console, Group, RenderableType
+from rich.progress_bar import ProgressBar
 from rich.text import Text
 
 from client.control import lobby as lb
@@ -68,9 +69,15 @@ from client.net.session import RoomState
 from client.screens import describe as d
 from client.screens import eventline
 from client.screens.render import render
+from client.screens.sanitize import safe
 from shared import messages as m
 from shared.errors import CastellError
+from shared.record import GameRecordFile
+from shared.review import Review
 from shared.view import RoomStatus
+
+if TYPE_CHECKING:
+    from client.modes.review import ReviewViewer
 
 STYLE = Style.from_dict({
     "status.error": "bold fg:ansired",
@@ -91,6 +98,11 @@ BOARD_STEP = 10
 LOBBY_REFRESH = 5  # seconds between two looks at the room list, in the lobby
 SEAT_LOST_PAUSE = 4.0  # seconds the words stay up when another client took the seat back
 STATUS_LINES = 3  # a long refusal wraps onto at most this many lines
+#: The keys the review viewer takes while it is open (:meth:`ReviewViewer.key`).
+REVIEW_KEYS = ("n", "right", "space", "p", "left", "home", "end", "x", "b", "c", "s", "down",
+               "j", "up", "k", "pagedown", "pageup", "q", "escape", "c-c")
+#: Cells the review's progress bar takes on the status line.
+PROGRESS_WIDTH = 30
 #: The smallest terminal the board is drawn on; a smaller one is told so instead.
 MIN_COLUMNS, MIN_ROWS = 80, 24
 
@@ -179,6 +191,8 @@ class TerminalScreen:
         self._board_key: tuple[Any, ...] | None = None
         self._board_cache: StyleAndTextTuples = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: The review viewer while a review is shown (over the board; ``q`` closes it).
+        self.viewer: ReviewViewer | None = None
         self._game_completer = CommandCompleter(controller.legal, controller.team,
                                                  controller.skills)
         self._words_completer = WordsCompleter(controller)
@@ -316,6 +330,40 @@ class TerminalScreen:
     def bell(self) -> None:
         """Ring the terminal's bell (one of the player's games reached their turn)."""
         self.app.output.bell()
+
+    def review_progress(self, name: str, done: int, total: int) -> None:
+        """The server's review of ``name`` under way: a progress bar on the status line."""
+        bar = Console(file=io.StringIO(), width=PROGRESS_WIDTH, color_system=None,
+                      legacy_windows=False)
+        with bar.capture() as drawn:
+            bar.print(ProgressBar(total=max(1, total), completed=done, width=PROGRESS_WIDTH),
+                      end="")
+        self.message = ("status.info", f"reviewing {safe(name)!r} {drawn.get()} "
+                                       f"{done}/{total} turns")
+        self.refresh()
+
+    def show_review(self, record: GameRecordFile, review: Review) -> None:
+        """The review viewer over the board (:class:`client.modes.review.ReviewViewer`):
+        its keys are the viewer's until ``q`` (or Esc) gives the board back."""
+        from client.modes.review import ReviewViewer
+
+        self.viewer = ReviewViewer(record, review, color=self.color)
+        self.message = ("status.info", "the review: n/p turns · x costliest · b board · "
+                                       "c charts · s summary · q back")
+        self.refresh()
+
+    def review_key(self, name: str) -> bool:
+        """Key ``name`` (prompt_toolkit's) pressed while the review viewer is open: the
+        viewer's to handle; ``q``, Esc or Ctrl-C close it. False when it does nothing."""
+        viewer = self.viewer
+        if viewer is None:
+            return False
+        done = viewer.key(name)
+        if viewer.quit:
+            self.viewer = None
+            self.message = None
+        self.refresh()
+        return done
 
     def show_lobby(self) -> None:
         self.refresh()  # the lobby is the board when not in a room
@@ -510,6 +558,11 @@ class TerminalScreen:
         def _end(event: Any) -> None:
             self.scroll_end(1)
 
+        # The review viewer's keys, while it is open (added last: they come first then).
+        viewing = Condition(lambda: self.viewer is not None and self._asking is None)
+        for name in REVIEW_KEYS:
+            kb.add(name, filter=viewing, eager=name in ("q", "escape", "c-c"))(
+                lambda event, name=name: self.review_key(name))
         return kb
 
     def page(self, direction: int) -> None:
@@ -683,6 +736,9 @@ class TerminalScreen:
 
     def board_text(self, width: int, height: int) -> str:
         """The board for a ``width`` × ``height`` area, as ANSI text (at most ``height`` lines)."""
+        if self.viewer is not None:  # a review shown over the board, its footer under it
+            body = self.viewer.body(width, max(1, height - 1))
+            return "\n".join([*body, f"\x1b[7m{self.viewer.footer(width)}\x1b[0m"])
         mode = self.controller.mode
         if mode == "lobby":
             head = Text("CASTELL · lobby", style="bold")

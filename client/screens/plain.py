@@ -21,11 +21,18 @@ from typing import IO
 from client.control.controller import Controller
 from client.net.session import RoomState
 from client.screens.render import chat_text, event_lines, render_plain
+from client.screens.review import plain_lines
+from client.screens.sanitize import safe
 from shared import messages as m
+from shared.record import GameRecordFile
+from shared.review import Review
 from shared.view import RoomStatus
 
 #: A line that stands for Ctrl-C typed on a terminal (a line read never holds it).
 INTERRUPT = "\x03"
+
+#: Turns between two lines of a review's progress.
+REVIEW_EVERY = 10
 
 PLAIN_HELP = ("look       print the whole board again",
               "wait       wait until it is your turn (or the game starts or ends)")
@@ -71,6 +78,20 @@ class PlainScreen:
         """Ring the terminal's bell (one of the player's games reached their turn)."""
         self.stdout.write("\a")
         self.stdout.flush()
+
+    def review_progress(self, name: str, done: int, total: int) -> None:
+        """A review's progress as lines, as ``castell review --plain`` prints them: one as it
+        starts, then one every :data:`REVIEW_EVERY` turns and at the end."""
+        if done == 0:
+            self.say(f"the server reviews {safe(name)!r}: {total} turns against the hard "
+                     "bot…")
+        elif done % REVIEW_EVERY == 0 or done == total:
+            self.say(f"  {done}/{total} turns reviewed")
+
+    def show_review(self, record: GameRecordFile, review: Review) -> None:
+        """The whole review as text, its charts as tables
+        (:func:`client.screens.review.plain_lines`)."""
+        self.show(plain_lines(review))
 
     def error(self, text: str) -> None:
         self.say(f"error: {text}")

@@ -46,6 +46,8 @@ COSTLY: tuple[type, ...] = (
     m.MyGames, m.RecordRequest, m.Rematch,
     # Ratings and quick match (server.features.ratings, server.features.matchmaking).
     m.Leaderboard, m.ProfileRequest, m.QuickMatch,
+    # A game's review: a store read, or a computation in the bot workers.
+    m.ReviewRequest,
 )
 
 

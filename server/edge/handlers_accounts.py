@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from server.features.rematch import Rematches
     from server.runtime.connection import Connection
     from server.runtime.lobby import Lobby
+    from server.store.base import GameRecord, Store
 
 
 class AccountHandlers:
@@ -41,16 +42,26 @@ class AccountHandlers:
     async def record(self, conn: Connection, msg: m.RecordRequest) -> None:
         """A finished game's record, from the store. A private room's only for an account
         that played it."""
-        record = await self.lobby.store.load(msg.room)
-        if record is not None and record.room.private and not (
-                conn.account is not None
-                and await self.accounts.holds_seat(msg.room, conn.account)):
-            refuse_closed(record)  # said, as join_room says it to a seat token
-            record = None
-        if record is None:
-            raise RoomNotFound(f"there is no finished game {msg.room!r} on this server")
-        if record.room.status != RoomStatus.FINISHED:
-            raise CastellError("that game is not over yet", code="not_finished")
-        game = record_file(record)
+        game = record_file(await finished_game(self.lobby.store, self.accounts, conn,
+                                               msg.room))
         # a long game's record comes in pages, each in one frame (server.core.record_pages)
         reply(conn, record_page(msg.id, game, msg.from_ or 0))
+
+
+async def finished_game(store: Store, accounts: Accounts, conn: Connection, room: str
+                        ) -> GameRecord:
+    """The stored game ``room`` as ``conn`` may read it (``record``, ``review``): a finished
+    game, a private one only for an account that played it. Refused, in this order:
+    ``room_not_found`` (no such game, or a private one of others), ``room_closed`` (a
+    private room the host closed, said as ``join_room`` says it to a seat token),
+    ``not_finished``."""
+    record = await store.load(room)
+    if record is not None and record.room.private and not (
+            conn.account is not None and await accounts.holds_seat(room, conn.account)):
+        refuse_closed(record)  # said, as join_room says it to a seat token
+        record = None
+    if record is None:
+        raise RoomNotFound(f"there is no finished game {room!r} on this server")
+    if record.room.status != RoomStatus.FINISHED:
+        raise CastellError("that game is not over yet", code="not_finished")
+    return record

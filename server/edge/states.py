@@ -53,17 +53,20 @@ _ANYWHERE: frozenset[type] = frozenset({
 _MEMBER: frozenset[type] = frozenset({
     m.LeaveRoom, m.Chat, m.HistoryRequest, m.Resync,
 })
+#: A finished game's review: from the lobby, and from a room once its game is over (its
+#: handler refuses it in a room whose game is not: no help during a game).
+_REVIEW: frozenset[type] = frozenset({m.ReviewRequest})
 
 #: The request types each state takes; any other is refused (:func:`refusal`).
 ALLOWED: dict[ConnState, frozenset[type]] = {
     ConnState.GREETING: frozenset({m.Hello, m.Identify}),
-    ConnState.LOBBY: _ANYWHERE | {m.Hello, m.CreateRoom, m.JoinRoom, m.QuickMatch,
-                                  m.CancelMatch},
+    ConnState.LOBBY: _ANYWHERE | _REVIEW | {m.Hello, m.CreateRoom, m.JoinRoom, m.QuickMatch,
+                                            m.CancelMatch},
     # From the seat of a finished room, join_room takes the seat its rematch offers
     # (server.features.rematch); any other room it refuses there (already_in_room).
-    ConnState.SEATED: _ANYWHERE | _MEMBER | {m.JoinRoom, m.AddBot, m.StartGame,
-                                             m.ActionRequest, m.ResignRequest, m.Rematch},
-    ConnState.WATCHING: _ANYWHERE | _MEMBER,
+    ConnState.SEATED: _ANYWHERE | _MEMBER | _REVIEW | {
+        m.JoinRoom, m.AddBot, m.StartGame, m.ActionRequest, m.ResignRequest, m.Rematch},
+    ConnState.WATCHING: _ANYWHERE | _MEMBER | _REVIEW,
     ConnState.CLOSING: frozenset(),
 }
 

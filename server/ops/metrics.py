@@ -113,14 +113,24 @@ class Metrics:
                                           "decision waited for a worker process before it "
                                           "ran, by level", ["level"], buckets=_WAIT_BUCKETS,
                                           registry=r)
+        self.reviews = PCounter("castell_reviews", "Game reviews answered, by where they "
+                                "came from: computed, joined (being computed for another "
+                                "asker) or stored", ["source"], registry=r)
         self.takeovers = PCounter("castell_cluster_takeovers", "Rooms this node took over "
                                   "from a node that stopped serving them", registry=r)
         self.moved = PCounter("castell_cluster_moved", "Requests answered moved (the room "
                               "is served by another node)", registry=r)
 
     def bot_waited(self, level: str, seconds: float) -> None:
-        """A bot's decision of ``level`` waited ``seconds`` for a worker."""
-        self.bot_wait_seconds.labels(level=level_name(level)).observe(seconds)
+        """A bot's decision of ``level`` (or a turn of a game's review: ``review``) waited
+        ``seconds`` for a worker."""
+        name = level if level == "review" else level_name(level)
+        self.bot_wait_seconds.labels(level=name).observe(seconds)
+
+    def reviewed(self, source: str) -> None:
+        """A ``review`` answered: ``computed`` (here, now), ``joined`` (a computation under
+        way for another asker) or ``stored`` (read from the store)."""
+        self.reviews.labels(source=source).inc()
 
     def refused(self, code: str) -> None:
         self.refusals.labels(code=code).inc()

@@ -40,7 +40,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -57,10 +57,24 @@ GRACE = 2.0
 QUICK = 10.0
 #: Seconds a new worker may take to start (its first answer) before it counts as stuck.
 START = 30.0
+#: What :class:`ThinkingFailed` says of work that ran past its time.
+TOO_LONG = "the work took too long"
 
 
 class ThinkingFailed(Exception):
     """A decision had no answer: it timed out, its worker died, or it was cancelled."""
+
+
+class Work(Protocol):
+    """A piece of work for a worker (it crosses to it by pickle): a bot's decision
+    (:class:`Job`), a turn of a game's review (:mod:`server.runtime.review_jobs`)."""
+
+    #: What the work is, as the wait metric is labelled (a bot's level, ``review``).
+    @property
+    def level(self) -> str: ...
+
+    def run(self) -> Any:
+        """Do the work, in the worker; its answer goes back (None: it failed)."""
 
 
 @attrs.frozen
@@ -73,6 +87,11 @@ class Job:
     seed: int
     think: float | None
 
+    def run(self) -> tuple[Action, tuple[Action, ...]]:
+        decision = bots.decide(self.state, self.seat, self.level, random.Random(self.seed),
+                               think=self.think)
+        return decision.action, decision.rest
+
 
 #: How much lower a worker's priority is than the server's.
 WORKER_NICENESS = 5
@@ -81,9 +100,10 @@ READY = "ready"
 
 
 def _work(conn: multiprocessing.connection.Connection) -> None:
-    """A worker's life: say it is ready, then answer each job with ``(action, rest)``, or
-    ``None`` if it failed, until the pipe closes. It runs at a lower priority than the
-    server (``nice`` +5): on a busy machine, people's requests come before bots' thoughts."""
+    """A worker's life: say it is ready, then answer each job with what its ``run`` gives
+    (a decision's ``(action, rest)``), or ``None`` if it failed, until the pipe closes. It
+    runs at a lower priority than the server (``nice`` +5): on a busy machine, people's
+    requests come before bots' thoughts."""
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
     try:
@@ -96,10 +116,9 @@ def _work(conn: multiprocessing.connection.Connection) -> None:
         except (EOFError, OSError, KeyboardInterrupt):
             return
         try:
-            decision = bots.decide(job.state, job.seat, job.level, random.Random(job.seed),
-                                   think=job.think)
-            answer: Any = (decision.action, decision.rest)
+            answer: Any = job.run()
         except Exception:  # pragma: no cover - decide ends the turn on a policy's error
+            log.exception("a worker's job failed")
             answer = None
         try:
             conn.send(answer)
@@ -138,9 +157,9 @@ class _Worker:
 
 @attrs.define(eq=False)
 class _Pending:
-    job: Job
+    job: Work
     owner: object
-    future: asyncio.Future[tuple[Action, tuple[Action, ...]]]
+    future: asyncio.Future[Any]
     worker: _Worker | None = None
     #: When it was asked for (``time.monotonic``): how long it waited is told when it runs.
     asked: float = attrs.field(factory=time.monotonic)
@@ -196,27 +215,38 @@ class Thinkers:
         room; None for a room whose creator's address is not known (a room restored from
         the store): those rooms share one share together, so that many rooms restored
         after a restart do not count as many addresses."""
-        if self._closed:
-            raise ThinkingFailed("the server is stopping")
         job = Job(attrs.evolve(state, undo=None), seat, level, seed, think)
-        if self.size == 0:
-            decision = await asyncio.to_thread(bots.decide, job.state, seat, level,
-                                               random.Random(seed), think=think)
-            return decision.action, decision.rest
-        loop = asyncio.get_running_loop()
-        pending = _Pending(job, owner, loop.create_future())
-        self._queue.push(pending, owner, share)
-        self._dispatch()
         budget = (QUICK if think is None else think + self.grace)
         try:
+            answer: tuple[Action, tuple[Action, ...]] = await self.run(
+                job, owner=owner, share=share, seconds=budget)
+        except ThinkingFailed as exc:
+            if exc.args == (TOO_LONG,):
+                log.warning("a %s bot's decision took over %.1f s: its worker is replaced and "
+                            "the normal choice is played", level, budget)
+            raise
+        return answer
+
+    async def run(self, work: Work, *, owner: Hashable, share: Hashable | None = None,
+                  seconds: float) -> Any:
+        """What ``work`` gives, done by a worker in the fair order (``owner`` and ``share``
+        as for :meth:`decide`), within ``seconds`` from when a worker takes it;
+        :class:`ThinkingFailed` when no answer came in time (see the module's text)."""
+        if self._closed:
+            raise ThinkingFailed("the server is stopping")
+        if self.size == 0:
+            return await asyncio.to_thread(work.run)
+        loop = asyncio.get_running_loop()
+        pending = _Pending(work, owner, loop.create_future())
+        self._queue.push(pending, owner, share)
+        self._dispatch()
+        try:
             # the clock runs from when a worker takes the job (a queue is no one's fault)
-            await asyncio.wait_for(pending.started.wait(), START + budget)
-            return await asyncio.wait_for(asyncio.shield(pending.future), budget)
+            await asyncio.wait_for(pending.started.wait(), START + seconds)
+            return await asyncio.wait_for(asyncio.shield(pending.future), seconds)
         except TimeoutError:
-            log.warning("a %s bot's decision took over %.1f s: its worker is replaced and "
-                        "the normal choice is played", level, budget)
             self._drop(pending, kill=True)
-            raise ThinkingFailed("the decision took too long") from None
+            raise ThinkingFailed(TOO_LONG) from None
         except asyncio.CancelledError:
             self._drop(pending, kill=True)
             raise

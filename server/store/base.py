@@ -5,9 +5,10 @@
 * :class:`AccountsStore` — players' accounts, the seats that belong to them, registrations,
   and the server's own identity;
 * :class:`RatingsStore` — ratings, rated games and the leaderboard;
-* :class:`ModerationStore` — what the host decided: bans, mutes and kicks.
+* :class:`ModerationStore` — what the host decided: bans, mutes and kicks;
+* :class:`ReviewsStore` — finished games' reviews, one per game.
 
-:class:`Store` is all four, with the store's life (open, close): what the server is given.
+:class:`Store` is all five, with the store's life (open, close): what the server is given.
 Every method is a coroutine; a write is durable when its coroutine returns. The records they
 take and give live in :mod:`server.store.records` (and are importable from here too).
 """
@@ -74,6 +75,7 @@ __all__ = [
     "RatingsStore",
     "Refusal",
     "Registration",
+    "ReviewsStore",
     "RoomRecord",
     "SeatRecord",
     "Store",
@@ -360,8 +362,26 @@ class ModerationStore(abc.ABC):
         """Every kick stored, those that ran out included (they keep nobody out)."""
 
 
-class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore):
-    """The persistence interface the server uses; one backend per database kind.
+class ReviewsStore(abc.ABC):
+    """Finished games' reviews (schema 13, :mod:`server.features.reviews`): one per game,
+    kept as the MessagePack bytes of :meth:`shared.review.Review.to_data`, gone with its
+    room."""
+
+    @abc.abstractmethod
+    async def put_review(self, room: str, data: bytes, made_at: float) -> bool:
+        """Keep ``data`` as the review of the stored room ``room``, made at ``made_at`` (Unix
+        time), unless it has one already: the first stored wins, whichever server writes it
+        (two servers of a cluster that computed one review store it once). Whether this one
+        was stored."""
+
+    @abc.abstractmethod
+    async def review(self, room: str) -> bytes | None:
+        """The review kept for ``room`` (None: none)."""
+
+
+class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore, ReviewsStore):
+    """The persistence interface the server uses (all five parts); one backend per database
+    kind.
 
     Use it as ``async with open_store(url) as store:`` or call :meth:`open` and :meth:`close`.
     Every method raises :class:`~server.store.errors.StoreError` when it cannot do its work, and

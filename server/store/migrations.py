@@ -48,6 +48,9 @@ SQL cannot express (each backend runs it row by row). The versions:
     (:meth:`~server.store.base.Store.fill_progress`).
 12. the name a ban, a mute or a kick was set on as the host typed it (``bans.name``,
     ``mutes.name``, ``kicks.name``; nil for one set before), which the host's lists show.
+13. finished games' reviews (``reviews``: one per room, the MessagePack bytes of
+    :meth:`shared.review.Review.to_data`, gone with the room), computed once by
+    :mod:`server.features.reviews` and served from here after.
 """
 
 from __future__ import annotations
@@ -289,6 +292,14 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE mutes ADD COLUMN name TEXT",
         "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
+    # 13: finished games' reviews (server.features.reviews): one per room, computed once.
+    (
+        """CREATE TABLE reviews (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            data BLOB NOT NULL,
+            made_at REAL NOT NULL
+        ) WITHOUT ROWID""",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -478,6 +489,14 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE mutes ADD COLUMN name TEXT",
         "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
+    # 13: finished games' reviews (server.features.reviews): one per room, computed once.
+    (
+        """CREATE TABLE reviews (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            data BYTEA NOT NULL,
+            made_at DOUBLE PRECISION NOT NULL
+        )""",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
@@ -485,7 +504,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
                    "server_meta", "rematches", "registrations", "name_keys", "mutes",
-                   "kicks")
+                   "kicks", "reviews")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -12,6 +12,8 @@ from typing import Any, ClassVar
 
 import attrs
 
+from shared.wire import OMIT_NONE
+
 
 @attrs.frozen
 class ActionTaken:
@@ -164,10 +166,14 @@ class GameStarted:
 
 @attrs.frozen
 class TurnTimedOut:
-    """The turn timer ran out for ``seat``; its turn was ended for it."""
+    """The server ended ``seat``'s turn for it: its turn timer ran out, or (``reason``) the
+    turn was not its player's to play: ``removed``, the host removed (kicked) the player;
+    ``resigned``, the player resigned and no bot plays the seat (§10). ``reason`` is left
+    off the wire when None (the timer), as the history, which does not store why, says it."""
 
     KIND: ClassVar[str] = "timeout"
     seat: int
+    reason: str | None = attrs.field(default=None, metadata={OMIT_NONE: True})
 
 
 RoomEvent = (

@@ -40,6 +40,7 @@ from websockets.typing import Subprotocol
 
 from client.control.controller import Controller
 from client.net.session import RoomState, Session
+from client.screens import describe as d
 from client.screens import eventline
 from client.screens.app import ANSWER_ROOM, TerminalScreen
 from client.screens.eventline import action_brief, entries, pick
@@ -104,6 +105,12 @@ def test_a_turn_is_one_line_saying_each_of_its_actions_in_a_few_words():
     ran_out = [{"kind": "turn", "seat": 1}, {"kind": "timeout", "seat": 1}, act(1, "end_turn"),
                {"kind": "turn", "seat": 0}, act(0, "end_turn")]
     assert words(entries(view, ran_out, 0)) == ["Bru: ran out of time", "You: passed"]
+    # a turn the server ended because the host removed the player: no clock involved
+    kicked = [{"kind": "turn", "seat": 1}, {"kind": "timeout", "seat": 1, "reason": "removed"},
+              act(1, "end_turn")]
+    assert words(entries(view, kicked, 0)) == ["Bru: turn skipped (removed by the host)"]
+    assert d.plain(d.event_parts(view, d.fold_training(kicked)[1])) == (
+        "Bru·greedy's turn skipped (removed by the host)")
 
 
 def test_the_players_own_actions_are_echoed_and_one_taken_back_is_said_instead():
@@ -117,7 +124,7 @@ def test_the_players_own_actions_are_echoed_and_one_taken_back_is_said_instead()
     assert words(entries(view, mine, None))[-1] == "Anna: moved to gir, recruited 8 3"
 
 
-def test_a_rounds_festivals_are_one_line_kept_until_the_players_next_action():
+def test_each_festival_of_a_round_is_an_entry_kept_until_the_players_next_action():
     view = sv.typed(sv.with_names(sv.two_seat(), {1: "Bru·greedy"}))
     held = [act(0, "end_turn"),
             sv.festival_event("tar", "Valls", 6, [(1, 9, "trophy", True), (0, 8, "medal", False)]),
@@ -126,13 +133,16 @@ def test_a_rounds_festivals_are_one_line_kept_until_the_players_next_action():
     found = entries(view, held, 0)
     assert words(found) == [
         "You: passed",
-        "Festival at Valls (tar), size 6: Bru 9 trophy + size token, Anna 8 medal · Festival "
-        "at Girona (gir), size 3: nobody took part",
+        "Festival at Valls (tar), size 6: Bru 9 trophy + size token, Anna 8 medal",
+        "Festival at Girona (gir), size 3: nobody took part",
         words(entries(view, bot_turn(), 0))[0]]
-    assert [e.pinned for e in found] == [False, True, False]
+    # in fewer words, for a narrow screen
+    assert "".join(p.text for p in found[1].short) == (
+        "Valls festival (tar) size 6: Bru 9 trophy+size, Anna 8 medal")
+    assert [e.pinned for e in found] == [False, True, True, False]
     # the player acts: the result is no longer kept
     after = entries(view, [*held, {"kind": "turn", "seat": 0}, act(0, "move", region="gir")], 0)
-    assert not after[1].pinned
+    assert not after[1].pinned and not after[2].pinned
     # a spectator's: until a turn ends after it
     assert not entries(view, held, None)[1].pinned
     assert entries(view, held[:4], None)[1].pinned
@@ -145,10 +155,15 @@ def test_the_newest_line_comes_first_then_the_kept_ones_and_a_long_one_is_cut():
               *bot_turn()]
     found = entries(view, events, 0)
     two = shown(pick(found, 80, 2, me=0))
-    # the festival kept on the first line, the bot's turn (newest) cut on the second
+    # the festival kept on the first line, the bot's turn (newest, played since the
+    # player's last action) in its short words on the second, rather than cut
     assert two[0] == "Festival at Valls (tar), size 6: Bru 9 trophy + size token"
-    assert two[1].startswith("Bru: moved to bcn, trained balance") and two[1].endswith("…")
-    assert len(two[1]) <= 80
+    assert two[1] == "Bru: to bcn, built 7 7/6 6/5, lp05 done"
+    # a turn before the player's last action is no longer fresh: cut when it must be
+    seen = entries(view, [*events, act(0, "move", region="gir")], 0)
+    cut = shown(pick(seen, 80, 2, me=0))
+    assert cut[0].startswith("Bru: moved to bcn, trained balance") and cut[0].endswith("…")
+    assert len(cut[0]) <= 80 and cut[1] == "You: moved to gir"
     three = shown(pick(found, 80, 3, me=0))  # room for the whole turn: all of it
     assert three[0].startswith("Festival at Valls")
     assert " ".join(three[1:]) == words(found)[-1]
@@ -158,16 +173,21 @@ def test_the_newest_line_comes_first_then_the_kept_ones_and_a_long_one_is_cut():
     assert shown(pick(plain, 80, 2, me=0)) == ["Anna: hi", "Bru: moved to bcn"]
 
 
-def test_a_chat_line_left_out_unread_is_counted_at_the_end_of_the_first_line():
+def test_a_chat_line_left_out_unread_is_counted_in_a_marker_of_its_own():
     view = sv.typed(sv.two_seat())
     events = [{"kind": "chat", "seat": 1, "name": "Bru", "text": "bona sort"},
               {"kind": "chat", "seat": None, "name": "Carme", "text": "hola"},
               *bot_turn(), {"kind": "turn", "seat": 0}, act(0, "move", region="gir")]
     found = entries(view, events, 0)
     area = pick(found, 80, 2)
-    first = area.lines[0].plain
-    assert first.endswith("chat: 2 unread (F2)") and len(first) == 80
-    assert area.hidden == [0, 1]
+    assert area.mark == "chat: 2 unread (F2)" and area.hidden == [0, 1]
+    # never over the turn's words: those lines are the turn's alone
+    assert not any("unread" in line for line in shown(area))
+    assert shown(area)[0].startswith("Bru: moved to bcn")
+    # on a line of its own when the caller has no other place for it
+    own = pick(found, 80, 3, mark_row=True)
+    assert shown(own)[0] == "── chat: 2 unread (F2) ──"
+    assert shown(own)[1:] == shown(area)
     # read once the player has had them on screen (the log, or a line typed while shown)
     assert not pick(found, 80, 2, unread_from=2).hidden
     # the player's own chat is never unread
@@ -177,6 +197,111 @@ def test_a_chat_line_left_out_unread_is_counted_at_the_end_of_the_first_line():
 
 
 # The screen at 80x24 --------------------------------------------------------------------
+
+
+def _round_of_six_bot_turns() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A 4-seat game where the player (seat 0, Anna) played first in round 7 and plays last in
+    round 8: six bot turns since her last action, two festivals between them."""
+    view = sv.with_names(sv.four_seat(), {1: "Pau·normal", 2: "Núria·normal",
+                                          3: "Jordi·normal"})
+    for p in view["players"]:
+        p["bot"] = p["seat"] != 0
+    view = {**view, "round": 8, "turn": 0, "done": []}
+
+    def turn(seat: int, region: str, tile: str) -> list[dict[str, Any]]:
+        return [{"kind": "turn", "seat": seat}, act(seat, "move", region=region),
+                act(seat, "train", effect="recruit", size=5), act(seat, "recruit", sizes=[9, 5]),
+                act(seat, "build", levels=[[5, 5], [4]]),
+                act(seat, "special", effect="perform", tile=tile),
+                {"kind": "trained", "seat": seat, "tile": "special"},
+                {"kind": "performed", "seat": seat, "tile": tile, "region": region,
+                 "tokens": 1}, act(seat, "end_turn")]
+
+    events = [{"kind": "turn", "seat": 0}, act(0, "end_turn"),
+              *turn(1, "ebr", "lp01"), *turn(2, "alt", "lp02"), *turn(3, "tar", "lp03"),
+              sv.festival_event("alt", "La Seu d'Urgell", 6,
+                                [(3, 6, "trophy", True), (2, 4, "medal", False)]),
+              sv.festival_event("cen", "Manresa", 5,
+                                [(0, 7, "trophy", True), (1, 5, "medal", False),
+                                 (3, 4, "ribbon", False)]),
+              {"kind": "round", "round": 8, "first": 1},
+              *turn(1, "bcn", "lp04"), *turn(2, "gir", "lp05"), *turn(3, "lle", "lp06"),
+              {"kind": "turn", "seat": 0}]
+    return view, events
+
+
+BOT_TURNS = [("Pau", "ebr", "lp01"), ("Núria", "alt", "lp02"), ("Jordi", "tar", "lp03"),
+             ("Pau", "bcn", "lp04"), ("Núria", "gir", "lp05"), ("Jordi", "lle", "lp06")]
+
+
+def _turns_said(text: str) -> list[tuple[str, str, str]]:
+    """The bot turns of :data:`BOT_TURNS` whose name, move and completed tile ``text`` says
+    together (a turn's line, or its part of a line of several)."""
+    return [(name, region, tile) for name, region, tile in BOT_TURNS
+            if re.search(rf"{name}: (moved )?to {region}[^·]*(completed {tile}|{tile} done)",
+                         text)]
+
+
+def test_at_80x24_every_bot_turn_since_the_players_last_shows_or_is_counted(small):
+    view, events = _round_of_six_bot_turns()
+    push(small, {**view, "turn": 3}, 1)
+    push(small, view, 2, events)
+    lines = board(small)
+    fold = next(i for i, line in enumerate(lines) if "── ↓" in line)
+    rows = event_rows(lines)
+    said = _turns_said("\n".join(rows))
+    counted = re.search(r"… (\d+) more turns? \(F2\)", lines[fold])
+    assert len(said) + (int(counted.group(1)) if counted else 0) == 6, "\n".join(lines)
+    assert said == BOT_TURNS[len(BOT_TURNS) - len(said):]  # the newest ones, in order
+    assert len(said) >= 4
+    # both festivals whole, the player's own trophy among them
+    text = "\n".join(rows)
+    assert "Jordi 6 trophy" in text and "Núria 4 medal" in text
+    assert "Anna 7 trophy" in text and "Pau 5 medal" in text and "Jordi 4 ribbon" in text
+    assert not any(row.endswith("…") for row in rows if "estival" in row or "size" in row)
+    # the player's own panel still whole on the first page
+    assert lines[fold - 1].startswith("╰") or "╰" in "\n".join(lines[fold - 3:fold])
+    # at 100x40 too: every one of them
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=Sized(100, 40)):
+        big = TerminalScreen(Controller(Session("ws://127.0.0.1:1", "Anna")), color=False)
+        push(big, {**view, "turn": 3}, 1)
+        push(big, view, 2, events)
+        text = "\n".join(board(big))
+        counted = re.search(r"… (\d+) more turns? \(F2\)", text)
+        assert len(_turns_said(text)) + (int(counted.group(1)) if counted else 0) == 6, text
+
+
+def test_each_festival_of_the_round_stands_whole_on_the_first_lines_of_the_log(small):
+    view, events = _round_of_six_bot_turns()
+    push(small, {**view, "turn": 3}, 1)
+    push(small, view, 2, events)
+    small.show_log()
+    _, *rows = notes_pane(small).split("\n")
+    pinned = [row for row in rows if row.startswith(("▲", "  "))]
+    assert pinned[0].startswith("▲ ") and "La Seu d'Urgell" in pinned[0]
+    manresa = next(row for row in pinned if "Manresa" in row)
+    assert manresa.startswith("▲ ") and "Anna 7 trophy" in " ".join(pinned)
+    assert "Jordi 4 ribbon" in " ".join(pinned) and not any(r.endswith("…") for r in pinned)
+    assert all(len(row) <= 80 for row in rows)
+    assert rows[-1] == "— Anna's turn"  # and the log's latest line below them
+
+
+def test_the_chat_counter_never_stands_over_a_turns_words(small):
+    view, events = _round_of_six_bot_turns()
+    push(small, {**view, "turn": 3}, 1)
+    for i, who in enumerate(("Pau", "Núria")):
+        small.controller.on_chat(m.ChatPush(room=view["room"], seat=i + 1, name=who,
+                                            text="bona sort"))
+    push(small, view, 2, events)
+    lines = board(small)
+    fold = next(i for i, line in enumerate(lines) if "── ↓" in line)
+    assert "chat: 2 unread (F2)" in lines[fold]
+    assert not any("unread" in row for row in event_rows(lines))
+    # what the turns' lines say is theirs alone: none ends in the counter
+    assert all(re.fullmatch(r"[^·]*: .*", row) or row.startswith(("Festival", "  "))
+               or "size" in row for row in event_rows(lines)), lines
+
+
 
 
 @pytest.fixture
@@ -257,7 +382,10 @@ def test_at_80x24_the_players_own_tower_and_takings_are_on_the_first_page(small)
          seat=2)
     lines = board(small)
     fold = next(i for i, line in enumerate(lines) if "── ↓" in line)
-    assert len(lines) - fold - 1 == 3 and lines[fold + 1].startswith("Festival at Valls")
+    # (both turns since the player's last, in few words around the festival)
+    assert lines[fold + 1:] == ["Dolors: passed",
+                                "Festival at Valls (tar), size 6: Caterina 9 trophy + size token",
+                                "Dolors: to bcn, built 7 7/6 6/5, lp05 done"]
     first_page = "\n".join(lines[:fold])
     assert "Vilafranca del Penedès" in first_page and "tower 10 10 10 10 / 8 8 8" in first_page
     assert "tar lp14" in first_page and first_page.split("\n")[-1].startswith("╰")
@@ -302,7 +430,9 @@ def test_a_chat_line_the_screen_leaves_out_is_marked_unread_until_the_log_shows_
     assert event_rows(board(small))[-1] == "Bru: bona sort"  # chat in a game, on the lines
     push(small, view, 2, [*bot_turn(), {"kind": "turn", "seat": 0}])
     push(small, view, 3, [act(0, "move", region="gir")])
-    assert event_rows(board(small))[0].endswith("chat: 1 unread (F2)")
+    lines = board(small)
+    assert next(line for line in lines if "── ↓" in line).endswith("chat: 1 unread (F2)\x1b[0m")
+    assert not any("unread" in row for row in event_rows(lines))  # not over a turn's words
     small.show_log()
     assert any("Bru: bona sort" in line for line in small.notes)
     small.notes, small.log_open = [], False  # (Esc)

@@ -258,6 +258,8 @@ def test_in_a_rated_room_the_resigned_seat_s_turns_end_at_once_as_timed_out():
     ended = drive(room, [do("timer_fired", key, now=NOW)])
     events = [e["kind"] for e in ended.pushes[0].events]
     assert events[:2] == ["timeout", "action"]
+    # the event says why: not the room's timer, the resignation
+    assert ended.pushes[0].events[0] == {"kind": "timeout", "seat": seat, "reason": "resigned"}
     assert room.state is not None and room.state.turn != seat
     # Its next turn ends at once too, when it comes.
     played = _to_turn_of(room, seat, ended)

@@ -1,21 +1,24 @@
 """The full-screen terminal: the board above, the prompt at the bottom.
 
 One prompt_toolkit ``Application`` holds four stacked parts: the board (the rich rendering
-of :mod:`client.screens.render`, printed to a string and shown as ANSI text; the header stays
-on top, PgUp/PgDn scroll the rest, Home goes back to its top, and the player's own turn or
-line brings it back there too), whose last lines are the event lines
-(:mod:`client.screens.eventline`: what the last turns did, the player's own actions, the
-last festival's result and the server's word until the player's next action, the chat, and a
-marker of the chat lines they leave out), never scrolled away; a notes pane (help, hints,
-rules, the room list, and the game's log: ``log`` or F2 opens it, it follows the game and
-PgUp or Ctrl-Home scroll it back to the start of the game, the last festival's result
-standing on its first line while it is above the view; Esc closes it), a status line (the
-server's refusals in words, news, the connection's state, a question too long for the input
-line) and the input line with tab completion of the legal arguments
-(:class:`client.control.completion.CommandCompleter`, in a framed menu) and a history kept
-between runs. A push only marks the board stale and asks for a redraw (``invalidate``):
-prompt_toolkit repaints the screen around the input buffer, so what the player is typing is
-never disturbed.
+of :mod:`client.screens.render`, printed to a string and shown as ANSI text; the header
+stays on top, PgUp/PgDn scroll the rest, Home goes back to its top, and the player's own
+turn or line brings it back there too), whose last lines are the event lines
+(:mod:`client.screens.eventline`: what the last turns did, every turn since the player's
+last action among them, the player's own actions, the last festivals' results and the
+server's word until the player's next action, the chat, and a marker of the turns and chat
+lines they leave out, at the end of the board's ``↓`` line or on a line of its own), never
+scrolled away — on a screen too short for everything, the event lines take the lines those
+turns want as far as the regions and the player's own panel stay on the first page; a notes
+pane (help, hints, rules, the room list, and the game's log: ``log`` or F2 opens it, it
+follows the game and PgUp or Ctrl-Home scroll it back to the start of the game, the last
+round's festivals' results standing on its first lines, one each, while they are above the
+view; Esc closes it), a status line (the server's refusals in words, news, the connection's
+state, a question too long for the input line) and the input line with tab completion of the
+legal arguments (:class:`client.control.completion.CommandCompleter`, in a framed menu) and
+a history kept between runs. A push only marks the board stale and asks for a redraw
+(``invalidate``): prompt_toolkit repaints the screen around the input buffer, so what the
+player is typing is never disturbed.
 """
 
 from __future__ import annotations
@@ -251,20 +254,35 @@ class TerminalScreen:
         on the first line when it is above the view, takes a line of that page)."""
         end = max(0, len(self._note_lines()) - self._notes_rows())
         festival = self._festival_line()
-        return end + 1 if festival is not None and festival[0] < end else end
+        return end + len(festival[1]) if festival is not None and festival[0] < end else end
 
-    def _festival_line(self) -> tuple[int, str] | None:
-        """In the open log, the last festivals while their result is kept up (until the
-        player's next action): the line of the log where they start, and their result in
-        one line."""
+    def _festival_line(self) -> tuple[int, list[str]] | None:
+        """In the open log, the last round's festivals while their result is kept up (until
+        the player's next action): the line of the log where they start, and their results,
+        each festival whole on its own line (in fewer words when too long for one, wrapped
+        when still too long)."""
         if not self.log_open:
             return None
-        kept = [e for e in self._entries() if e.kind == "festival" and e.pinned]
-        if not kept or kept[-1].title is None:
+        found = self._entries()
+        kept = [n for n, e in enumerate(found) if e.kind == "festival" and e.pinned]
+        if not kept:
             return None
+        group = [kept[-1]]  # the round's festivals: the last kept one and those just before
+        while group[0] - 1 in kept:
+            group.insert(0, group[0] - 1)
+        title = found[group[0]].title
         lines = self._note_lines()
-        at = [i for i, line in enumerate(lines) if line.startswith(kept[-1].title)]
-        return (at[-1], d.plain(kept[-1].parts)) if at else None
+        at = [i for i, line in enumerate(lines) if title and line.startswith(title)]
+        if not at:
+            return None
+        width, _ = self._size()
+        said: list[str] = []
+        for n in group:
+            whole, short = f"▲ {d.plain(found[n].parts)}", found[n].short
+            if get_cwidth(whole) > width and short is not None:
+                whole = f"▲ {d.plain(short)}"
+            said.extend(textwrap.wrap(whole, width, subsequent_indent="  ") or [whole])
+        return at[-1], said
 
     def _follow_log(self) -> None:
         """New lines in the log: shown, and scrolled to, unless the player is reading
@@ -629,10 +647,9 @@ class TerminalScreen:
         festival = self._festival_line()
         pinned: StyleAndTextTuples = []
         if festival is not None and festival[0] < self.notes_top:
-            # the festival's result, scrolled above the view, stands on the first line
-            width, _ = self._size()
-            pinned = [("bold", _cut(f"▲ {festival[1]}", width) + "\n")]
-            rows -= 1
+            # the festivals' results, scrolled above the view, stand on the first lines
+            pinned = [("bold", "\n".join(festival[1]) + "\n")]
+            rows -= len(festival[1])
         shown = lines[self.notes_top:self.notes_top + rows]
         more = len(lines) - self.notes_top - len(shown)
         scroll = " · PgUp/PgDn scroll" if self._notes_scroll() else ""
@@ -752,17 +769,39 @@ class TerminalScreen:
         # scrolls the rest under the header, above the event lines.
         found = self._entries()
         board = self._lines(self._screen(width), width)
-        if len(board) + MIN_EVENTS <= height:
-            events = min(EVENT_LINES, height - len(board))
-            self._board_overflow = 0
-        else:
+        rule = False  # whether the board ends with its ↓ line
+        room = height - len(board)
+        need = eventline.need(found, width)
+        short = None
+        if room < min(need, EVENT_LINES) or room < MIN_EVENTS:
+            # as many lines as the turns since the player's last action want, one each, as
+            # far as the board keeps its header, the regions and the player's own panel
+            # first (the rest scrolls, PgDn)
             kept = any(e.pinned for e in found[:-1])
-            events = max(0, min(MIN_EVENTS + kept, height - 3))
-            page = height - events - 2  # under the header, above the ↓ line
-            board = self._window(self._lines(self._screen(width, short=True, page=page), width),
-                                 height - events)
-        area = eventline.pick(found, width, events, unread_from=self._unread_from,
-                              me=self.controller.me, own_name=self.controller.session.name)
+            least = max(0, min(MIN_EVENTS + kept, height - 3))
+            events = max(least, min(need, EVENT_LINES, height - 3))
+            while True:
+                page = height - events - 2  # under the header, above the ↓ line
+                short = self._lines(self._screen(width, short=True, page=page), width)
+                if events <= least or _own_panel_fits(short, page + 1):
+                    break
+                events -= 1
+        if short is not None and (room < MIN_EVENTS or events > room):
+            board = self._window(short, height - events)
+            rule = self._board_overflow > 0
+        else:  # the whole board, the event lines in what it leaves
+            events = min(EVENT_LINES, room)
+            self._board_overflow = 0
+        me, name = self.controller.me, self.controller.session.name
+        area = eventline.pick(found, width, events, unread_from=self._unread_from, me=me,
+                              own_name=name)
+        if area.mark is not None and rule and \
+                get_cwidth(_plain(board[-1])) + 1 + get_cwidth(area.mark) <= width:
+            # what the event lines leave out, said at the end of the board's ↓ line
+            board[-1] += f" \x1b[1;7m{area.mark}\x1b[0m"
+        elif area.mark is not None:
+            area = eventline.pick(found, width, events, unread_from=self._unread_from, me=me,
+                                  own_name=name, mark_row=True)
         self._hidden = area.hidden
         lines = self._lines(Group(*area.lines), width) if area.lines else []
         return "\n".join([*board, *lines])
@@ -836,13 +875,16 @@ class TerminalScreen:
         return text
 
 
-def _cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells, ending with ``…`` when cut."""
-    if get_cwidth(text) <= width:
-        return text
-    while get_cwidth(text) > width - 1:
-        text = text[:-1]
-    return text + "…"
+def _own_panel_fits(lines: list[str], rows: int) -> bool:
+    """Whether the short board's first ``rows`` lines hold the regions and the panel after
+    them (the player's own) whole: the event lines may take more lines while they do."""
+    ends = [i for i, line in enumerate(lines) if _plain(line).startswith("╰")]
+    return len(ends) >= 2 and ends[1] < rows
+
+
+def _plain(ansi: str) -> str:
+    """``ansi`` without its escape sequences."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", ansi)
 
 
 def _short_question(question: str, room: int) -> str:

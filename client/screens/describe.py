@@ -368,18 +368,33 @@ def effect_words(action: Mapping[str, Any]) -> str:
     return safe(effect)
 
 
+#: How a turn the timer ended reads.
+TIMED_OUT: Final = "ran out of time"
+#: How a turn the server ended for another reason reads, by the ``timeout`` event's ``reason``
+#: (docs/protocol.md, "Events").
+SKIPPED: Final = {"removed": "turn skipped (removed by the host)",
+                  "resigned": "turn skipped (resigned)"}
+
+
+def skipped_words(reason: Any) -> str:
+    """Why the server ended a turn, by a ``timeout`` event's ``reason``: ``ran out of time``
+    without one (or one this client does not know)."""
+    return SKIPPED.get(reason, TIMED_OUT) if isinstance(reason, str) else TIMED_OUT
+
+
 def fold_training(events: Sequence[Event]) -> list[Event]:
     """The events with each ``train`` action and the ``trained`` event that says which skill
     it raised folded into one (the skill under ``raised``): one action, one line. A turn the
     timer ended (``timeout``, then the ``end_turn`` played for the seat) is one line too,
-    marked ``timed_out``: it must not read like a turn the player ended."""
+    marked ``timed_out`` (the ``timeout`` event's ``reason`` when it has one): it must not read
+    like a turn the player ended."""
     out: list[Event] = []
     for event in events:
         last = out[-1] if out else None
         if (last is not None and last.get("kind") == "timeout"
                 and event.get("kind") == "action" and event.get("seat") == last.get("seat")
                 and (event.get("action") or {}).get("kind") == "end_turn"):
-            out[-1] = {**event, "timed_out": True}
+            out[-1] = {**event, "timed_out": last.get("reason") or True}
             continue
         if (event.get("kind") == "trained" and event.get("tile") != "special"
                 and last is not None and last.get("kind") == "action"
@@ -495,7 +510,9 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
     seat = event.get("seat")
     if kind == "action":
         if event.get("timed_out"):
-            return [who(view, seat), Part(" ran out of time: the turn ended")]
+            why = skipped_words(event.get("timed_out"))
+            return [who(view, seat), Part(f"'s {why}" if why != TIMED_OUT
+                                          else " ran out of time: the turn ended")]
         return [who(view, seat), Part(" " + action_words(event.get("action") or {}, where,
                                                          event.get("raised")))]
     if kind == "undone":
@@ -523,7 +540,8 @@ def event_parts(view: View, event: Event, where: str | None = None) -> list[Part
         tail = "" if results else ": nobody took part"
         return [Part(festival_title(event) + tail)]
     if kind == "timeout":
-        return [who(view, seat), Part(" ran out of time")]
+        why = skipped_words(event.get("reason"))
+        return [who(view, seat), Part(f"'s {why}" if why != TIMED_OUT else f" {why}")]
     if kind == "resigned":
         return [who(view, seat), Part(" resigned")]
     if kind == "game_over":

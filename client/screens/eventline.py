@@ -7,16 +7,22 @@ The full-screen client keeps the game's log (:attr:`client.control.controller.Co
   recruited 7 4, built 7 7/6 6/5``); the player's own turn is ``You: …`` and grows with each
   action, so that every action typed is echoed; an action taken back with ``undo`` drops out,
   ``took back: move to alt`` said instead;
-- one per round's festivals, their results in one line (``Festival at Valls (tar), size 6:
-  Cai 9 trophy + size token, Anna 8 medal``);
+- one per festival, its results in one line (``Festival at Valls (tar), size 6: Cai 9 trophy
+  + size token, Anna 8 medal``);
 - one per chat line, the server's word (a host's announcement) among them;
 - one per player coming or going, the start and the end of the game.
 
-:func:`pick` chooses those that fit in the lines the screen has for them: the newest always,
-then the *pinned* ones — the last festivals' results and the server's word, kept until the
-player's next action (a spectator's: until the next turn ends) — then older ones, an entry
-too long for its lines cut with ``…``. A chat line left out, not yet read, is counted in a
-marker at the end of the first line (``chat: 2 unread (F2)``); F2 (``log``) shows it.
+Turns and festivals have shorter words too (``Pau: to tar, built 7 7/6 6/5, lp05 done``;
+``Valls festival (tar) size 6: Cai 9 trophy+size, Anna 8 medal``). :func:`pick` chooses the
+entries that fit in the lines the screen has for them: the newest always, the *pinned* ones —
+the last festivals' results and the server's word, kept until the player's next action (a
+spectator's: until the next turn ends) — and the *fresh* turns, every turn played since the
+player's last action. When they do not fit whole, in their shorter words (a festival is
+never cut: it wraps), then fresh turns a few to a line, then the oldest fresh turns are left
+out and counted; older entries fill what is left, cut with ``…``. What is left out is said
+in a marker (``… 2 more turns · chat: 1 unread (F2)``), which the caller puts at the end of
+the board's ``↓`` line or on a line of its own, never over an entry's words; F2 (``log``)
+shows it all. :func:`need` says how many lines the entries want, for the screen to make room.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from shared.view import View
 TAIL: Final = 150
 #: The marker of chat lines the event lines leave out.
 UNREAD: Final = "chat: {n} unread (F2)"
+#: The marker of fresh turns the event lines leave out.
+MORE_TURNS: Final = "… {n} more turn{s}"
 #: Entries kept until the player's next action.
 PINNED_KINDS: Final = ("festival", "notice")
 
@@ -56,6 +64,13 @@ class Entry:
     name: str | None = None
     pinned: bool = False
     title: str | None = None
+    #: The same in fewer words, for a screen with no room for every line whole: a turn's
+    #: moves, towers built, performances completed and a turn the server ended; a
+    #: festival's places and prizes.
+    short: tuple[Part, ...] | None = None
+    #: A turn played since the player's last action (a spectator's: in the last round of
+    #: turns): shown, or counted in the marker of the turns left out.
+    fresh: bool = False
 
 
 @attrs.define
@@ -65,8 +80,10 @@ class _Turn:
     seat: Any
     last: int
     items: list[tuple[str, str]] = attrs.Factory(list)
+    #: The words of the turn's short line (see :attr:`Entry.short`), by action kind.
+    brief: list[tuple[str, str]] = attrs.Factory(list)
     ended: bool = False
-    timed_out: bool = False
+    timed_out: str | None = None
 
 
 def _sizes(sizes: Any) -> str:
@@ -92,22 +109,41 @@ def action_brief(action: Mapping[str, Any]) -> str:
     return f"did {safe(kind)}"
 
 
+def brief_words(action: Mapping[str, Any]) -> str | None:
+    """What a turn's short line keeps of an action: where the pawn went (``to tar``, by a
+    move, a training or a special action) and the tower built (``built 7 7/6 6/5``); None
+    for the rest (recruits, trainings: the log has them). A performance completed is
+    ``lp05 done`` there."""
+    kind = action.get("kind")
+    if kind == "move" or (kind in ("train", "special") and action.get("effect") == "move"):
+        return f"to {d.region_label(action.get('region'))}"
+    if kind in ("build", "dismantle"):
+        return action_brief(action)
+    return None
+
+
 def _turn_entry(view: View, turn: _Turn, me: int | None) -> Entry:
     words = [w for _, w in turn.items] or ["passed"]
     name = "You" if turn.seat is not None and turn.seat == me else d.short_name(view, turn.seat)
+    brief = [w for _, w in turn.brief] or words
     return Entry((Part(name, turn.seat), Part(": " + ", ".join(words))), "turn", turn.last,
-                 turn.seat)
+                 turn.seat, short=(Part(name, turn.seat), Part(": " + ", ".join(brief))))
 
 
-def _festival_parts(view: View, event: Event) -> list[Part]:
-    """``Festival at Valls (tar), size 6: Cai 9 trophy + size token, Anna 8 medal``."""
+def _festival_parts(view: View, event: Event, short: bool = False) -> list[Part]:
+    """``Festival at Valls (tar), size 6: Cai 9 trophy + size token, Anna 8 medal``; ``short``:
+    ``Valls festival (tar) size 6: Cai 9 trophy+size, Anna 8 medal``."""
     results = event.get("results") or ()
-    parts = [Part(d.festival_title(event) + (": " if results else ": nobody took part"))]
+    title = (f"{safe(event.get('town'))} festival ({d.region_label(event.get('region'))}) "
+             f"size {safe(event.get('size'))}" if short else d.festival_title(event))
+    parts = [Part(title + (": " if results else ": nobody took part"))]
     for i, result in enumerate(results):
         seat = result.get("seat")
         parts.append(Part(", " if i else ""))
         parts.append(Part(d.short_name(view, seat), seat))
-        parts.extend(d.festival_result_words(view, result)[1:])
+        words = d.festival_result_words(view, result)[1:]
+        parts.extend(Part(p.text.replace(" + size token", "+size"), p.seat) if short else p
+                     for p in words)
     return parts
 
 
@@ -140,8 +176,9 @@ def entries(view: View, events: Sequence[Event], me: int | None) -> list[Entry]:
             t = turn_of(seat, i)
             if action.get("kind") == "end_turn":
                 t.ended = True
-                if t.timed_out:
-                    t.items.append(("timeout", "ran out of time"))
+                if t.timed_out is not None:
+                    t.items.append(("timeout", t.timed_out))
+                    t.brief.append(("timeout", t.timed_out))
             else:
                 words = action_brief(action)
                 # where a recruit happened, unless the line says the move that led there
@@ -149,6 +186,9 @@ def entries(view: View, events: Sequence[Event], me: int | None) -> list[Entry]:
                 if action.get("kind") == "recruit" and event.get("at") and not moved:
                     words += f" in {d.region_label(event.get('at'))}"
                 t.items.append((str(action.get("kind")), words))
+                brief = brief_words(action)
+                if brief is not None:
+                    t.brief.append((str(action.get("kind")), brief))
         elif kind == "trained":
             if event.get("tile") == "special":  # the action's own words say which effect
                 continue
@@ -161,31 +201,31 @@ def entries(view: View, events: Sequence[Event], me: int | None) -> list[Entry]:
         elif kind == "performed":
             tokens = event.get("tokens") or 0
             extra = f" (+{tokens} token{'s' if tokens != 1 else ''})" if tokens else ""
-            turn_of(seat, i).items.append(("performed",
-                                           f"completed {safe(event.get('tile'))}{extra}"))
+            t = turn_of(seat, i)
+            t.items.append(("performed", f"completed {safe(event.get('tile'))}{extra}"))
+            t.brief.append(("performed", f"{safe(event.get('tile'))} done"))
         elif kind == "undone":
             t = turn_of(seat, i)
             action = event.get("action") or {}
             taken = [j for j, (k, _) in enumerate(t.items) if k == action.get("kind")]
             if taken:  # the action is no longer the turn's; the undo is said in its place
                 del t.items[taken[-1]]
+            gone = [j for j, (k, _) in enumerate(t.brief) if k == action.get("kind")]
+            if gone:
+                del t.brief[gone[-1]]
             t.items.append(("undone", d.undone_words(action)))
         elif kind == "timeout":
-            turn_of(seat, i).timed_out = True
+            turn_of(seat, i).timed_out = d.skipped_words(event.get("reason"))
         elif kind == "turn":
             close()
             turn = _Turn(seat, i)
         elif kind == "round":
             close()
         elif kind == "festival":
-            close()
-            parts = _festival_parts(view, event)
-            before = out[-1] if out else None
-            if before is not None and before.kind == "festival" and before.last == i - 1:
-                out[-1] = attrs.evolve(before, parts=(*before.parts, Part(" · "), *parts),
-                                       last=i)
-            else:
-                out.append(Entry(tuple(parts), "festival", i, title=d.festival_title(event)))
+            close()  # each festival of a round its own entry: none is cut for another
+            out.append(Entry(tuple(_festival_parts(view, event)), "festival", i,
+                             title=d.festival_title(event),
+                             short=tuple(_festival_parts(view, event, short=True))))
         elif kind == "chat":
             notice = seat is None and event.get("name") == d.NOTICE_NAME
             out.append(Entry(tuple(d.chat_parts(view, event)), "notice" if notice else "chat",
@@ -200,8 +240,28 @@ def entries(view: View, events: Sequence[Event], me: int | None) -> list[Entry]:
     out.sort(key=lambda e: e.last)
     # Pinned until the player's next action (a spectator's: until a turn ends after it).
     acted = max((i for i in range(start, len(events)) if _acts(events[i], me)), default=-1)
-    return [attrs.evolve(e, pinned=True) if e.kind in PINNED_KINDS and e.last > acted else e
-            for e in out]
+    out = [attrs.evolve(e, pinned=True) if e.kind in PINNED_KINDS and e.last > acted else e
+           for e in out]
+    return _mark_fresh(out, events, start, me)
+
+
+def _mark_fresh(found: list[Entry], events: Sequence[Event], start: int,
+                me: int | None) -> list[Entry]:
+    """The turns played since the player's last action (``fresh``); a spectator's, since
+    the seat now playing last played (a round of turns)."""
+    turns = [n for n, e in enumerate(found) if e.kind == "turn"]
+    if me is not None:
+        mine = max((i for i in range(start, len(events))
+                    if events[i].get("kind") == "action" and events[i].get("seat") == me),
+                   default=-1)
+        since = [n for n in turns if found[n].last > mine and found[n].seat != me]
+    else:
+        seat = found[turns[-1]].seat if turns else None
+        before = [n for n in turns[:-1] if found[n].seat == seat]
+        since = [n for n in turns if not before or n > before[-1]]
+    for n in since:
+        found[n] = attrs.evolve(found[n], fresh=True)
+    return found
 
 
 def _acts(event: Event, me: int | None) -> bool:
@@ -233,60 +293,217 @@ def _cut(line: Text, width: int) -> Text:
 
 @attrs.frozen
 class Area:
-    """The event lines as drawn, and the log indices of the unread chat lines left out."""
+    """The event lines as drawn; the log indices of the unread chat lines left out; how many
+    fresh turns are left out; and the marker that says so (``… 2 more turns · chat: 1 unread
+    (F2)``, None: nothing left out), for the caller to put on a line of its own or at the
+    end of the board's ``↓`` line, never over an entry's words."""
 
     lines: list[Text]
     hidden: list[int]
+    turns: int = 0
+    mark: str | None = None
+
+
+def _mark(turns: int, chats: int) -> str | None:
+    said = []
+    if turns:
+        said.append(MORE_TURNS.format(n=turns, s="s" if turns != 1 else ""))
+    if chats:
+        said.append(UNREAD.format(n=chats).removesuffix(" (F2)"))
+    return " · ".join(said) + " (F2)" if said else None
+
+
+def _one_line(parts: Sequence[Part], width: int) -> Text:
+    line = text_of(parts)
+    return _cut(line, width) if line.cell_len > width else line
+
+
+class _Layout:
+    """Entries and the lines each takes whole, short, or cut, at one width."""
+
+    def __init__(self, found: Sequence[Entry], width: int) -> None:
+        self.found, self.width = found, width
+        self.console = Console(width=width, file=io.StringIO(), color_system=None)
+        self.full = [self.wrap(e.parts) for e in found]
+
+    def wrap(self, parts: Sequence[Part]) -> list[Text]:
+        return list(text_of(parts).wrap(self.console, self.width))
+
+    def whole(self, n: int) -> list[Text]:
+        """A festival whole: in its own words on one line, else its short words (wrapped)."""
+        entry, full = self.found[n], self.full[n]
+        if len(full) == 1 or entry.short is None:
+            return full
+        return self.wrap(entry.short)
+
+
+def need(found: Sequence[Entry], width: int) -> int:
+    """The lines the event lines want at ``width``: the newest entry whole, the kept ones
+    whole and each fresh turn on a line of its own (its short words when they are too long
+    for one)."""
+    if not found:
+        return 0
+    lay = _Layout(found, width)
+    newest = len(found) - 1
+    total = len(lay.full[newest])
+    for n in range(newest):
+        if found[n].pinned:
+            total += len(lay.whole(n))
+        elif found[n].fresh:
+            total += 1
+    return total
 
 
 def pick(found: Sequence[Entry], width: int, lines: int, *, unread_from: int = 0,
-         me: int | None = None, own_name: str | None = None) -> Area:
+         me: int | None = None, own_name: str | None = None, mark_row: bool = False) -> Area:
     """The entries that fit in ``lines`` lines of ``width`` cells (see the module docstring).
     A chat line counts as unread from the log index ``unread_from`` on, unless the player
-    said it (seat ``me``, or for a spectator the name ``own_name``)."""
+    said it (seat ``me``, or for a spectator the name ``own_name``). ``mark_row``: the
+    marker of what is left out takes the first of the lines (else the caller places it)."""
+    area = _pick(found, width, lines, unread_from, me, own_name)
+    if area.mark is None or not mark_row:
+        return area
+    area = _pick(found, width, lines - 1, unread_from, me, own_name)
+    assert area.mark is not None  # (fewer lines leave out no less)
+    return attrs.evolve(area, lines=[Text(f"── {area.mark} ──", style="bold"), *area.lines])
+
+
+def _pick(found: Sequence[Entry], width: int, lines: int, unread_from: int, me: int | None,
+          own_name: str | None) -> Area:
     if lines <= 0:
         return Area([], [])
-    console = Console(width=width, file=io.StringIO(), color_system=None)
-    wrapped = [text_of(e.parts).wrap(console, width) for e in found]
-    chosen: dict[int, int] = {}
-    budget = lines
-    if found:
-        newest = len(found) - 1
-        pinned = [i for i in range(newest) if found[i].pinned]
-        chosen[newest] = min(len(wrapped[newest]), max(1, budget - len(pinned)))
-        budget -= chosen[newest]
-        for n, i in enumerate(reversed(pinned)):
-            if budget <= 0:
-                break
-            left = len(pinned) - n - 1  # pinned entries still to place, one line each
-            chosen[i] = min(len(wrapped[i]), max(1, budget - left))
-            budget -= chosen[i]
-        for i in range(newest - 1, -1, -1):
-            if budget <= 0:
-                break
-            if i not in chosen:
-                chosen[i] = min(len(wrapped[i]), budget)
-                budget -= chosen[i]
+    lay = _Layout(found, width)
+    blocks = _blocks(lay, lines) if found else {}
+    dropped = [n for n, e in enumerate(found) if e.fresh and n not in blocks
+               and not any(n in b.covers for b in blocks.values())]
     out: list[Text] = []
-    for i in sorted(chosen):
-        kept = [line.copy() for line in wrapped[i][:chosen[i]]]
-        for line in kept:
-            line.rstrip()
-        if chosen[i] < len(wrapped[i]):
-            kept[-1] = _cut(kept[-1], width)
-        out.extend(kept)
-    hidden = [e.last for i, e in enumerate(found)
+    for n in sorted(blocks):
+        out.extend(blocks[n].lines)
+    for line in out:
+        line.rstrip()
+    shown = {n: b for b in blocks.values() for n in b.covers}
+    hidden = [e.last for n, e in enumerate(found)
               if e.kind == "chat" and e.last >= unread_from
               and not (me is not None and e.seat == me)
               and not (me is None and e.seat is None and own_name and e.name == own_name)
-              and chosen.get(i, 0) < len(wrapped[i])]
-    if hidden:
-        mark = Text(UNREAD.format(n=len(hidden)), style="bold reverse")
-        room = width - mark.cell_len - 1
-        first = out[0].copy() if out else Text()
-        if first.cell_len > room:
-            first = _cut(first, room)
-        first.append(" " * (room - first.cell_len + 1))
-        first.append_text(mark)
-        out[:1] = [first]
-    return Area(out, hidden)
+              and not (n in shown and shown[n].whole)]
+    return Area(out, hidden, len(dropped), _mark(len(dropped), len(hidden)))
+
+
+@attrs.define
+class _Block:
+    """Lines standing for the entries ``covers`` (whole: none of their words cut)."""
+
+    lines: list[Text]
+    covers: tuple[int, ...]
+    whole: bool = True
+
+
+def _blocks(lay: _Layout, lines: int) -> dict[int, _Block]:
+    """The entries chosen for ``lines`` lines, by the index of their first entry: the newest,
+    the kept ones and the fresh turns first, in fewer words (and a few short turns to a line)
+    when they do not fit whole, the oldest fresh turns left out last of all; then older
+    entries in what is left."""
+    found, width = lay.found, lay.width
+    newest = len(found) - 1
+    kept = [n for n in range(newest) if found[n].pinned]
+    fresh = [n for n in range(newest) if found[n].fresh and not found[n].pinned]
+
+    def newest_block(budget: int) -> _Block:
+        rows = lay.full[newest]
+        take = min(len(rows), max(1, budget))
+        out = [line.copy() for line in rows[:take]]
+        if take < len(rows):
+            out[-1] = _cut(out[-1], width)
+        return _Block(out, (newest,), take == len(rows))
+
+    def kept_blocks(short: bool) -> dict[int, _Block]:
+        return {n: _Block(lay.whole(n) if short else lay.full[n], (n,)) for n in kept}
+
+    def fresh_blocks(turns: list[int], how: str) -> dict[int, _Block]:
+        if how == "whole":
+            return {n: _Block(lay.full[n], (n,)) for n in turns}
+        if how == "line":
+            return {n: _Block([text_of(found[n].parts)] if len(lay.full[n]) == 1
+                              else [_one_line(found[n].short or found[n].parts, width)], (n,),
+                              len(lay.full[n]) == 1) for n in turns}
+        # packed: runs of turns with nothing kept between them, a few to a line
+        out: dict[int, _Block] = {}
+        run: list[int] = []
+        for n in [*turns, None]:
+            if run and (n is None or any(run[-1] < k < n for k in kept)):
+                out[run[0]] = _Block(_pack([found[k].short or found[k].parts for k in run],
+                                           width), tuple(run), False)
+                run = []
+            if n is not None:
+                run.append(n)
+        return out
+
+    def cost(blocks: dict[int, _Block]) -> int:
+        return sum(len(b.lines) for b in blocks.values())
+
+    chosen: dict[int, _Block] | None = None
+    for short, how in ((False, "whole"), (True, "whole"), (True, "line"), (True, "packed")):
+        body = {**kept_blocks(short), **fresh_blocks(fresh, how)}
+        if cost(body) + len(lay.full[newest]) <= lines:
+            chosen = {**body, newest: newest_block(lines - cost(body))}
+            break
+    # a fresh newest turn in its short words too, among the others; then the oldest fresh
+    # turns left out (and counted) until the rest fits (the newest in at least a line)
+    last = [newest] if found[newest].fresh and found[newest].short is not None else []
+    for drop in range(len(fresh) + 1) if chosen is None else ():
+        body = {**kept_blocks(True), **fresh_blocks([*fresh[drop:], *last], "packed")}
+        if last and cost(body) <= lines:
+            chosen = body
+            break
+        body = {**kept_blocks(True), **fresh_blocks(fresh[drop:], "packed")}
+        if not last and cost(body) + 1 <= lines:
+            chosen = {**body, newest: newest_block(lines - cost(body))}
+            break
+    if chosen is None:  # not even the kept ones fit: a line each, the newest first
+        chosen = {newest: newest_block(lines - len(kept))}
+        budget = lines - len(chosen[newest].lines)
+        for n in reversed(kept):
+            if budget <= 0:
+                break
+            rows = lay.whole(n)
+            take = min(len(rows), max(1, budget - len([k for k in kept if k < n])))
+            cut = [line.copy() for line in rows[:take]]
+            if take < len(rows):
+                cut[-1] = _cut(cut[-1], width)
+            chosen[n] = _Block(cut, (n,), take == len(rows))
+            budget -= take
+    budget = lines - cost(chosen)
+    covered = {n for b in chosen.values() for n in b.covers}
+    for n in range(newest - 1, -1, -1):  # older entries in what is left
+        if budget <= 0:
+            break
+        if n in covered or found[n].fresh:
+            continue
+        rows = lay.full[n]
+        take = min(len(rows), budget)
+        cut = [line.copy() for line in rows[:take]]
+        if take < len(rows):
+            cut[-1] = _cut(cut[-1], width)
+        chosen[n] = _Block(cut, (n,), take == len(rows))
+        budget -= take
+    return chosen
+
+
+def _pack(turns: Sequence[Sequence[Part]], width: int) -> list[Text]:
+    """Turns' short words a few to a line, `` · `` between them; one too long for a line
+    alone is cut."""
+    out: list[Text] = []
+    line: Text | None = None
+    for parts in turns:
+        text = _one_line(parts, width)
+        if line is not None and line.cell_len + 3 + text.cell_len <= width:
+            line.append(" · ", style="dim")
+            line.append_text(text)
+            continue
+        if line is not None:
+            out.append(line)
+        line = text
+    if line is not None:
+        out.append(line)
+    return out

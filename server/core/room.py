@@ -579,14 +579,19 @@ class Room(Generic[M]):
         ends = bool(left) and all(s.bot is not None for s in left)
         return self._play(seat, Resign(ends), now, ack=Ack(member, re, versioned=True))
 
-    def timer_fired(self, key: TurnKey, *, now: float) -> Change[M] | None:
-        """§4: the turn ends when the room's turn timer runs out (None: that turn is over)."""
+    def timer_fired(self, key: TurnKey, *, now: float, removed: bool = False
+                    ) -> Change[M] | None:
+        """§4: the turn ends when the room's turn timer runs out (None: that turn is over).
+        ``removed``: the timer was run out at once because the host removed the seat's
+        player; the ``timeout`` event says so (``reason``), as it says a resigned seat's
+        turn that no bot plays (§10)."""
         state = self.state
         if state is None or self.game.turn_key != key or state.turn is None:
             return None
         seat = state.turn
-        log.info("room %s: seat %d timed out", self.id, seat)
-        return self._play(seat, EndTurn(), now, extra=[ev.TurnTimedOut(seat)],
+        reason = "removed" if removed else "resigned" if self.game.ends_at_once(state) else None
+        log.info("room %s: seat %d timed out%s", self.id, seat, f" ({reason})" if reason else "")
+        return self._play(seat, EndTurn(), now, extra=[ev.TurnTimedOut(seat, reason)],
                           retry=RetryTimer(key), timed_out=True)
 
     def bot_chose(self, turn: BotTurn, action: Action, *, now: float) -> Change[M] | None:

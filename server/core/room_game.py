@@ -100,7 +100,7 @@ class RoomGame:
         key = (state.round, state.turn)
         if key == self.turn_key:
             # The seat to play resigned during its turn: without a stand-in, it ends now.
-            if self._ends_at_once(state) and self._at_once != key:
+            if self.ends_at_once(state) and self._at_once != key:
                 return self.arm(key, now)
             return []
         self.turn_key = key
@@ -111,7 +111,7 @@ class RoomGame:
             return [CancelTimer()]
         return self.arm(key, now)
 
-    def _ends_at_once(self, state: GameState) -> bool:
+    def ends_at_once(self, state: GameState) -> bool:
         """§10: whether the turn at hand is a resigned seat's that no bot plays."""
         return (self.stand_in is None and not state.over and state.turn is not None
                 and state.turn in state.resigned)
@@ -120,7 +120,7 @@ class RoomGame:
         """§4: a fresh full turn on the room's timer, if it has one (shown as ``deadline``);
         §10: a resigned seat's turn that no bot plays ends at once, as a timed-out turn."""
         state = self.state
-        if state is not None and self._ends_at_once(state):
+        if state is not None and self.ends_at_once(state):
             self._at_once = key
             self.deadline = now
             return [ArmTimer(key, 0.0)]

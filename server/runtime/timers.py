@@ -121,6 +121,8 @@ class Host(Hashable, Protocol):
     clock: Callable[[], float]
     scheduler: Scheduler
     metrics: Metrics | None
+    #: The seats whose player the host removed (kicked), now (None: no moderation).
+    away: Callable[[Any], set[int]] | None
 
     async def settle(self) -> None:
         """Learn what the store holds of a version in doubt (:class:`StoreUnavailable`
@@ -173,7 +175,10 @@ class TurnTimer:
                 self.arm(key, host.room.retry_delay)
                 self._wait_for_store(key)
                 return
-            change = host.room.timer_fired(key, now=host.clock())
+            state = host.room.state
+            removed = (host.away is not None and state is not None
+                       and state.turn in host.away(host))
+            change = host.room.timer_fired(key, now=host.clock(), removed=removed)
             if change is not None and not await host.save(change):
                 self._wait_for_store(key)  # the refusal re-armed the timer after a backoff
 

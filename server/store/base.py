@@ -5,9 +5,10 @@
 * :class:`AccountsStore` — players' accounts, the seats that belong to them, registrations,
   and the server's own identity;
 * :class:`RatingsStore` — ratings, rated games and the leaderboard;
-* :class:`ModerationStore` — what the host decided: bans, mutes and kicks.
+* :class:`ModerationStore` — what the host decided: bans, mutes and kicks;
+* :class:`TournamentsStore` — Swiss tournaments, each one's state and results.
 
-:class:`Store` is all four, with the store's life (open, close): what the server is given.
+:class:`Store` is all five, with the store's life (open, close): what the server is given.
 Every method is a coroutine; a write is durable when its coroutine returns. The records they
 take and give live in :mod:`server.store.records` (and are importable from here too).
 """
@@ -38,6 +39,7 @@ from server.store.records import (
     RoomRecord,
     SeatRecord,
     StoredRoom,
+    TournamentRow,
     assemble_games,
     hash_token,
     pack_offers,
@@ -78,6 +80,8 @@ __all__ = [
     "SeatRecord",
     "Store",
     "StoredRoom",
+    "TournamentRow",
+    "TournamentsStore",
     "assemble_games",
     "hash_token",
     "pack_offers",
@@ -360,7 +364,26 @@ class ModerationStore(abc.ABC):
         """Every kick stored, those that ran out included (they keep nobody out)."""
 
 
-class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore):
+class TournamentsStore(abc.ABC):
+    """Swiss tournaments (schema 13), each a row with its state as a document."""
+
+    @abc.abstractmethod
+    async def put_tournament(self, row: TournamentRow, *, expect_version: int | None) -> bool:
+        """Store ``row``: a new one when ``expect_version`` is None (False if the id is
+        taken), else only over the stored version ``expect_version`` (False when another
+        write came first: nothing is written)."""
+
+    @abc.abstractmethod
+    async def load_tournament(self, tournament: str) -> TournamentRow | None:
+        """One tournament, or None."""
+
+    @abc.abstractmethod
+    async def list_tournaments(self, statuses: tuple[str, ...], limit: int = 50,
+                               ) -> list[TournamentRow]:
+        """The tournaments of these statuses, the oldest first (at most ``limit``)."""
+
+
+class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore, TournamentsStore):
     """The persistence interface the server uses; one backend per database kind.
 
     Use it as ``async with open_store(url) as store:`` or call :meth:`open` and :meth:`close`.

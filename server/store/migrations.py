@@ -48,6 +48,9 @@ SQL cannot express (each backend runs it row by row). The versions:
     (:meth:`~server.store.base.Store.fill_progress`).
 12. the name a ban, a mute or a kick was set on as the host typed it (``bans.name``,
     ``mutes.name``, ``kicks.name``; nil for one set before), which the host's lists show.
+13. Swiss tournaments (:mod:`server.features.tournaments`, ``tournaments``): one row each,
+    its state as a JSON document (players, rounds, tables and their results) and a version
+    every write expects, so that a director that lost its lease writes nothing.
 """
 
 from __future__ import annotations
@@ -289,6 +292,18 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE mutes ADD COLUMN name TEXT",
         "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
+    # 13: Swiss tournaments (server.features.tournaments): each one's state as a document.
+    (
+        """CREATE TABLE tournaments (
+            tournament TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            version INTEGER NOT NULL,
+            doc TEXT NOT NULL
+        )""",
+        "CREATE INDEX tournaments_by_status ON tournaments (status, created_at)",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -478,6 +493,18 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE mutes ADD COLUMN name TEXT",
         "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
+    # 13: Swiss tournaments (server.features.tournaments): each one's state as a document.
+    (
+        """CREATE TABLE tournaments (
+            tournament TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            version INTEGER NOT NULL,
+            doc TEXT NOT NULL
+        )""",
+        "CREATE INDEX tournaments_by_status ON tournaments (status, created_at)",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
@@ -485,7 +512,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
                    "server_meta", "rematches", "registrations", "name_keys", "mutes",
-                   "kicks")
+                   "kicks", "tournaments")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -37,7 +37,7 @@ async def test_starting_pairs_round_one_into_seated_rooms() -> None:
             assert runner.room.status == "playing"
             assert [s.name for s in runner.room.seats if s is not None] == [
                 by[a] for a in table["players"]]
-        assert sorted(by[a] for a, push in told if "room" in push) == [
+        assert sorted(by[a] for a, push in told if push.room is not None) == [
             "Anna", "Bea", "Cai", "Dov"]
         # no game is over yet: a tick records nothing, and the stored state is the same
         assert await director.tick() == 0

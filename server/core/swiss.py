@@ -2,7 +2,7 @@
 
 Pure (no I/O, no clock): :mod:`server.features.tournaments` feeds it the tournament's
 players and the results of its rounds, and it answers the standings and the next round's
-tables. The rules it implements (docs/protocol.md, "Tournaments"):
+tables. The rules it implements (docs/protocol.md, "Swiss tournaments"):
 
 **Points by placing.** At a table of ``n`` players the player placed ``k`` (1 is first) gets
 ``n - k`` points: at 2 seats a win is 1 and a loss 0, at 3 seats 2/1/0, at 4 seats 3/2/1/0.

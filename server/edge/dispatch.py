@@ -46,6 +46,9 @@ COSTLY: tuple[type, ...] = (
     m.MyGames, m.RecordRequest, m.Rematch,
     # Ratings and quick match (server.features.ratings, server.features.matchmaking).
     m.Leaderboard, m.ProfileRequest, m.QuickMatch,
+    # Swiss tournaments: each a store read or write (server.features.tournaments).
+    m.TournamentCreate, m.TournamentsRequest, m.TournamentRequest, m.TournamentJoin,
+    m.TournamentLeave, m.TournamentStart,
 )
 
 

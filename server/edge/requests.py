@@ -1,7 +1,7 @@
 """Request handling: the part every area's handlers share, and the one table of handlers.
 
 :class:`Requests` is the request side of one server. It builds the handlers of each area
-(lobby, room, game, accounts, matches, ratings: the ``server.handlers_*`` modules) and
+(lobby, room, game, accounts, matches, ratings, tournaments: the ``server.handlers_*`` modules) and
 registers them in one table (:attr:`Requests.handlers`), which its :class:`Dispatcher`
 (:mod:`server.edge.dispatch`: decoding, rate limits, the protocol state, the error boundary)
 answers each frame from. It owns what several areas share: the making of a room within its
@@ -26,6 +26,7 @@ from server.edge.handlers_lobby import LobbyHandlers
 from server.edge.handlers_matches import MatchHandlers
 from server.edge.handlers_ratings import RatingHandlers
 from server.edge.handlers_room import RoomHandlers
+from server.edge.handlers_tournaments import TournamentHandlers
 from server.features.accounts import Accounts
 from server.features.matchmaking import Matchmaker
 from server.features.ratings import Ratings
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.features.identity import Identity
     from server.features.moderation import Moderation
+    from server.features.tournaments import Tournaments
     from server.ops.metrics import Metrics
     from server.runtime.directory import Directory
     from server.runtime.lobby import Lobby
@@ -51,7 +53,7 @@ class Requests:
 
     def __init__(self, config: ServerConfig, lobby: Lobby, directory: Directory, *,
                  accounts: Accounts, ratings: Ratings, matchmaker: Matchmaker,
-                 identity: Identity, moderation: Moderation,
+                 identity: Identity, moderation: Moderation, tournaments: Tournaments,
                  metrics: Metrics | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         """``directory``: where rooms are made, found and listed (this server's alone, or a
@@ -90,6 +92,7 @@ class Requests:
         accounts_ = AccountHandlers(lobby, self.accounts, self.rematches)
         matches = MatchHandlers(self.matchmaker, self.ratings)
         ratings_ = RatingHandlers(self.ratings, self.accounts)
+        tournaments_ = TournamentHandlers(tournaments)
         #: The one table of handlers: each request type, and the handler of its area.
         #: Which protocol state takes which type is :data:`server.edge.states.ALLOWED`'s to say.
         self.handlers: dict[type, Handler] = {
@@ -119,6 +122,13 @@ class Requests:
             # ratings (server.edge.handlers_ratings)
             m.Leaderboard: ratings_.leaderboard,
             m.ProfileRequest: ratings_.profile,
+            # Swiss tournaments (server.edge.handlers_tournaments)
+            m.TournamentCreate: tournaments_.create,
+            m.TournamentsRequest: tournaments_.listed,
+            m.TournamentRequest: tournaments_.one,
+            m.TournamentJoin: tournaments_.join,
+            m.TournamentLeave: tournaments_.leave,
+            m.TournamentStart: tournaments_.start,
         }
         self.dispatcher = Dispatcher(config, self.handlers, metrics)
 

@@ -35,6 +35,7 @@ import attrs
 from server.core import swiss
 from server.runtime.loop import stop_tasks
 from server.store.records import TournamentRow
+from shared import messages as m
 from shared.errors import CastellError
 from shared.scoring import places
 
@@ -88,6 +89,8 @@ class Tournament:
     #: the bye.
     played: list[dict[str, Any]] = attrs.Factory(list)
     version: int = 0
+    #: The creator's name (as shown).
+    creator_name: str | None = None
 
     def swiss_rounds(self) -> list[swiss.Round]:
         """The rounds as :mod:`server.core.swiss` reads them."""
@@ -105,6 +108,28 @@ class Tournament:
 
     def standings(self) -> list[swiss.Standing]:
         return swiss.standings(self.seeds(), self.swiss_rounds())
+
+    def reply(self, re: int) -> m.TournamentReply:
+        """The tournament as the ``tournament`` reply shows it: standings, and the
+        current round's tables by the players' names."""
+        names = {a: p.name for a, p in self.players.items()}
+        standings = [m.StandingEntry(s.rank, names[s.player], s.points, s.buchholz, s.score,
+                                     s.games, self.players[s.player].withdrawn)
+                     for s in self.standings()]
+        current = self.played[-1] if self.played else {"tables": [], "bye": None}
+        tables = [m.TableEntry(t["room"], [names[a] for a in t["players"]], t["places"])
+                  for t in current["tables"]]
+        bye = current["bye"]
+        return m.TournamentReply(
+            re=re, tournament=self.id, name=self.name, creator=self.creator_name,
+            status=self.status, rounds=self.rounds, seats=self.seats,
+            turn_seconds=self.turn_seconds, rated=self.rated, round=len(self.played),
+            standings=standings, tables=tables, bye=None if bye is None else names[bye])
+
+    def entry(self) -> m.TournamentEntry:
+        """Its line of the ``tournaments`` reply."""
+        return m.TournamentEntry(self.id, self.name, self.status, self.rounds, self.seats,
+                                 len(self.played), len(self.players))
 
     def row(self) -> TournamentRow:
         doc = attrs.asdict(self)
@@ -138,11 +163,14 @@ class Tournaments:
     def __init__(self, store: Store, directory: Directory,
                  tell: Callable[[str, Any], Awaitable[None]], *,
                  organisers: frozenset[str] | None = None, interval: float = 1.0,
-                 clock: Callable[[], float] = time.time, redis: Any = None,
+                 clock: Callable[[], float] = time.time,
+                 redis: Callable[[], Any] | None = None,
                  lease_key: str = "", node_id: str = "", lease_ms: int = 5000) -> None:
         """``tell(account, push)``: the live push to a player (their inbox, once it exists);
-        ``organisers``: the accounts that may create tournaments (None: any account);
-        ``redis``: a cluster's, for the director's lease."""
+        ``organisers``: the names of the accounts that may create tournaments, casefolded
+        (None: any account);
+        ``redis``: a function giving a cluster's Redis client (None until the node joined
+        its cluster), for the director's lease."""
         self.store = store
         self.directory = directory
         self.tell = tell
@@ -153,7 +181,7 @@ class Tournaments:
         self.lease_key = lease_key
         self.node_id = node_id
         self.lease_ms = lease_ms
-        self._lease = redis.register_script(_LEASE) if redis is not None else None
+        self._lease: Any = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -177,8 +205,13 @@ class Tournaments:
 
     async def directs(self) -> bool:
         """Whether this node is the director now (always, on a lone server)."""
-        if self._lease is None:
+        if self.redis is None:
             return True
+        client = self.redis()
+        if client is None:  # not joined yet (or leaving): someone else directs
+            return False
+        if self._lease is None:
+            self._lease = client.register_script(_LEASE)
         return bool(await self._lease(keys=[self.lease_key],
                                       args=[self.node_id, self.lease_ms]))
 
@@ -186,18 +219,21 @@ class Tournaments:
 
     async def create(self, account: str | None, name: str, rounds: int, seats: int,
                      turn_seconds: int | None, rated: bool,
-                     starts_at: float | None = None) -> Tournament:
+                     starts_at: float | None = None, *,
+                     creator_name: str | None = None) -> Tournament:
         if account is None:
             raise CastellError("a tournament needs an account: say hello with a key",
                                code="not_signed_in")
-        if self.organisers is not None and account not in self.organisers:
+        if self.organisers is not None \
+                and (creator_name or "").casefold() not in self.organisers:
             raise CastellError("only the host's organisers create tournaments here",
                                code="not_organiser")
         if not 1 <= rounds <= 20 or not 2 <= seats <= 4 or not name.strip():
             raise CastellError("a tournament has a name, 1 to 20 rounds and 2 to 4 seats",
                                code="bad_tournament")
         t = Tournament("t" + secrets.token_hex(4), name.strip()[:40], account, rounds, seats,
-                       turn_seconds, rated, starts_at, self.clock(), version=1)
+                       turn_seconds, rated, starts_at, self.clock(), version=1,
+                       creator_name=creator_name)
         if not await self.store.put_tournament(t.row(), expect_version=None):
             raise CastellError("that tournament id is taken; try again", code="bad_tournament")
         return t
@@ -251,6 +287,8 @@ class Tournaments:
 
     async def begin(self, account: str | None, tid: str) -> Tournament:
         """The creator starts it now: its first round is paired."""
+        if account is None:
+            raise CastellError("a tournament needs an account", code="not_signed_in")
         async with self._lock:
             t = await self.get(tid)
             if t.creator != account:
@@ -267,9 +305,13 @@ class Tournaments:
         """The host calls it off (admin ``tournament cancel``): no more rounds."""
         async with self._lock:
             t = await self.get(tid)
+            if t.status in (FINISHED, CANCELLED):
+                raise CastellError("that tournament has ended", code="tournament_started")
             t.status = CANCELLED
             await self._save(t)
-            return t
+        for account in t.players:
+            await self._tell(account, m.TournamentEndedPush(t.id, t.name, CANCELLED))
+        return t
 
     # -- the director -------------------------------------------------------------------------
 
@@ -316,8 +358,10 @@ class Tournaments:
             if len(t.played) >= t.rounds:
                 t.status = FINISHED
                 await self._save(t)
+                ranks = {s.player: s.rank for s in t.standings()}
                 for account in t.players:
-                    await self._tell(account, {"tournament": t.id, "finished": True})
+                    await self._tell(account, m.TournamentEndedPush(
+                        t.id, t.name, FINISHED, ranks.get(account)))
             else:
                 await self._pair(t)
             return True
@@ -341,8 +385,7 @@ class Tournaments:
                                        in zip(table.players, tokens, strict=True)])
             tables.append({"room": runner.id, "players": list(table.players),
                            "places": None, "scores": None})
-            told += [(a, {"tournament": t.id, "round": number, "room": runner.id,
-                          "seat": s, "token": tok})
+            told += [(a, m.TournamentTablePush(t.id, t.name, number, runner.id, s, tok))
                      for s, (a, tok) in enumerate(zip(table.players, tokens, strict=True))]
         t.played.append({"tables": tables, "bye": r.bye})
         await self._save(t)
@@ -350,9 +393,9 @@ class Tournaments:
         for account, push in told:
             await self._tell(account, push)
         if r.bye is not None:
-            await self._tell(r.bye, {"tournament": t.id, "round": number, "bye": True})
+            await self._tell(r.bye, m.TournamentTablePush(t.id, t.name, number, bye=True))
 
-    async def _tell(self, account: str, push: dict[str, Any]) -> None:
+    async def _tell(self, account: str, push: Any) -> None:
         try:
             await self.tell(account, push)
         except Exception as exc:

@@ -15,6 +15,7 @@ from client.net.net import GameClient, ServerError
 from server.core import swiss
 from shared import messages as m
 from tests.support.accounts import clients
+from tests.support.console import admin, admin_run
 from tests.support.servers import TEST_CONFIG, server_url, serving
 
 NAMES = ["P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"]
@@ -127,3 +128,26 @@ async def test_an_8_player_swiss_of_3_rounds_is_played_to_its_end_over_sockets()
         assert len(top) == 1 and final.standings[0].name == top[0]
         for name, push in ended.items():
             assert push.status == "finished" and push.rank == got[name].rank
+
+
+async def test_the_host_cancels_a_running_tournament_from_the_console(short_dir: Any) -> None:
+    sock = str(short_dir / "a.sock")
+    config = attrs.evolve(TEST_CONFIG, tournament_interval=3600.0, admin_socket=sock)
+    async with serving(config=config) as (server, _url), \
+            clients(server_url(server)) as connect:
+        players = {name: await connect(name, new_key()) for name in NAMES[:3]}
+        made = await players["P1"].request(m.TournamentCreate, name="Cup", rounds=2)
+        for c in players.values():
+            await c.request(m.TournamentJoin, tournament=made.tournament)
+        await players["P1"].request(m.TournamentStart, tournament=made.tournament)
+        said = await admin(sock, "tournament", "cancel", made.tournament)
+        assert "cancelled" in said
+        for c in players.values():
+            ended = await push_of(c, m.TournamentEndedPush)
+            assert (ended.status, ended.rank) == ("cancelled", None)
+        # no more rounds: the director leaves it alone, even once its games are over
+        assert await server.tournaments.tick() == 0
+        t = await players["P2"].request(m.TournamentRequest, tournament=made.tournament)
+        assert (t.status, t.round) == ("cancelled", 1)
+        done = await asyncio.to_thread(admin_run, sock, "tournament", "cancel", "t0")
+        assert done.returncode == 1 and "no such tournament" in done.stderr

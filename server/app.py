@@ -36,6 +36,7 @@ from server.features.moderation import Moderation
 from server.features.ratings import Ratings
 from server.features.registrations import Registrations
 from server.features.reviews import Reviews
+from server.features.tournaments import Tournaments
 from server.ops.admin import AdminConsole
 from server.ops.metrics import Metrics
 from server.ops.tls import server_ssl_context
@@ -139,7 +140,20 @@ class CastellServer:
         self.reviews = Reviews(self.store, self.thinkers,
                                Budget(cfg.review_samples, cfg.review_candidates),
                                per_address=cfg.reviews_per_address, metrics=self.metrics)
+        #: Swiss tournaments and their director (server.features.tournaments); in a
+        #: cluster, one node directs at a time, under a lease in Redis.
+        self.tournaments = Tournaments(
+            self.store, self.directory, self.accounts.deliver,
+            organisers=None if cfg.organisers is None
+            else frozenset(n.casefold() for n in cfg.organisers),
+            interval=cfg.tournament_interval,
+            redis=(lambda: self.cluster.redis if self.cluster else None)
+            if self.cluster else None,
+            lease_key=f"{cluster.prefix}tournaments:director" if cluster else "",
+            node_id=self.cluster.node_id if self.cluster else "",
+            lease_ms=cluster.lease_ms if cluster else 5000)
         self.requests = Requests(cfg, self.lobby, self.directory, accounts=self.accounts,
+                                 tournaments=self.tournaments,
                                  ratings=self.ratings, matchmaker=self.matchmaker,
                                  identity=self.identity, moderation=self.moderation,
                                  reviews=self.reviews, metrics=self.metrics)
@@ -195,6 +209,7 @@ class CastellServer:
             await self.close()
             raise
         await self.matchmaker.start()
+        await self.tournaments.start()
         await self._start_tools()
 
     async def _start_tools(self) -> None:
@@ -274,6 +289,7 @@ class CastellServer:
         await self.lobby.retries.close()
         await self.matchmaker.close()
         await self.reviews.close()
+        await self.tournaments.close()
         await self.thinkers.close()  # no bot worker outlives the server
         await self.directory.close()
         await self.store.close()

@@ -204,7 +204,22 @@ def build_parser() -> argparse.ArgumentParser:
     rated.add_argument("--rated-one-network", action="store_true",
                        help="let accounts connected from one network (a /24, a /64) meet "
                             "in rated play: for a server on a LAN")
+    tour = p.add_argument_group("Swiss tournaments (docs/protocol.md)")
+    tour.add_argument("--organisers", type=_names, default=None, metavar="NAME,...",
+                      help="only these accounts create tournaments (default: any account)")
+    tour.add_argument("--tournament-interval", type=float, default=d.tournament_interval,
+                      metavar="SECONDS",
+                      help="between two moves of the tournament director (default "
+                           f"{d.tournament_interval})")
     return p
+
+
+def _names(value: str) -> tuple[str, ...]:
+    """``--organisers``: names separated by commas, none empty."""
+    names = tuple(n.strip() for n in value.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError("give names separated by commas, such as Anna,Biel")
+    return names
 
 
 def build_export_parser() -> argparse.ArgumentParser:
@@ -268,6 +283,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         review_samples=max(1, args.review_samples),
         review_candidates=max(1, args.review_candidates),
         reviews_per_address=max(1, args.reviews_per_address),
+        organisers=args.organisers,
+        tournament_interval=max(0.05, args.tournament_interval),
     )
 
 

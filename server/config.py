@@ -175,6 +175,11 @@ class ServerConfig:
     #: Let accounts connected from one network (a /24, a /64) meet in rated play: for a
     #: server on a LAN, where everyone shares one (server.features.ratings, "the floor").
     rated_one_network: bool = False
+    # -- tournaments (server.features.tournaments) ---------------------------------------------
+    #: The names of the accounts that may create tournaments (None: any account).
+    organisers: tuple[str, ...] | None = None
+    #: Seconds between two moves of the tournament director (reading results, pairing).
+    tournament_interval: float = 1.0
 
     @property
     def frame_limits(self) -> codec.FrameLimits:

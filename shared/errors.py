@@ -134,3 +134,13 @@ ERROR_CODES["kicked"] = "the host removed you from that room, for a while or for
 ERROR_CODES["draining"] = "the server is about to stop for maintenance and makes no new rooms"
 # Resigning (docs/rules.md §10).
 ERROR_CODES["resigned"] = "you resigned this game: you play no more in it"
+# Swiss tournaments (server.features.tournaments).
+ERROR_CODES["not_organiser"] = "only the host's organisers create tournaments here, and only " \
+                               "its creator starts one"
+ERROR_CODES["bad_tournament"] = "the tournament asked for cannot be: its name, rounds or " \
+                                "seats, or too few players to start it"
+ERROR_CODES["no_tournament"] = "no tournament of the server has that id"
+ERROR_CODES["tournament_busy"] = "the tournament changed meanwhile: ask again"
+ERROR_CODES["tournament_started"] = "the tournament has started (or ended): it is joined " \
+                                    "and started no more"
+ERROR_CODES["not_entered"] = "you are not a player of that tournament"

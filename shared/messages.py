@@ -65,6 +65,7 @@ from shared.wire import (
     field_error,
     length,
     one_of,
+    text,
 )
 
 #: The protocol version this module implements (``welcome.protocol``).
@@ -772,13 +773,199 @@ class MatchWaitingPush:
     of: Seats
 
 
+# Swiss tournaments (additions to version 1: server.features.tournaments) ---------------------
+
+#: A tournament's id (``t`` and 8 hex digits on this server; any short text on the wire).
+TournamentId = Annotated[str, text(1, 16)]
+#: A tournament's rounds (1 to 20).
+TournamentRounds = Annotated[int, between(1, 20)]
+#: A round's number (0 before the first is paired).
+RoundNumber = Annotated[int, between(0, 20)]
+#: Seconds from now a tournament starts by itself (up to a week).
+StartsIn = Annotated[int, between(0, 7 * 24 * 3600)]
+#: A tournament's status.
+TournamentStatus = Annotated[str, one_of("open", "running", "finished", "cancelled")]
+
+
+@attrs.frozen
+class TournamentCreate:
+    """Create a Swiss tournament of ``rounds`` rounds at tables of ``seats`` (an account
+    only; on a server with organisers, one of them). Reply: :class:`TournamentReply`."""
+
+    TYPE: ClassVar[str] = "tournament_create"
+    id: MessageId
+    name: RoomName
+    rounds: TournamentRounds = 3
+    seats: Seats = 2
+    turn_seconds: TurnSeconds | None = None
+    rated: bool = False
+    #: Start by itself that many seconds from now (None: when its creator starts it).
+    starts_in: StartsIn | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class TournamentsRequest:
+    """Ask for the server's tournaments (open, running and finished), oldest first. Reply:
+    :class:`TournamentsReply`."""
+
+    TYPE: ClassVar[str] = "tournaments"
+    id: MessageId
+
+
+@attrs.frozen
+class TournamentRequest:
+    """Ask for one tournament: its standings and the current round's tables. Reply:
+    :class:`TournamentReply`."""
+
+    TYPE: ClassVar[str] = "tournament"
+    id: MessageId
+    tournament: TournamentId
+
+
+@attrs.frozen
+class TournamentJoin:
+    """Enter an open tournament (an account only). Reply: :class:`TournamentReply`."""
+
+    TYPE: ClassVar[str] = "tournament_join"
+    id: MessageId
+    tournament: TournamentId
+
+
+@attrs.frozen
+class TournamentLeave:
+    """Leave a tournament: before its start, off its list; after, paired no more. Reply:
+    :class:`TournamentReply`."""
+
+    TYPE: ClassVar[str] = "tournament_leave"
+    id: MessageId
+    tournament: TournamentId
+
+
+@attrs.frozen
+class TournamentStart:
+    """Its creator starts an open tournament now: the first round is paired. Reply:
+    :class:`TournamentReply`; each player gets a :class:`TournamentTablePush`."""
+
+    TYPE: ClassVar[str] = "tournament_start"
+    id: MessageId
+    tournament: TournamentId
+
+
+@attrs.frozen
+class TournamentEntry:
+    """One tournament of :class:`TournamentsReply`."""
+
+    tournament: TournamentId
+    name: RoomName
+    status: TournamentStatus
+    rounds: TournamentRounds
+    seats: Seats
+    round: RoundNumber
+    players: Count
+
+
+def _tournament_entries(value: Iterable[TournamentEntry]) -> tuple[TournamentEntry, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class TournamentsReply:
+    """Reply to :class:`TournamentsRequest`."""
+
+    TYPE: ClassVar[str] = "tournaments"
+    re: MessageId
+    entries: tuple[TournamentEntry, ...] = attrs.field(converter=_tournament_entries)
+
+
+@attrs.frozen
+class StandingEntry:
+    """One line of a tournament's standings: rank, name, points, tie-break (Buchholz), the
+    game score summed, games played, and whether the player left."""
+
+    rank: Count
+    name: PlayerName
+    points: float
+    buchholz: float
+    score: Annotated[int, between(-100_000, 100_000)]
+    games: Count
+    withdrawn: bool = False
+
+
+@attrs.frozen
+class TableEntry:
+    """One table of the current round: its room, its players by seat, and (once its game is
+    over) their places."""
+
+    room: RoomId
+    players: tuple[PlayerName, ...] = attrs.field(converter=_names)
+    places: tuple[Count, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+
+
+def _standing_entries(value: Iterable[StandingEntry]) -> tuple[StandingEntry, ...]:
+    return tuple(value)
+
+
+def _table_entries(value: Iterable[TableEntry]) -> tuple[TableEntry, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class TournamentReply:
+    """Reply to the ``tournament…`` requests: the tournament as it stands."""
+
+    TYPE: ClassVar[str] = "tournament"
+    re: MessageId
+    tournament: TournamentId
+    name: RoomName
+    creator: PlayerName | None
+    status: TournamentStatus
+    rounds: TournamentRounds
+    seats: Seats
+    turn_seconds: TurnSeconds | None
+    rated: bool
+    round: RoundNumber
+    standings: tuple[StandingEntry, ...] = attrs.field(converter=_standing_entries)
+    tables: tuple[TableEntry, ...] = attrs.field(converter=_table_entries)
+    bye: PlayerName | None = None
+
+
+@attrs.frozen
+class TournamentTablePush:
+    """Push to a tournament's player: round ``round`` is paired, and their game is ``room``,
+    at ``seat`` (``token``: its seat token; ``join_room`` with it), or (``bye``) they sit this
+    round out."""
+
+    TYPE: ClassVar[str] = "tournament_table"
+    tournament: TournamentId
+    name: RoomName
+    round: RoundNumber
+    room: RoomId | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    seat: Seat | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    token: Token | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    bye: bool = False
+
+
+@attrs.frozen
+class TournamentEndedPush:
+    """Push to a tournament's players: it is over (``finished`` after its last round, or
+    ``cancelled`` by the host); ``rank`` is the player's final place (absent: cancelled)."""
+
+    TYPE: ClassVar[str] = "tournament_ended"
+    tournament: TournamentId
+    name: RoomName
+    status: TournamentStatus
+    rank: Count | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
     | ActionRequest | HistoryRequest | MyGames | Rematch | RecordRequest | Resync | ResignRequest
 ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
     | History | Games | Record | InvitePush | YourTurnPush | Patch
 Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | CancelMatch \
     | LeaderboardReply | ProfileReply | MatchedPush | MatchWaitingPush | Identify | Identity \
-    | RemovedPush | ReviewRequest | Review | ReviewProgressPush
+    | RemovedPush | ReviewRequest | Review | ReviewProgressPush | TournamentCreate \
+    | TournamentsRequest | TournamentRequest | TournamentJoin | TournamentLeave | TournamentStart \
+    | TournamentsReply | TournamentReply | TournamentTablePush | TournamentEndedPush
 
 #: Client → server messages by ``type``.
 REQUEST_TYPES: Final[dict[str, type]] = {
@@ -955,3 +1142,10 @@ REQUEST_TYPES.update({cls.TYPE: cls for cls in (Leaderboard, ProfileRequest, Qui
 SERVER_TYPES.update({cls.TYPE: cls for cls in (LeaderboardReply, ProfileReply, MatchedPush,
                                                MatchWaitingPush, Identity,
                                                RemovedPush, Review, ReviewProgressPush)})
+
+
+REQUEST_TYPES.update({cls.TYPE: cls for cls in (TournamentCreate, TournamentsRequest,
+                                                TournamentRequest, TournamentJoin,
+                                                TournamentLeave, TournamentStart)})
+SERVER_TYPES.update({cls.TYPE: cls for cls in (TournamentsReply, TournamentReply,
+                                               TournamentTablePush, TournamentEndedPush)})

@@ -26,12 +26,15 @@ PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",
     "chat", "action", "history", "my_games", "rematch", "record", "resync",
     "leaderboard", "profile", "quick_match", "cancel_match", "identify", "resign", "review",
+    "tournament_create", "tournaments", "tournament", "tournament_join", "tournament_leave",
+    "tournament_start",
 }
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
                                "notice", "history", "games", "record", "invite", "your_turn",
                                "patch", "leaderboard", "profile", "matched",
                                "match_waiting", "identity", "removed", "review",
-                               "review_progress"}
+                               "review_progress", "tournaments", "tournament",
+                               "tournament_table", "tournament_ended"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():

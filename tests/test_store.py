@@ -870,3 +870,23 @@ async def test_a_game_keeps_one_review_the_first_stored_and_it_goes_with_the_roo
     assert await store.review("r2") is None
     await store.delete_room("r1")
     assert await store.review("r1") is None
+
+
+async def test_tournaments_are_stored_and_each_write_expects_the_last(store) -> None:
+    from server.store.records import TournamentRow
+
+    row = TournamentRow("t1", "Spring cup", "open", 10.0, 1, '{"rounds": 3}')
+    assert await store.put_tournament(row, expect_version=None)
+    assert not await store.put_tournament(row, expect_version=None)  # the id is taken
+    assert await store.load_tournament("t1") == row
+    later = attrs.evolve(row, status="running", version=2, doc='{"rounds": 3, "round": 1}')
+    assert not await store.put_tournament(later, expect_version=5)  # a stale writer
+    assert await store.load_tournament("t1") == row
+    assert await store.put_tournament(later, expect_version=1)
+    assert await store.load_tournament("t1") == later
+    other = TournamentRow("t0", "Old cup", "finished", 5.0, 1, "{}")
+    assert await store.put_tournament(other, expect_version=None)
+    assert await store.list_tournaments(("open", "running")) == [later]
+    assert [r.tournament for r in await store.list_tournaments(
+        ("running", "finished"))] == ["t0", "t1"]
+    assert await store.load_tournament("nope") is None

@@ -48,6 +48,9 @@ COSTLY: tuple[type, ...] = (
     m.Leaderboard, m.ProfileRequest, m.QuickMatch,
     # A game's review: a store read, or a computation in the bot workers.
     m.ReviewRequest,
+    # Swiss tournaments: each a store read or write (server.features.tournaments).
+    m.TournamentCreate, m.TournamentsRequest, m.TournamentRequest, m.TournamentJoin,
+    m.TournamentLeave, m.TournamentStart,
 )
 
 

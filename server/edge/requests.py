@@ -1,7 +1,8 @@
 """Request handling: the part every area's handlers share, and the one table of handlers.
 
 :class:`Requests` is the request side of one server. It builds the handlers of each area
-(lobby, room, game, accounts, matches, ratings, reviews: the ``server.handlers_*`` modules) and
+(lobby, room, game, accounts, matches, ratings, reviews, tournaments: the ``server.handlers_*``
+modules) and
 registers them in one table (:attr:`Requests.handlers`), which its :class:`Dispatcher`
 (:mod:`server.edge.dispatch`: decoding, rate limits, the protocol state, the error boundary)
 answers each frame from. It owns what several areas share: the making of a room within its
@@ -27,6 +28,7 @@ from server.edge.handlers_matches import MatchHandlers
 from server.edge.handlers_ratings import RatingHandlers
 from server.edge.handlers_review import ReviewHandlers
 from server.edge.handlers_room import RoomHandlers
+from server.edge.handlers_tournaments import TournamentHandlers
 from server.features.accounts import Accounts
 from server.features.matchmaking import Matchmaker
 from server.features.ratings import Ratings
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from server.features.identity import Identity
     from server.features.moderation import Moderation
     from server.features.reviews import Reviews
+    from server.features.tournaments import Tournaments
     from server.ops.metrics import Metrics
     from server.runtime.directory import Directory
     from server.runtime.lobby import Lobby
@@ -54,6 +57,7 @@ class Requests:
     def __init__(self, config: ServerConfig, lobby: Lobby, directory: Directory, *,
                  accounts: Accounts, ratings: Ratings, matchmaker: Matchmaker,
                  identity: Identity, moderation: Moderation, reviews: Reviews,
+                 tournaments: Tournaments,
                  metrics: Metrics | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         """``directory``: where rooms are made, found and listed (this server's alone, or a
@@ -95,6 +99,7 @@ class Requests:
         #: Finished games' reviews (server.features.reviews).
         self.reviews = reviews
         reviews_ = ReviewHandlers(lobby.store, self.accounts, reviews)
+        tournaments_ = TournamentHandlers(tournaments)
         #: The one table of handlers: each request type, and the handler of its area.
         #: Which protocol state takes which type is :data:`server.edge.states.ALLOWED`'s to say.
         self.handlers: dict[type, Handler] = {
@@ -126,6 +131,13 @@ class Requests:
             m.ProfileRequest: ratings_.profile,
             # reviews (server.edge.handlers_review)
             m.ReviewRequest: reviews_.review,
+            # Swiss tournaments (server.edge.handlers_tournaments)
+            m.TournamentCreate: tournaments_.create,
+            m.TournamentsRequest: tournaments_.listed,
+            m.TournamentRequest: tournaments_.one,
+            m.TournamentJoin: tournaments_.join,
+            m.TournamentLeave: tournaments_.leave,
+            m.TournamentStart: tournaments_.start,
         }
         self.dispatcher = Dispatcher(config, self.handlers, metrics)
 

@@ -48,6 +48,9 @@ class ConnState(enum.Enum):
 #: What may be asked from anywhere once a connection said hello.
 _ANYWHERE: frozenset[type] = frozenset({
     m.Identify, m.ListRooms, m.MyGames, m.RecordRequest, m.Leaderboard, m.ProfileRequest,
+    # Swiss tournaments: asked from anywhere (a player at one table follows the others).
+    m.TournamentsRequest, m.TournamentRequest, m.TournamentCreate, m.TournamentJoin,
+    m.TournamentLeave, m.TournamentStart,
 })
 #: What a member of a room, player or spectator, may ask of it.
 _MEMBER: frozenset[type] = frozenset({

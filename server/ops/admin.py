@@ -27,6 +27,7 @@ from server.runtime.connection import ConnState
 from server.runtime.runner import perform
 from shared import messages as m
 from shared.codec import encode
+from shared.errors import CastellError
 from shared.view import RoomStatus
 
 if TYPE_CHECKING:
@@ -289,6 +290,17 @@ class AdminConsole:
 
     async def cmd_drain(self) -> str:
         return self.server.drain()
+
+    async def cmd_tournament(self, action: str, tournament: str) -> str:
+        """``tournament cancel ID``: call a tournament off (no more rounds; its players
+        get ``tournament_ended`` with ``cancelled``; the games being played go on)."""
+        if action != "cancel":
+            raise AdminError(f"no such tournament command: {action}")
+        try:
+            t = await self.server.tournaments.cancel(tournament)
+        except CastellError as exc:
+            raise AdminError(str(exc)) from None
+        return f"tournament {t.id} ({t.name}) cancelled; {len(t.players)} player(s) told"
 
 
 def _tell_room(runner: RoomRunner, text: str) -> None:

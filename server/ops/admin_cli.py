@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     command("drain", help="no new rooms; finish or hand over the rooms, then stop")
     command("announce", help="a notice to every connection (in a room or in the lobby)"
             ).add_argument("text")
+    tournament = command("tournament", help="steer a Swiss tournament: cancel ID calls it "
+                                            "off (no more rounds, its players told)")
+    tournament.add_argument("action", choices=["cancel"])
+    tournament.add_argument("tournament", metavar="ID")
     return p
 
 
@@ -89,6 +93,8 @@ def _request(args: argparse.Namespace) -> dict[str, Any]:
         return {"target": args.target}
     if c == "announce":
         return {"text": args.text}
+    if c == "tournament":
+        return {"action": args.action, "tournament": args.tournament}
     return {}
 
 

@@ -7,8 +7,9 @@
 * :class:`RatingsStore` — ratings, rated games and the leaderboard;
 * :class:`ModerationStore` — what the host decided: bans, mutes and kicks;
 * :class:`ReviewsStore` — finished games' reviews, one per game.
+* :class:`TournamentsStore` — Swiss tournaments, each one's state and results.
 
-:class:`Store` is all five, with the store's life (open, close): what the server is given.
+:class:`Store` is all six, with the store's life (open, close): what the server is given.
 Every method is a coroutine; a write is durable when its coroutine returns. The records they
 take and give live in :mod:`server.store.records` (and are importable from here too).
 """
@@ -39,6 +40,7 @@ from server.store.records import (
     RoomRecord,
     SeatRecord,
     StoredRoom,
+    TournamentRow,
     assemble_games,
     hash_token,
     pack_offers,
@@ -80,6 +82,8 @@ __all__ = [
     "SeatRecord",
     "Store",
     "StoredRoom",
+    "TournamentRow",
+    "TournamentsStore",
     "assemble_games",
     "hash_token",
     "pack_offers",
@@ -379,8 +383,30 @@ class ReviewsStore(abc.ABC):
         """The review kept for ``room`` (None: none)."""
 
 
-class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore, ReviewsStore):
-    """The persistence interface the server uses (all five parts); one backend per database
+
+class TournamentsStore(abc.ABC):
+    """Swiss tournaments (schema 14), each a row with its state as a document."""
+
+    @abc.abstractmethod
+    async def put_tournament(self, row: TournamentRow, *, expect_version: int | None) -> bool:
+        """Store ``row``: a new one when ``expect_version`` is None (False if the id is
+        taken), else only over the stored version ``expect_version`` (False when another
+        write came first: nothing is written)."""
+
+    @abc.abstractmethod
+    async def load_tournament(self, tournament: str) -> TournamentRow | None:
+        """One tournament, or None."""
+
+    @abc.abstractmethod
+    async def list_tournaments(self, statuses: tuple[str, ...], limit: int = 50,
+                               ) -> list[TournamentRow]:
+        """The tournaments of these statuses, the oldest first (at most ``limit``)."""
+
+
+
+class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore, ReviewsStore,
+            TournamentsStore):
+    """The persistence interface the server uses (all six parts); one backend per database
     kind.
 
     Use it as ``async with open_store(url) as store:`` or call :meth:`open` and :meth:`close`.

@@ -51,6 +51,9 @@ SQL cannot express (each backend runs it row by row). The versions:
 13. finished games' reviews (``reviews``: one per room, the MessagePack bytes of
     :meth:`shared.review.Review.to_data`, gone with the room), computed once by
     :mod:`server.features.reviews` and served from here after.
+14. Swiss tournaments (:mod:`server.features.tournaments`, ``tournaments``): one row each,
+    its state as a JSON document (players, rounds, tables and their results) and a version
+    every write expects, so that a director that lost its lease writes nothing.
 """
 
 from __future__ import annotations
@@ -300,6 +303,18 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             made_at REAL NOT NULL
         ) WITHOUT ROWID""",
     ),
+    # 14: Swiss tournaments (server.features.tournaments): each one's state as a document.
+    (
+        """CREATE TABLE tournaments (
+            tournament TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            version INTEGER NOT NULL,
+            doc TEXT NOT NULL
+        )""",
+        "CREATE INDEX tournaments_by_status ON tournaments (status, created_at)",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -497,6 +512,18 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             made_at DOUBLE PRECISION NOT NULL
         )""",
     ),
+    # 14: Swiss tournaments (server.features.tournaments): each one's state as a document.
+    (
+        """CREATE TABLE tournaments (
+            tournament TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            version INTEGER NOT NULL,
+            doc TEXT NOT NULL
+        )""",
+        "CREATE INDEX tournaments_by_status ON tournaments (status, created_at)",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
@@ -504,7 +531,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
                    "server_meta", "rematches", "registrations", "name_keys", "mutes",
-                   "kicks", "reviews")
+                   "kicks", "reviews", "tournaments")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

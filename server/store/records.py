@@ -476,3 +476,18 @@ class KickRecord:
     created_at: float
     #: The seat's name as it was (empty: stored before schema 12; ``value`` then).
     name: str = ""
+
+
+@attrs.frozen
+class TournamentRow:
+    """A Swiss tournament as stored (schema 13): its id, name, status (``open``,
+    ``running``, ``finished``, ``cancelled``), when it was created, the version its last
+    write made (each write expects the one before), and its state as a JSON document
+    (:mod:`server.features.tournaments` reads and writes it)."""
+
+    tournament: str
+    name: str
+    status: str
+    created_at: float
+    version: int
+    doc: str

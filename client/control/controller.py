@@ -230,7 +230,7 @@ class Controller:
                          + self.provisional_note())
         if code:  # (its creator's, or the code a friend typed: never the room's id)
             lines.append(f"Private room: friends join with `join {code}`")
-        elif not private:
+        elif not private and not self.local:  # (castell play's server is this computer's)
             lines.append(f"Friends join with `join {session.room}` (or pick it from `list`)")
         free = view.seats - len(view.players)
         creator = session.invited.get(session.room or "")
@@ -243,10 +243,13 @@ class Controller:
             lines.append(f"{seats}: wait for players (a rated game seats no bots); "
                          + ("`start` once every seat is taken" if session.created
                             else waiting))
+        elif free and self.local:
+            lines.append(f"{seats}: `bot` / `fill` gives {'them' if free != 1 else 'it'} to "
+                         "bots; then `start`")
+        elif free and session.created:
+            lines.append(f"{seats}: wait for friends, or `bot` / `fill` for bots; then `start`")
         elif free:
-            lines.append(f"{seats}: wait for friends, or "
-                         + ("`bot` / `fill` for bots; then `start`" if session.created
-                            else waiting))
+            lines.append(f"{seats}: waiting for more players, then for {who} to start")
         elif session.created:
             lines.append("Every seat is taken: `start` begins the game")
         else:
@@ -562,8 +565,7 @@ class Controller:
                     [f"Your unfinished game: {k.text()}.", *more,
                      "Enter resumes it, `n` starts a new one, Esc goes to the lobby (nothing "
                      "starts)."],
-                    f"resume your unfinished game {safe(k.name)!r} (seat {k.seat})? "
-                    f"[Y/n, n starts a new one] ")
+                    f"resume your unfinished game {safe(k.name)!r} (seat {k.seat})? [Y/n] ")
                 if answer is None:  # Esc: back, not forward into a new game
                     await self._to_local_lobby()
                     return
@@ -588,10 +590,24 @@ class Controller:
         """``castell play``'s new game: a room of our own, bots in every other seat, started."""
         assert self.play_options is not None
         seats, variant, level = self.play_options
-        await self.session.create_room(f"{self.session.name}'s game", seats, variant)
+        await self.session.create_room(await self._play_game_name(), seats, variant)
         for _ in range(seats - 1):
             await self.session.add_bot(level)
         await self.session.start_game()
+
+    async def _play_game_name(self) -> str:
+        """A new ``castell play`` game's name: ``Anna's game``, then ``Anna's game #2``,
+        ``#3``... by how many games the account has here, so that `games` tells them apart."""
+        base = f"{self.session.name}'s game"[:ROOM_NAME_MAX - 5]
+        with contextlib.suppress(CastellError):
+            await self.refresh_games()
+        if not self.games:
+            return base
+        taken = {g.name for g in self.games}
+        number = len(self.games) + 1
+        while f"{base} #{number}" in taken:
+            number += 1
+        return f"{base} #{number}"
 
     async def refresh_rooms(self, *, more: bool = False) -> None:
         """The first page of the room list; with ``more``, the next page added after the

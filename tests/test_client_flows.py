@@ -72,7 +72,7 @@ async def test_the_play_question_says_which_game_and_esc_starts_nothing(server, 
                                       "resume your unfinished game", None)
         # The question says which game: its round, its players (the bots' levels in their
         # names), when it started, and that another is kept.
-        assert "\"Anna's game\" (seat 0)? [Y/n, n starts a new one]" in question
+        assert "\"Anna's game #2\" (seat 0)? [Y/n]" in question
         assert re.search(r"round 1/10 · Anna, \w+·random · started \d{4}-\d\d-\d\d \d\d:\d\d",
                          shown), shown
         assert "(1 more kept: Esc, then `games`.)" in shown
@@ -82,7 +82,7 @@ async def test_the_play_question_says_which_game_and_esc_starts_nothing(server, 
         assert "Nothing started: `games` lists the games kept here" in notes_pane(again)
         await ctrl.handle("games")
         listed = notes_pane(again)
-        assert listed.count("Anna's game — Anna, ") == 2, listed  # no third game was made
+        assert listed.count("Anna's game") == 2, listed  # no third game was made
         assert latest in listed and older in listed
         # `n` is still a new game, as the question says.
         await asked(again, ctrl.start_play(2, "normal", "random"), "resume", "n")

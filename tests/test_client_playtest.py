@@ -253,3 +253,56 @@ def test_a_narrow_panels_summary_stays_on_one_line():
     placed = attrs.evolve(p, region="gir", best=8)
     assert d.player_summary(placed, 23, 22) == "gir · best 8 · 23 pts"
     assert cell_len(d.player_summary(placed, 23, 22)) <= 22
+
+
+# -- 6: rematch from the lobby -------------------------------------------------------------------
+
+
+async def test_rematch_from_the_lobby_plays_the_latest_finished_game_again(server, url,
+                                                                           tmp_path):
+    async with full_screen(url, "Anna", tmp_path) as anna:
+        ctrl = anna.controller
+        await ctrl.refresh_rooms()
+        await ctrl.handle("rematch")
+        assert "no finished game to play again" in status_line(anna)
+        room = await bot_game(anna)
+        await asked(anna, ctrl.handle("resign"), "resign this game?", "y")
+        await until(lambda: ctrl.view.status == RoomStatus.FINISHED)
+        await ctrl.handle("leave")
+        assert ctrl.mode == "lobby"
+        # the lobby says so under the game just finished
+        assert "`rematch` plays \"Anna's game\" again with its players (`rematch N`: " \
+               "another finished game of `games`)" in ctrl.lobby_lines()
+        await ctrl.handle("rematch")
+        assert ctrl.mode == "room" and ctrl.session.room != room, status_line(anna)
+        assert ctrl.session.created and status_line(anna).startswith("rematch r")
+        await until(lambda: ctrl.view is not None and len(ctrl.view.players) == 2)
+        assert ctrl.view.name == "Anna's game"  # the same game again, its bot seated
+        await ctrl.handle("leave")
+        await ctrl.handle("rematch 7")
+        assert status_line(anna) == "✗ no game number 7: `games` lists your games"
+        await ctrl.handle("games")
+        number = next(i for i, g in enumerate(ctrl.games, 1) if g.room == room)
+        await ctrl.handle(f"rematch {number}")
+        assert ctrl.mode == "room", status_line(anna)
+
+
+# -- 8: the lobby's games after the host closed the room -----------------------------------------
+
+
+async def test_the_lobbys_games_are_fresh_after_the_host_closes_the_room(server, url,
+                                                                         tmp_path):
+    from server.ops.admin import AdminConsole
+
+    async with full_screen(url, "Anna", tmp_path) as anna:
+        ctrl = anna.controller
+        room = await bot_game(anna)
+        await until(lambda: ctrl.view.turn == ctrl.me)
+        await ctrl.handle("leave")  # the games as they stand: our turn
+        assert any("YOUR TURN" in line for line in ctrl.lobby_lines())
+        await ctrl.handle("resume 1")
+        assert ctrl.session.room == room
+        await AdminConsole(server, "unused").cmd_close(room, "tidying up")
+        await until(lambda: ctrl.mode == "lobby")
+        await until(lambda: any("closed by the host" in line for line in ctrl.lobby_lines()))
+        assert not any("YOUR TURN" in line for line in ctrl.lobby_lines())

@@ -189,8 +189,12 @@ class Controller:
             lines.append("  … more rooms: `list more`")
         held = [] if self.session.account else self.session.held_seats()
         if self.session.account and self.games:
-            lines.append("Your games (`resume N`, `replay N`, `abandon N`; `games` again):")
+            lines.append("Your games (`resume N`, `replay N`, `rematch N`, `abandon N`; "
+                         "`games` again):")
             lines.extend(self.game_lines())
+            again = self.rematch_line()
+            if again is not None:
+                lines.append(again)
         if held:
             lines.append("Your seats (`resume N`, `abandon N`):")
             lines.extend(f"  {i}. {safe(h.name)} (seat {h.seat}) · id {h.room}"
@@ -346,9 +350,18 @@ class Controller:
         self.screen.info(text)
         self.screen.show_lobby()
         self._refreshing = asyncio.get_running_loop().create_task(
-            self.guard(self.refresh_rooms()))
+            self.guard(self._lobby_again()))
 
     _refreshing: asyncio.Task[None] | None = None
+
+    async def _lobby_again(self) -> None:
+        """Back in the lobby without `leave` (the room closed, or we were removed): the rooms,
+        and signed in the account's games, as they stand now (the game left is no longer
+        one to play)."""
+        await self.refresh_rooms()
+        if self.session.account:
+            await self.refresh_games()
+            self.screen.refresh()
 
     async def _reconnected(self) -> None:
         if self.session.room is None:
@@ -664,6 +677,8 @@ class Controller:
             await self._show_games()
         elif isinstance(cmd, lb.Replay):
             await self._replay(cmd.number)
+        elif isinstance(cmd, lb.Rematch):
+            await self._lobby_rematch(cmd.number)
         elif isinstance(cmd, lb.Bell):
             await self._bell(["on" if cmd.on else "off"])
         elif isinstance(cmd, lb.Top | lb.Whois):
@@ -901,6 +916,34 @@ class Controller:
         else:
             self.screen.info(f"rematch {reply.room}: the others are invited; `start` once "
                              "every seat is taken")
+
+    async def _lobby_rematch(self, number: int | None) -> None:
+        """``rematch [N]`` in the lobby: finished game N of `games` (the latest finished one
+        without N) played again: its seat is taken back (a finished game's seat stays its
+        player's), then its rematch made or joined as from the final table; a refused
+        rematch leaves that table for the lobby again."""
+        self._signed_in()
+        await self.refresh_games()
+        if number is None and not any(g.status == RoomStatus.FINISHED for g in self.games):
+            raise c.CommandError("you have no finished game to play again: `games` lists "
+                                 "yours")
+        game = await self._game_number(number, finished=True)
+        await self._take(Kept(game.room, game.name, game.seat, None, game))
+        try:
+            await self._rematch()
+        except CastellError:
+            with contextlib.suppress(CastellError):
+                await self.leave()
+            raise
+
+    def rematch_line(self) -> str | None:
+        """In the lobby, signed in, when the latest game is finished: that `rematch` plays it
+        again."""
+        games = [g for g in self.games if g.status != lb.CLOSED]
+        if not games or games[0].status != RoomStatus.FINISHED:
+            return None
+        return (f"`rematch` plays {safe(games[0].name)!r} again with its players "
+                "(`rematch N`: another finished game of `games`)")
 
     async def _resume(self, held: Any) -> None:
         self.clear_log()

@@ -306,3 +306,65 @@ async def test_the_lobbys_games_are_fresh_after_the_host_closes_the_room(server,
         await until(lambda: ctrl.mode == "lobby")
         await until(lambda: any("closed by the host" in line for line in ctrl.lobby_lines()))
         assert not any("YOUR TURN" in line for line in ctrl.lobby_lines())
+
+
+# -- 10: Enter with the completion menu open takes the choice, and sends nothing ------------------
+
+
+async def test_enter_in_the_completion_menu_takes_the_choice_and_sends_nothing(server, url,
+                                                                               tmp_path):
+    from prompt_toolkit.buffer import CompletionState
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    async with full_screen(url, "Anna", tmp_path) as anna:
+        ctrl = anna.controller
+        await bot_game(anna)
+        await until(lambda: ctrl.view.turn == ctrl.me)
+        version = ctrl.session.state.version
+        # `build ` Tab Tab: the menu open, its first choice highlighted (and in the line)
+        typed = Document("build ", len("build "))
+        choices = list(anna._completer().get_completions(
+            typed, CompleteEvent(completion_requested=True)))
+        assert len(choices) > 1
+        anna.input.text = "build "
+        anna.input.complete_state = CompletionState(typed, choices)
+        anna.input.go_to_completion(0)
+        line = anna.input.text
+        assert line.startswith("build ") and line != "build "
+        anna.accept_completion()  # Enter
+        assert anna.input.complete_state is None
+        assert anna.input.text == line  # the choice, kept to go on typing
+        assert not anna._tasks and ctrl.session.state.version == version  # nothing sent
+        # Enter with the menu closed sends the line, as ever.
+        anna.input.validate_and_handle()
+        await asyncio.gather(*anna._tasks)
+        assert ctrl.session.state.version > version
+
+
+def test_tab_tab_enter_in_a_terminal_keeps_the_choice_in_the_line(tmp_path):
+    """(the terminal is the subject: Enter's binding while the menu is open)"""
+    import re
+
+    from tests.support.terminal import Terminal
+
+    term = Terminal(["play", "--seats", "2", "--bot-delay", "0", "--name", "Anna"], tmp_path,
+                    columns=80, rows=24)
+    try:
+        term.wait_for(r"Anna's game · round 1/10 · your turn")
+        term.type_drawn("build ")
+        term.type("\t")
+        term.type_drawn("\t")
+        term.settle()
+        chosen = term.input_line()
+        assert re.match(r"> build \d", chosen), term.text()
+        term.type_drawn("\r")
+        term.settle()
+        assert term.input_line().rstrip() == chosen.rstrip(), term.text()
+        lines = term.lines()
+        mine = next(i for i, line in enumerate(lines) if "Anna (you)" in line)
+        assert "no tower" in lines[mine + 1], term.text()  # nothing was built
+        term.type("\x03")  # Ctrl-C clears the line
+        term.quit("\x04")
+    finally:
+        term.close()

@@ -435,6 +435,21 @@ class TerminalScreen:
         self.refresh()
         return False
 
+    def accept_completion(self) -> None:
+        """Enter while the completion menu is open: the highlighted choice is taken into the
+        line and the menu closes; nothing is sent (a half-typed `build 10 10 ` chosen from
+        the menu is not a tower to build yet). With nothing highlighted the menu closes."""
+        state = self.input.complete_state
+        if state is None:
+            return
+        chosen = state.current_completion
+        if chosen is not None:
+            self.input.apply_completion(chosen)
+        else:
+            self.input.cancel_completion()
+        self.input.complete_state = None
+        self.refresh()
+
     def _keys(self) -> KeyBindings:
         kb = KeyBindings()
 
@@ -458,6 +473,10 @@ class TerminalScreen:
         def _undo(event: Any) -> None:  # takes back the last action of the turn, as `undo`
             if self._asking is None and self.controller.mode == "game":
                 self.spawn(self.controller.handle("undo"))
+
+        @kb.add("enter", filter=Condition(lambda: self.input.complete_state is not None))
+        def _choose(event: Any) -> None:  # with the menu open: the choice, not the line
+            self.accept_completion()
 
         @kb.add("escape", eager=True)
         def _close(event: Any) -> None:

@@ -368,3 +368,44 @@ def test_tab_tab_enter_in_a_terminal_keeps_the_choice_in_the_line(tmp_path):
         term.quit("\x04")
     finally:
         term.close()
+
+
+# -- 11: hint before recruiting -------------------------------------------------------------------
+
+
+async def test_hint_at_the_start_uses_the_players_own_team_and_says_where_to_look(server, url,
+                                                                                tmp_path):
+    from client.control.hints import _build
+    from shared.solver import TallestGoal, best_tower
+    from shared.view import state_from_view
+
+    async with full_screen(url, "Anna", tmp_path) as anna:
+        ctrl = anna.controller
+        await bot_game(anna)
+        await until(lambda: ctrl.view.turn == ctrl.me)
+        await ctrl.handle("hint")
+        said = anna.notes
+        me = state_from_view(ctrl.view).players[ctrl.me]
+        tallest = best_tower(me.team, me.skills, TallestGoal())
+        assert tallest is not None
+        example = ("  build LEVELS  (any legal tower from your team, e.g. "
+                   f"`{_build(tallest.levels)}`)")
+        assert example in said, said
+        assert not any("7 7 7 / 5 5 / 2" in line for line in said)
+        at = next(i for i, line in enumerate(said) if "no tower of your team can enter" in line)
+        assert said[at + 1] == ("  (`hint deep` looks further ahead: where to go and whom to "
+                                "recruit)"), said
+
+
+def test_when_no_tower_can_enter_the_recruit_that_would_is_named():
+    from client.control.hints import _best_for
+    from shared.actions import Recruit
+    from shared.state import Skills
+
+    state = with_player(game(2), 0, team=(9, 9, 9, 7, 7, 5), skills=Skills(balance=1))
+    player = state.players[0]
+    said = _best_for(player, 5, recruits=[Recruit((8,)), Recruit((3,))]).split("\n")
+    assert said[0] == "  no tower of your team can enter yet (it needs 4 levels and a 5)"
+    assert said[1] == "  `recruit 3` would let `build 9 9 9 / 7 7 / 5 / 3` enter with 5"
+    none = _best_for(player, 5, recruits=[Recruit((8,))]).split("\n")
+    assert none[1] == "  no recruit this turn is enough: `hint deep` looks further ahead"

@@ -409,3 +409,59 @@ def test_when_no_tower_can_enter_the_recruit_that_would_is_named():
     assert said[1] == "  `recruit 3` would let `build 9 9 9 / 7 7 / 5 / 3` enter with 5"
     none = _best_for(player, 5, recruits=[Recruit((8,))]).split("\n")
     assert none[1] == "  no recruit this turn is enough: `hint deep` looks further ahead"
+
+
+# -- 5: `replay N` steps through the game, as `castell replay` does --------------------------------
+
+
+async def test_replay_n_steps_through_the_game_on_the_board_and_back_to_the_lobby(
+        server, url, tmp_path):
+    from tests.support.screens import board, enter
+
+    async with full_screen(url, "Anna", tmp_path, columns=80, rows=24) as anna:
+        ctrl = anna.controller
+        await bot_game(anna)
+        await asked(anna, ctrl.handle("resign"), "resign this game?", "y")
+        await until(lambda: ctrl.view.status == RoomStatus.FINISHED)
+        await ctrl.handle("leave")
+        await enter(anna, "replay 1")
+        viewer = anna.replay
+        assert viewer is not None and not anna.notes  # no pop-up of hundreds of lines
+        shown = board(anna).split("\n")
+        assert len(shown) <= 24
+        assert f"step 0/{viewer.total} · " in shown[-1] and "n/p" in shown[-1], shown[-1]
+        assert "the board as the game was set up" in shown[-2]
+        anna.replay_go(1)  # n
+        assert f"step 1/{viewer.total}" in board(anna).split("\n")[-1]
+        anna.replay_go(to=viewer.total)  # End
+        assert "Anna resigned" in board(anna).split("\n")[-2]
+        anna.replay_go(-1)  # p
+        assert viewer.at == viewer.total - 1
+        anna.close_replay()  # q
+        assert anna.replay is None and ctrl.mode == "lobby"
+        assert board(anna).startswith("CASTELL · lobby")
+        assert status_line(anna) == "replay of \"Anna's game\" closed"
+
+
+def test_replay_keys_are_bound_while_a_replay_is_shown():
+    """(each key's effect is a method of the screen, tested above; here, that the keys reach
+    them only while a replay is shown, and win over the line's own keys)"""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.keys import Keys
+
+    from client.control.controller import Controller
+    from client.net.session import Session
+    from client.screens.app import TerminalScreen
+    from tests.support.screens import Sized
+
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=Sized(80, 24)):
+        scr = TerminalScreen(Controller(Session("ws://127.0.0.1:1", "Anna")), color=False)
+        kb = scr.app.key_bindings
+        assert kb is not None
+        for key in ("n", "p", "q", Keys.Escape, Keys.Home, Keys.End, Keys.PageDown):
+            last = kb.get_bindings_for_keys((key,))[-1]
+            assert not last.filter()  # no replay: the line's own keys
+            scr.replay = object()  # type: ignore[assignment]
+            assert last.filter(), key
+            scr.replay = None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import time
 from collections import deque
 from collections.abc import Awaitable, Mapping, Sequence
@@ -43,6 +42,7 @@ from shared.actions import Action, EndTurn, Move, Recruit, Special, Train
 from shared.board import ROUNDS
 from shared.engine import legal_actions
 from shared.errors import CastellError
+from shared.record import GameRecordFile
 from shared.state import Skills
 from shared.view import RoomStatus, View, state_from_view
 from shared.wire import ROOM_NAME_MAX
@@ -78,6 +78,9 @@ class Screen(Protocol):
     def show_log(self) -> None:
         """Show the game's log (:meth:`Controller.log_lines`): in a pane of its own where the
         screen has one, as a block of text where it has not."""
+    def step_through(self, record: GameRecordFile) -> None:
+        """`replay N`: step through a finished game's record where the screen can (as
+        ``castell replay`` does), else show its steps as lines."""
 
     #: Whether a person answers (a terminal): only then does ``quit`` ask first.
     interactive: bool
@@ -886,15 +889,12 @@ class Controller:
         await self.load_history()
 
     async def _replay(self, number: int) -> None:
-        """A finished game of `games`, fetched from the server and shown step by step."""
-        from client.modes.replay import print_plain
-
+        """A finished game of `games`, fetched from the server (``record``) and stepped
+        through by the screen (the full screen: as ``castell replay`` steps)."""
         self._signed_in()
         game = await self._game_number(number, finished=True)
         record = await self.session.record(game.room)
-        out = io.StringIO()
-        print_plain(record, out)
-        self.screen.show(out.getvalue().splitlines())
+        self.screen.step_through(record)
 
     async def _rematch(self) -> None:
         """In a finished game: the rematch we were invited to, or a new one."""

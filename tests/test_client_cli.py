@@ -359,7 +359,7 @@ def test_a_castell_play_game_left_with_quit_or_ctrl_c_comes_back_with_resume(tmp
                 await screen.controller.start_play(2, "normal", "normal", "new")
                 await until(lambda: my_turn(screen))
                 lines = board(screen).split("\n")
-                assert "Anna's game · round 1/10 · your turn: move ·" in lines[0]
+                assert "Anna's game #2 · round 1/10 · your turn: move ·" in lines[0]
                 assert _region_of(lines, "Anna") is None  # a new game: no pawn yet
                 assert "resume" not in board(screen) + status_line(screen)
 

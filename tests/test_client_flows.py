@@ -72,7 +72,7 @@ async def test_the_play_question_says_which_game_and_esc_starts_nothing(server, 
                                       "resume your unfinished game", None)
         # The question says which game: its round, its players (the bots' levels in their
         # names), when it started, and that another is kept.
-        assert "\"Anna's game\" (seat 0)? [Y/n, n starts a new one]" in question
+        assert "\"Anna's game #2\" (seat 0)? [Y/n]" in question
         assert re.search(r"round 1/10 · Anna, \w+·random · started \d{4}-\d\d-\d\d \d\d:\d\d",
                          shown), shown
         assert "(1 more kept: Esc, then `games`.)" in shown
@@ -82,7 +82,7 @@ async def test_the_play_question_says_which_game_and_esc_starts_nothing(server, 
         assert "Nothing started: `games` lists the games kept here" in notes_pane(again)
         await ctrl.handle("games")
         listed = notes_pane(again)
-        assert listed.count("Anna's game — Anna, ") == 2, listed  # no third game was made
+        assert listed.count("Anna's game") == 2, listed  # no third game was made
         assert latest in listed and older in listed
         # `n` is still a new game, as the question says.
         await asked(again, ctrl.start_play(2, "normal", "random"), "resume", "n")
@@ -142,10 +142,12 @@ async def test_castell_play_s_lobby_lists_replays_abandons_and_watches_its_own_g
         await ctrl.handle("games")
         assert re.search(r"1\. Anna's game — .* finished · you resigned", notes_pane(anna))
         assert ctrl.session.held_seats() == []  # never offered again
-        # `replay 1` steps through it, the resignation where it happened.
+        # `replay 1` steps through it, the resignation where it happened (its last step).
         await ctrl.handle("replay 1")
-        steps = "\n".join(anna.notes)  # (the whole replay, not only the lines in view)
-        assert "Anna resigned" in steps and "Game over" in steps
+        assert anna.replay is not None
+        anna.replay_go(to=anna.replay.total)
+        assert "Anna resigned" in anna.replay.step_line(200)
+        anna.close_replay()
 
         # `watch N` of one's own finished game takes one's seat: the final table.
         await ctrl.handle("list")

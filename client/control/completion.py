@@ -242,11 +242,14 @@ def _recruit_line(choices: list[tuple[int, ...]]) -> str:
     return "recruit " + " | ".join(" ".join(map(str, c)) for c in choices)
 
 
-def hint_lines(legal: Iterable[Action], tiles: Mapping[str, str] | None = None) -> list[str]:
+def hint_lines(legal: Iterable[Action], tiles: Mapping[str, str] | None = None,
+               example: str | None = None) -> list[str]:
     """The legal actions as the commands that take them, one line per command (and per
     training choice), their arguments grouped by effect: ``move alt | cen``,
     ``train all (special): move lle | bcn · recruit 5``. ``tiles`` names the tile each
-    training choice (``region``, ``all``) would use."""
+    training choice (``region``, ``all``) would use; ``example``: a tower the player's own
+    team can build (``9 9 / 8``), for the line of ``build`` (without one, it shows only how
+    a tower is written)."""
     heads: dict[str, dict[str, list[str]]] = {}
     recruits: list[tuple[int, ...]] = []
     for action in legal:
@@ -276,5 +279,8 @@ def hint_lines(legal: Iterable[Action], tiles: Mapping[str, str] | None = None) 
         lines.append(f"{label}: {' · '.join(forms)}" if forms and effects.keys() != {""}
                      else f"{label} {' | '.join(forms)}".rstrip())
     if heads:
-        lines.append("build LEVELS  (any legal tower from your team, e.g. build 7 7 7 / 5 5 / 2)")
+        lines.append(f"build LEVELS  (any legal tower from your team, e.g. `{example}`)"
+                     if example else
+                     "build LEVELS  (any legal tower from your team, bottom level first, "
+                     "levels split by `/`: written like `build 7 7 7 / 5 5 / 2`)")
     return lines

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import time
 from collections import deque
 from collections.abc import Awaitable, Mapping, Sequence
@@ -86,6 +85,9 @@ class Screen(Protocol):
     def show_review(self, record: GameRecordFile, review: Review) -> None:
         """Show a finished game's review: the review viewer (:mod:`client.modes.review`)
         where the screen is a full one, the review as text where it is not."""
+    def step_through(self, record: GameRecordFile) -> None:
+        """`replay N`: step through a finished game's record where the screen can (as
+        ``castell replay`` does), else show its steps as lines."""
 
     #: Whether a person answers (a terminal): only then does ``quit`` ask first.
     interactive: bool
@@ -197,8 +199,12 @@ class Controller:
             lines.append("  … more rooms: `list more`")
         held = [] if self.session.account else self.session.held_seats()
         if self.session.account and self.games:
-            lines.append("Your games (`resume N`, `replay N`, `abandon N`; `games` again):")
+            lines.append("Your games (`resume N`, `replay N`, `rematch N`, `abandon N`; "
+                         "`games` again):")
             lines.extend(self.game_lines())
+            again = self.rematch_line()
+            if again is not None:
+                lines.append(again)
         if held:
             lines.append("Your seats (`resume N`, `abandon N`):")
             lines.extend(f"  {i}. {safe(h.name)} (seat {h.seat}) · id {h.room}"
@@ -238,7 +244,7 @@ class Controller:
                          + self.provisional_note())
         if code:  # (its creator's, or the code a friend typed: never the room's id)
             lines.append(f"Private room: friends join with `join {code}`")
-        elif not private:
+        elif not private and not self.local:  # (castell play's server is this computer's)
             lines.append(f"Friends join with `join {session.room}` (or pick it from `list`)")
         free = view.seats - len(view.players)
         creator = session.invited.get(session.room or "")
@@ -251,10 +257,13 @@ class Controller:
             lines.append(f"{seats}: wait for players (a rated game seats no bots); "
                          + ("`start` once every seat is taken" if session.created
                             else waiting))
+        elif free and self.local:
+            lines.append(f"{seats}: `bot` / `fill` gives {'them' if free != 1 else 'it'} to "
+                         "bots; then `start`")
+        elif free and session.created:
+            lines.append(f"{seats}: wait for friends, or `bot` / `fill` for bots; then `start`")
         elif free:
-            lines.append(f"{seats}: wait for friends, or "
-                         + ("`bot` / `fill` for bots; then `start`" if session.created
-                            else waiting))
+            lines.append(f"{seats}: waiting for more players, then for {who} to start")
         elif session.created:
             lines.append("Every seat is taken: `start` begins the game")
         else:
@@ -351,9 +360,18 @@ class Controller:
         self.screen.info(text)
         self.screen.show_lobby()
         self._refreshing = asyncio.get_running_loop().create_task(
-            self.guard(self.refresh_rooms()))
+            self.guard(self._lobby_again()))
 
     _refreshing: asyncio.Task[None] | None = None
+
+    async def _lobby_again(self) -> None:
+        """Back in the lobby without `leave` (the room closed, or we were removed): the rooms,
+        and signed in the account's games, as they stand now (the game left is no longer
+        one to play)."""
+        await self.refresh_rooms()
+        if self.session.account:
+            await self.refresh_games()
+            self.screen.refresh()
 
     async def _reconnected(self) -> None:
         if self.session.room is None:
@@ -570,8 +588,7 @@ class Controller:
                     [f"Your unfinished game: {k.text()}.", *more,
                      "Enter resumes it, `n` starts a new one, Esc goes to the lobby (nothing "
                      "starts)."],
-                    f"resume your unfinished game {safe(k.name)!r} (seat {k.seat})? "
-                    f"[Y/n, n starts a new one] ")
+                    f"resume your unfinished game {safe(k.name)!r} (seat {k.seat})? [Y/n] ")
                 if answer is None:  # Esc: back, not forward into a new game
                     await self._to_local_lobby()
                     return
@@ -596,10 +613,24 @@ class Controller:
         """``castell play``'s new game: a room of our own, bots in every other seat, started."""
         assert self.play_options is not None
         seats, variant, level = self.play_options
-        await self.session.create_room(f"{self.session.name}'s game", seats, variant)
+        await self.session.create_room(await self._play_game_name(), seats, variant)
         for _ in range(seats - 1):
             await self.session.add_bot(level)
         await self.session.start_game()
+
+    async def _play_game_name(self) -> str:
+        """A new ``castell play`` game's name: ``Anna's game``, then ``Anna's game #2``,
+        ``#3``... by how many games the account has here, so that `games` tells them apart."""
+        base = f"{self.session.name}'s game"[:ROOM_NAME_MAX - 5]
+        with contextlib.suppress(CastellError):
+            await self.refresh_games()
+        if not self.games:
+            return base
+        taken = {g.name for g in self.games}
+        number = len(self.games) + 1
+        while f"{base} #{number}" in taken:
+            number += 1
+        return f"{base} #{number}"
 
     async def refresh_rooms(self, *, more: bool = False) -> None:
         """The first page of the room list; with ``more``, the next page added after the
@@ -660,6 +691,8 @@ class Controller:
             self._signed_in()
             game = await self._game_number(cmd.number, finished=True)
             await self.review(game.room, game.name)
+        elif isinstance(cmd, lb.Rematch):
+            await self._lobby_rematch(cmd.number)
         elif isinstance(cmd, lb.Bell):
             await self._bell(["on" if cmd.on else "off"])
         elif isinstance(cmd, lb.Top | lb.Whois):
@@ -867,15 +900,12 @@ class Controller:
         await self.load_history()
 
     async def _replay(self, number: int) -> None:
-        """A finished game of `games`, fetched from the server and shown step by step."""
-        from client.modes.replay import print_plain
-
+        """A finished game of `games`, fetched from the server (``record``) and stepped
+        through by the screen (the full screen: as ``castell replay`` steps)."""
         self._signed_in()
         game = await self._game_number(number, finished=True)
         record = await self.session.record(game.room)
-        out = io.StringIO()
-        print_plain(record, out)
-        self.screen.show(out.getvalue().splitlines())
+        self.screen.step_through(record)
 
     async def review(self, room: str, name: str) -> None:
         """A finished game's review (docs/review.md): its record and the server's review of
@@ -905,6 +935,34 @@ class Controller:
         else:
             self.screen.info(f"rematch {reply.room}: the others are invited; `start` once "
                              "every seat is taken")
+
+    async def _lobby_rematch(self, number: int | None) -> None:
+        """``rematch [N]`` in the lobby: finished game N of `games` (the latest finished one
+        without N) played again: its seat is taken back (a finished game's seat stays its
+        player's), then its rematch made or joined as from the final table; a refused
+        rematch leaves that table for the lobby again."""
+        self._signed_in()
+        await self.refresh_games()
+        if number is None and not any(g.status == RoomStatus.FINISHED for g in self.games):
+            raise c.CommandError("you have no finished game to play again: `games` lists "
+                                 "yours")
+        game = await self._game_number(number, finished=True)
+        await self._take(Kept(game.room, game.name, game.seat, None, game))
+        try:
+            await self._rematch()
+        except CastellError:
+            with contextlib.suppress(CastellError):
+                await self.leave()
+            raise
+
+    def rematch_line(self) -> str | None:
+        """In the lobby, signed in, when the latest game is finished: that `rematch` plays it
+        again."""
+        games = [g for g in self.games if g.status != lb.CLOSED]
+        if not games or games[0].status != RoomStatus.FINISHED:
+            return None
+        return (f"`rematch` plays {safe(games[0].name)!r} again with its players "
+                "(`rematch N`: another finished game of `games`)")
 
     async def _resume(self, held: Any) -> None:
         self.clear_log()

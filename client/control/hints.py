@@ -32,7 +32,7 @@ from shared.events import FestivalResolved, Performed, Trained
 from shared.festival import takes_part
 from shared.scoring import score_player
 from shared.search import Choice, choose, unseen_castellers
-from shared.solver import FestivalGoal, TileGoal, best_tower, best_with_training
+from shared.solver import FestivalGoal, TallestGoal, TileGoal, best_tower, best_with_training
 from shared.state import Festival, GameState, Player, Prizes
 from shared.tower import SKILL_NAMES, enters_festival, festival_score
 from shared.view import RoomStatus, View, state_from_view
@@ -97,8 +97,27 @@ def _trainable_after(state: GameState, seat: int, route: list[Action]) -> dict[s
     return _trainable(state, seat)
 
 
+def _recruit_to_enter(player: Player, size: int, recruits: list[Recruit]) -> str:
+    """What to do when no tower of the team can enter a festival of ``size``: the recruit
+    of this turn (of ``recruits``, legal now) that lets one enter, with the tower (solved by
+    shared.solver, a call per recruit); else where to look further."""
+    found = []
+    for recruit in recruits:
+        team = (*player.team, *recruit.sizes)
+        tower = best_tower(team, player.skills, FestivalGoal(size))
+        if tower is not None:
+            found.append((tower.score, -len(recruit.sizes), recruit, tower))
+    if not found:
+        return ("  (`hint deep` looks further ahead: where to go and whom to recruit)"
+                if not recruits else "  no recruit this turn is enough: `hint deep` looks "
+                "further ahead")
+    _, _, recruit, tower = max(found, key=lambda f: f[:2])
+    return (f"  `{action_to_command(recruit)}` would let `{_build(tower.levels)}` enter "
+            f"with {tower.score}")
+
+
 def _best_for(player: Player, size: int, trainable: dict[str, str] | None = None,
-              there: str | None = None) -> str:
+              there: str | None = None, recruits: list[Recruit] | None = None) -> str:
     """The best festival tower of ``player``'s team for a festival of ``size`` (§5), with
     one more rank of a skill ``trainable`` still offers this turn (skill → its ``train``
     command; ``there``: the region the pawn must reach first to train so) when that does
@@ -108,7 +127,8 @@ def _best_for(player: Player, size: int, trainable: dict[str, str] | None = None
                                       trainable)
     if found is None:
         article = "an" if size == 8 else "a"  # "an 8"
-        return f"  no tower of your team can enter yet (it needs 4 levels and {article} {size})"
+        return (f"  no tower of your team can enter yet (it needs 4 levels and {article} "
+                f"{size})\n{_recruit_to_enter(player, size, recruits or [])}")
     now = festival_score(player.tower, size) if enters_festival(player.tower, size) else None
     if skill is not None:
         without = best_tower(player.team, player.skills, FestivalGoal(size))
@@ -128,6 +148,7 @@ def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> li
     """This round's festivals (§5): can the pawn be there, and the best tower to enter;
     without one this round, the next round that has festivals, to prepare for."""
     coming = [f for f in state.festivals if f.round == state.round and not f.done]
+    recruits = [a for a in legal if isinstance(a, Recruit)]
     if not coming:
         later = [f for f in state.festivals if not f.done]
         lines: list[str] = []
@@ -135,7 +156,7 @@ def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> li
             head = ("no festival this round; the next is in round" if not lines
                     else "and in round")
             lines.append(f"{head} {f.round}: {f.town} ({f.region}), size {f.size}")
-            lines.append(_best_for(player, f.size))
+            lines.extend(_best_for(player, f.size, recruits=recruits).split("\n"))
         return lines
     moves = _moves_to(state, player.seat, legal) if legal else {}
     lines = []
@@ -156,7 +177,7 @@ def _festival_lines(state: GameState, player: Player, legal: list[Action]) -> li
             where = "your pawn is elsewhere"
         lines.append(f"festival at the end of this round: {f.town} ({f.region}), size {f.size} "
                      f"— {where}")
-        lines.append(_best_for(player, f.size, trainable, there))
+        lines.extend(_best_for(player, f.size, trainable, there, recruits).split("\n"))
     return lines
 
 
@@ -359,8 +380,11 @@ def hint_lines(view: View | None, seat: int | None) -> list[str]:
         wheel = view.wheel
         tiles = {"region": wheel.get(player.region or ""), "all": wheel.get("all")}
         lines.append("you can:")
+        tallest = best_tower(player.team, player.skills, TallestGoal()) \
+            if player.team else None
         lines.extend("  " + line for line in action_lines(
-            legal, {k: v for k, v in tiles.items() if v}))
+            legal, {k: v for k, v in tiles.items() if v},
+            _build(tallest.levels) if tallest is not None else None))
         if player.region is None and "move" not in state.done:
             # §4: what needs a region waits for the first move, which may go anywhere
             lines.append("  recruit, train with your region and special: once `move` has "

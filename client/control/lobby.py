@@ -115,6 +115,14 @@ class Review:
 
 
 @attrs.frozen
+class Rematch:
+    """Play a finished game of `games` again with its players (the latest one unless told):
+    its seat is taken back, and its rematch made or joined."""
+
+    number: int | None = None
+
+
+@attrs.frozen
 class Bell:
     """Ring the terminal bell, or not, when one of your games reaches your turn."""
 
@@ -140,7 +148,7 @@ class LeaveRoom:
 
 
 LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Review | Bell \
-    | Help | Quit | Top | Whois | Quick | CancelQuick | Abandon
+    | Help | Quit | Top | Whois | Quick | CancelQuick | Abandon | Rematch
 RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
@@ -163,6 +171,8 @@ LOBBY_HELP: Final = (
     ("replay N", "step through finished game N of `games`, fetched from the server"),
     ("review N", "finished game N of `games` reviewed turn by turn against the hard bot and "
      "the tower solver, with charts (computed by the server once)"),
+    ("rematch [N]", "play finished game N of `games` again with its players (the latest "
+     "finished one without N)"),
     ("abandon N", "give up game N of `games` (or held seat N): you resign it, asked first"),
     ("bell on|off", "ring the bell when one of your games reaches your turn (on)"),
     ("help", "this list"),
@@ -428,6 +438,11 @@ def parse_lobby(line: str) -> LobbyCommand:
         if len(args) != 1 or not args[0].isdigit():
             raise CommandError("review takes the number of a finished game of `games`")
         return Review(int(args[0]))
+    if name == "rematch":
+        if len(args) > 1 or (args and not args[0].isdigit()):
+            raise CommandError("rematch takes nothing (your latest finished game), or the "
+                               "number of a finished game of `games`")
+        return Rematch(int(args[0]) if args else None)
     if name in ("abandon", "resign"):
         if len(args) != 1 or not args[0].isdigit():
             raise CommandError("abandon takes the number of an unfinished game of `games` (or "

@@ -3,7 +3,8 @@ keeps the player's record against the bots (:class:`client.local.results.BotResu
 
 Each game that ends while the player watches is kept once, under the bots' level (read from a
 bot's name, which ends with it: docs/protocol.md, ``add_bot``); the record, level by level —
-games, won, lost, average points — is shown when ``castell play`` starts its game, in its
+games, won, lost (a resigned game is lost, and said), the average points of the games played
+to their end — is shown when ``castell play`` starts its game, in its
 lobby, and after each game, under the result of the game's last festivals.
 """
 
@@ -42,14 +43,22 @@ def game_result(view: View, me: int | None) -> Result | None:
     mine = next((s for s in view.scores if s.seat == me), None)
     if level is None or mine is None:
         return None
-    return Result(view.room, level, view.seats, mine.total, me in view.winners)
+    return Result(view.room, level, view.seats, mine.total, me in view.winners,
+                  me in (view.resigned or ()))
 
 
 def level_line(record: LevelRecord) -> str:
-    """``  normal  5 games · 2 won · 3 lost · 61.4 points on average``."""
+    """``  normal  5 games · 2 won · 3 lost (1 resigned) · 61.4 points on average``: the
+    average of the games played to their end (a resigned game's points left out)."""
     games = f"{record.games} game{'s' if record.games != 1 else ''}"
-    return (f"  {record.level:<7} {games} · {record.won} won · {record.lost} lost · "
-            f"{record.average:.1f} points on average")
+    resigned = f" ({record.resigned} resigned)" if record.resigned else ""
+    average = record.average
+    points = f"{average:.1f} points on average" if average is not None else \
+        "no game played to its end"
+    if average is not None and record.resigned:
+        points += " (of those played out)"
+    return (f"  {record.level:<7} {games} · {record.won} won · {record.lost} lost{resigned} · "
+            f"{points}")
 
 
 def record_lines(results: BotResults) -> list[str]:
@@ -91,6 +100,10 @@ class ResultsController(Controller):
             return
         held = [e for e in push.events if e.get("kind") == "festival"]
         above = event_lines(push.view, held) if self.festivals_in_pane else []
-        verdict = "won" if result.won else "lost"
-        self.screen.show([*above, f"You {verdict} with {result.points} points against "
-                                  f"{result.level} bots.", *record_lines(self.results)])
+        if result.resigned:
+            said = (f"You resigned against {result.level} bots: a loss, its points left out "
+                    "of your average.")
+        else:
+            said = (f"You {'won' if result.won else 'lost'} with {result.points} points "
+                    f"against {result.level} bots.")
+        self.screen.show([*above, said, *record_lines(self.results)])

@@ -312,7 +312,8 @@ LESSONS: tuple[Lesson, ...] = (
         hint="Lleida's segment shows Balance: `train region` uses your region's tile",
         learned="Your Balance is at rank 1: in each tower you build, one level may be as "
                 "wide as the level below it. Each rank more allows one more such level.",
-        answer=(Train("region"),), mistake=Train("all"), mistake_rule="effect_missing",
+        answer=(Train("region"),), mistake=Train("region", effect="move", region="bcn"),
+        mistake_rule="not_special",
         position=training, goal=_balance_up,
     ),
     Lesson(

@@ -2,7 +2,9 @@
 
 One entry for each game of ``castell play`` that ended with this client watching: the room
 (each game counts once), the bots' level, the seats, the player's points and whether they won
-(a shared victory is a win, §9); :meth:`BotResults.by_level` sums them up. Kept like the seats
+(a shared victory is a win, §9), and whether they resigned it (docs/rules.md §10: a loss, whose
+points say nothing of how they play, so the average leaves them out);
+:meth:`BotResults.by_level` sums them up. Kept like the seats
 and settings beside it: readable by the user alone, replaced atomically; an unreadable file
 counts as no game yet, and a result that cannot be written is no reason to stop playing.
 """
@@ -30,6 +32,7 @@ class Result:
     seats: int
     points: int  # the player's total (§9)
     won: bool  # the player is among the winners (§9)
+    resigned: bool = False  # the player resigned it (§10): lost, its points not averaged
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -39,7 +42,8 @@ class Result:
         """The entry ``data`` as a result; None for a damaged one (skipped, not fatal)."""
         try:
             result = cls(str(data["room"]), str(data["level"]), int(data["seats"]),
-                         int(data["points"]), data["won"] is True)
+                         int(data["points"]), data["won"] is True,
+                         data.get("resigned") is True)
         except (KeyError, TypeError, ValueError):
             return None
         return result
@@ -47,20 +51,28 @@ class Result:
 
 @attrs.frozen
 class LevelRecord:
-    """The games against one level of bots: how many, won, lost, and the points."""
+    """The games against one level of bots: how many, won, lost (of them, resigned), and
+    the points of the games played to their end."""
 
     level: str
     games: int
     won: int
-    points: int
+    points: int  # of the games not resigned
+    resigned: int = 0
 
     @property
     def lost(self) -> int:
         return self.games - self.won
 
     @property
-    def average(self) -> float:
-        return self.points / self.games if self.games else 0.0
+    def played(self) -> int:
+        """The games played to their end: those not resigned."""
+        return self.games - self.resigned
+
+    @property
+    def average(self) -> float | None:
+        """The points on average of the games played to their end (None: none was)."""
+        return self.points / self.played if self.played else None
 
 
 class BotResults:
@@ -94,6 +106,7 @@ class BotResults:
         for r in self.results():
             had = out.get(r.level, LevelRecord(r.level, 0, 0, 0))
             out[r.level] = LevelRecord(r.level, had.games + 1, had.won + r.won,
-                                       had.points + r.points)
+                                       had.points + (0 if r.resigned else r.points),
+                                       had.resigned + r.resigned)
         order = {level: i for i, level in enumerate(levels)}
         return sorted(out.values(), key=lambda x: (order.get(x.level, len(levels)), x.level))

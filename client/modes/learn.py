@@ -313,8 +313,11 @@ class LearnController(Controller):
             return "you did every lesson: `castell play` starts a game against bots"
         if self.session.room is None:
             return None
+        # The lesson the next `castell learn` opens: this one, unless it is done (then the
+        # next one not done), as LearnProgress.resume_at chooses it.
+        at = self.progress.resume_at([lesson.key for lesson in LESSONS])
         return (f"your place in the lessons is kept: `castell learn` takes you back to "
-                f"lesson {self.index + 1} of {len(LESSONS)} ({self.lesson.title})")
+                f"lesson {at + 1} of {len(LESSONS)} ({LESSONS[at].title})")
 
     async def quit(self, *, confirm: bool = True) -> None:
         """Close the lessons: nothing is lost (the progress is kept), so nothing is asked."""

@@ -68,6 +68,7 @@ from rich.text import Text
 from client.control import lobby as lb
 from client.control.completion import CommandCompleter
 from client.control.controller import Controller
+from client.modes.replay import Viewer
 from client.net.session import RoomState
 from client.screens import describe as d
 from client.screens import eventline
@@ -192,6 +193,8 @@ class TerminalScreen:
         self._conn_since: float | None = None  # when the connection was lost
         self.lobby_refresh = LOBBY_REFRESH
         self._board_key: tuple[Any, ...] | None = None
+        #: `replay N`: the finished game stepped through on the board, until closed.
+        self.replay: Viewer | None = None
         self._board_cache: StyleAndTextTuples = []
         self._tasks: set[asyncio.Task[Any]] = set()
         #: The review viewer while a review is shown (over the board; ``q`` closes it).
@@ -239,6 +242,35 @@ class TerminalScreen:
         self.notes_top = 0
         self.notes_title = title
         self.log_open = log
+
+    def step_through(self, record: GameRecordFile) -> None:
+        """`replay N`: the game's steps on the board, drawn as ``castell replay`` draws them
+        (:class:`client.modes.replay.Viewer`), with its keys: n/→/Space forward, p/← back,
+        PgDn/PgUp ten steps, Home/End, ↑/↓ scroll; q or Esc closes it, back to the lobby."""
+        self.replay = Viewer(record, color=self.color)
+        self.notes, self.log_open = [], False
+        self.input.reset()
+        self.message = None
+        self.refresh()
+
+    def replay_go(self, delta: int = 0, *, to: int | None = None) -> None:
+        """The replay ``delta`` steps on (back when negative), or at step ``to``."""
+        if self.replay is not None:
+            self.replay.go(self.replay.at + delta if to is None else to)
+            self.refresh()
+
+    def replay_scroll(self, delta: int) -> None:
+        if self.replay is not None:
+            self.replay.scroll_by(delta)
+            self.refresh()
+
+    def close_replay(self) -> None:
+        """The replay closed: the lobby again."""
+        if self.replay is not None:
+            name = self.replay.record.name
+            self.replay = None
+            self.info(f"replay of {name!r} closed")
+            self.show_lobby()
 
     def show_log(self) -> None:
         """The game's log in the notes pane, its latest lines in view; it follows the game
@@ -501,6 +533,21 @@ class TerminalScreen:
         self.refresh()
         return False
 
+    def accept_completion(self) -> None:
+        """Enter while the completion menu is open: the highlighted choice is taken into the
+        line and the menu closes; nothing is sent (a half-typed `build 10 10 ` chosen from
+        the menu is not a tower to build yet). With nothing highlighted the menu closes."""
+        state = self.input.complete_state
+        if state is None:
+            return
+        chosen = state.current_completion
+        if chosen is not None:
+            self.input.apply_completion(chosen)
+        else:
+            self.input.cancel_completion()
+        self.input.complete_state = None
+        self.refresh()
+
     def _keys(self) -> KeyBindings:
         kb = KeyBindings()
 
@@ -524,6 +571,10 @@ class TerminalScreen:
         def _undo(event: Any) -> None:  # takes back the last action of the turn, as `undo`
             if self._asking is None and self.controller.mode == "game":
                 self.spawn(self.controller.handle("undo"))
+
+        @kb.add("enter", filter=Condition(lambda: self.input.complete_state is not None))
+        def _choose(event: Any) -> None:  # with the menu open: the choice, not the line
+            self.accept_completion()
 
         @kb.add("escape", eager=True)
         def _close(event: Any) -> None:
@@ -581,6 +632,20 @@ class TerminalScreen:
         for name in REVIEW_KEYS:
             kb.add(name, filter=viewing, eager=name in ("q", "escape", "c-c"))(
                 lambda event, name=name: self.review_key(name))
+        # `replay N`'s keys while it is shown (added last: they win over the keys above)
+        replaying = Condition(lambda: self.replay is not None)
+        kb.add("<any>", filter=replaying)(lambda event: None)  # nothing goes to the line
+        for keys, delta in (("n", 1), ("right", 1), ("space", 1), ("enter", 1), ("p", -1),
+                            ("left", -1), ("backspace", -1), ("pagedown", 10),
+                            ("pageup", -10)):
+            kb.add(keys, filter=replaying)(lambda event, d=delta: self.replay_go(d))
+        for keys, step in (("home", 0), ("g", 0), ("end", None), ("G", None)):
+            kb.add(keys, filter=replaying)(
+                lambda event, s=step: self.replay_go(to=s if s is not None else 1 << 30))
+        for keys, delta in (("down", 1), ("j", 1), ("up", -1), ("k", -1)):
+            kb.add(keys, filter=replaying)(lambda event, d=delta: self.replay_scroll(d))
+        for keys in ("q", "escape", "c-c"):
+            kb.add(keys, filter=replaying, eager=True)(lambda event: self.close_replay())
         return kb
 
     def page(self, direction: int) -> None:
@@ -739,6 +804,8 @@ class TerminalScreen:
     def _board(self) -> StyleAndTextTuples:
         width, rows = self._size()
         height = max(1, rows - 1 - self._status_height() - self._notes_height())
+        if self.replay is not None:
+            return to_formatted_text(ANSI(self.board_text(width, height)))
         view = self.controller.view
         clock = int(time.time()) if view is not None and view.deadline else 0
         key = (self._dirty, width, height, clock)
@@ -756,6 +823,10 @@ class TerminalScreen:
         if self.viewer is not None:  # a review shown over the board, its footer under it
             body = self.viewer.body(width, max(1, height - 1))
             return "\n".join([*body, f"\x1b[7m{self.viewer.footer(width)}\x1b[0m"])
+        if self.replay is not None:  # two rows under the step: what it did, and the keys
+            viewer = self.replay
+            return "\n".join([*viewer.body(width, max(1, height - 2)), viewer.step_line(width),
+                              f"\x1b[7m{viewer.footer(width)}\x1b[0m"])
         mode = self.controller.mode
         if mode == "lobby":
             head = Text("CASTELL · lobby", style="bold")

@@ -160,11 +160,21 @@ def player_title(view: View, p: PlayerView, me: int | None) -> str:
     return prefix + " ".join([seat_name(view, seat), *marks])
 
 
-def player_summary(p: PlayerView, score: int | None = None) -> str:
+def player_summary(p: PlayerView, score: int | None = None, width: int | None = None) -> str:
     """``at gir · best 8 · score 23`` (``no pawn yet`` before the first move); ``score`` is
-    the player's score so far (:func:`scores_so_far`)."""
+    the player's score so far (:func:`scores_so_far`). Where that is wider than ``width``
+    cells (a narrow panel), shorter: ``gir · best 8 · 23 pts``, ``no pawn · 0 pts`` (a
+    best tower of 0 unsaid), so that the line stays whole."""
     where = f"at {region_label(p.region)}" if p.region else "no pawn yet"
-    return f"{where} · best {p.best}" + (f" · score {score}" if score is not None else "")
+    full = f"{where} · best {p.best}" + (f" · score {score}" if score is not None else "")
+    if width is None or len(full) <= width:
+        return full
+    parts = [region_label(p.region) if p.region else "no pawn"]
+    if p.best:
+        parts.append(f"best {p.best}")
+    if score is not None:
+        parts.append(f"{score} pts")
+    return " · ".join(parts)
 
 
 def scores_so_far(view: View) -> dict[int, int]:
@@ -634,15 +644,27 @@ def score_lines(view: View, me: int | None) -> list[str]:
 
 
 def tie_note(view: View) -> str | None:
-    """Why a player with the winners' total did not win (§9: the better best tower)."""
+    """Why a player with the winners' total did not win: they resigned (§10 "Resigning":
+    they rank last, whatever the scores), or the tie went to the better best tower (§9)."""
     winners = set(view.winners or ())
+    gone = set(view.resigned or ())
     scores = view.scores or ()
     top = {s.total for s in scores if s.seat in winners}
     beaten = [s.seat for s in scores if s.seat not in winners and s.total in top]
     if not beaten:
         return None
-    return (f"a tie on {next(iter(top))} points goes to the better best tower "
-            f"(§9): {', '.join(seat_name(view, s) for s in beaten)} had a lower one")
+    points = next(iter(top))
+    said = []
+    lower = [s for s in beaten if s not in gone]
+    if lower:
+        said.append(f"a tie on {points} points goes to the better best tower (§9): "
+                    f"{', '.join(seat_name(view, s) for s in lower)} had a lower one")
+    quit_ = [s for s in beaten if s in gone]
+    if quit_:
+        who = ", ".join(seat_name(view, s) for s in quit_)
+        said.append(f"{who} resigned and so {'ranks' if len(quit_) == 1 else 'rank'} last "
+                    f"(§10 Resigning), even on {points} points")
+    return "; ".join(said)
 
 
 def region_name(region: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import signal
 import sys
 import threading
@@ -73,6 +74,14 @@ class PlainScreen:
     def show_log(self) -> None:
         """The game's log, printed as a block of lines (no pane here)."""
         self.show(self.controller.log_lines())
+
+    def step_through(self, record: GameRecordFile) -> None:
+        """`replay N` in lines: every step printed, as ``castell replay --plain`` prints."""
+        from client.modes.replay import print_plain
+
+        out = io.StringIO()
+        print_plain(record, out)
+        self.show(out.getvalue().splitlines())
 
     def bell(self) -> None:
         """Ring the terminal's bell (one of the player's games reached their turn)."""

@@ -351,7 +351,7 @@ def _player_panel(view: View, p: PlayerView, me: int | None, inner: int,
     seat = p.seat
     current = seat == view.turn and view.status == RoomStatus.PLAYING
     title_text = d.player_title(view, p, me)
-    summary = d.player_summary(p, score)
+    summary = d.player_summary(p, score, inner)
     if cell_len(title_text) > inner - 2:
         # The title must not touch the border: the marks (you, bot, offline) go inside, then
         # the turn's ▶ goes (the bold border and the header say whose turn it is); a name

@@ -25,6 +25,25 @@ SECTIONS: Final[dict[int, tuple[str, str | None]]] = {
     9: ("Final scoring", "scoring"),
     10: ("Rooms", None),
 }
+#: Common words for what a page tells, each with that page's topic: ``rules pinya`` finds
+#: the towers page, ``rules trophy`` the festivals one.
+ALIASES: Final[dict[str, str]] = {
+    **dict.fromkeys(("pinya", "tronc", "level", "levels", "castellers", "casteller", "build"),
+                    "towers"),
+    **dict.fromkeys(("base", "mix", "strength", "balance", "width", "skill", "rank"),
+                    "skills"),
+    **dict.fromkeys(("festival", "trophy", "trophies", "medal", "medals", "ribbon", "prize",
+                     "prizes", "size token", "participate"), "festivals"),
+    **dict.fromkeys(("token", "tokens", "special", "move", "recruit", "undo", "end", "actions",
+                     "action"), "turn"),
+    **dict.fromkeys(("train", "training", "segment", "all"), "wheel"),
+    **dict.fromkeys(("region", "regions", "adjacent", "neighbours", "board"), "map"),
+    **dict.fromkeys(("score", "points", "diversity", "win", "winner", "tie", "end of game"),
+                    "scoring"),
+    **dict.fromkeys(("tile", "tiles", "perform", "performance", "shape", "exhibition"),
+                    "performances"),
+    **dict.fromkeys(("refill", "bag", "marker", "rounds"), "round"),
+}
 _MARK: Final = re.compile(r"§(\d+)")
 #: A list item of a page: ``- `` or ``1. ``.
 _ITEM: Final = re.compile(r"(?:- |\d+\. )")
@@ -76,13 +95,16 @@ def section(word: str) -> int | None:
 
 def match_topics(word: str) -> list[str]:
     """The topics ``word`` could name: the exact topic, else every topic starting with it
-    (case-insensitive); a section's number (``4``, ``§4``) names the topic of its page."""
+    (case-insensitive), else the page a common word names (:data:`ALIASES`: ``pinya``,
+    ``trophy``, ``score``...); a section's number (``4``, ``§4``) names the topic of its
+    page."""
     number = section(word)
     if number is not None:
         topic = SECTIONS[number][1]
         return [topic] if topic is not None else []
-    w = word.lower()
-    return [t for t in topics() if t == w] or [t for t in topics() if t.startswith(w)]
+    w = " ".join(word.lower().split())
+    return ([t for t in topics() if t == w] or ([ALIASES[w]] if w in ALIASES else [])
+            or [t for t in topics() if t.startswith(w)])
 
 
 def sections_note(text: str, topic: str | None = None) -> str | None:

@@ -48,6 +48,12 @@ SQL cannot express (each backend runs it row by row). The versions:
     (:meth:`~server.store.base.Store.fill_progress`).
 12. the name a ban, a mute or a kick was set on as the host typed it (``bans.name``,
     ``mutes.name``, ``kicks.name``; nil for one set before), which the host's lists show.
+13. finished games' reviews (``reviews``: one per room, the MessagePack bytes of
+    its review, computed once);
+14. friends, blocks and the inbox (:mod:`server.features.social`,
+    :mod:`server.features.inbox`): who follows whom (``follows``), who blocks whom
+    (``blocks``), the accounts that hide their presence (``presence_hidden``), and each
+    account's notifications until read or cleared (``notes``).
 """
 
 from __future__ import annotations
@@ -289,6 +295,43 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE mutes ADD COLUMN name TEXT",
         "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
+    # 13: finished games' reviews (server.features.reviews): one per room, computed once.
+    (
+        """CREATE TABLE reviews (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            data BLOB NOT NULL,
+            made_at REAL NOT NULL
+        ) WITHOUT ROWID""",
+    ),
+    # 14: friends, blocks and the inbox (server.features.social, server.features.inbox).
+    (
+        """CREATE TABLE follows (
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            target TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (account, target)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX follows_by_target ON follows (target)",
+        """CREATE TABLE blocks (
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            target TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (account, target)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE presence_hidden (
+            account TEXT PRIMARY KEY REFERENCES accounts (account) ON DELETE CASCADE
+        ) WITHOUT ROWID""",
+        """CREATE TABLE notes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            read INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX notes_by_account ON notes (account, id)",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -478,6 +521,43 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE mutes ADD COLUMN name TEXT",
         "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
+    # 13: finished games' reviews (server.features.reviews): one per room, computed once.
+    (
+        """CREATE TABLE reviews (
+            room TEXT PRIMARY KEY REFERENCES rooms (room) ON DELETE CASCADE,
+            data BYTEA NOT NULL,
+            made_at DOUBLE PRECISION NOT NULL
+        )""",
+    ),
+    # 14: friends, blocks and the inbox (server.features.social, server.features.inbox).
+    (
+        """CREATE TABLE follows (
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            target TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (account, target)
+        )""",
+        "CREATE INDEX follows_by_target ON follows (target)",
+        """CREATE TABLE blocks (
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            target TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (account, target)
+        )""",
+        """CREATE TABLE presence_hidden (
+            account TEXT PRIMARY KEY REFERENCES accounts (account) ON DELETE CASCADE
+        )""",
+        """CREATE TABLE notes (
+            id BIGSERIAL PRIMARY KEY,
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            read BOOLEAN NOT NULL DEFAULT FALSE
+        )""",
+        "CREATE INDEX notes_by_account ON notes (account, id)",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
@@ -485,7 +565,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
                    "server_meta", "rematches", "registrations", "name_keys", "mutes",
-                   "kicks")
+                   "kicks", "reviews", "follows", "blocks", "presence_hidden", "notes")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -13,7 +13,8 @@ about one room in order, group commit — is told there):
 * :mod:`server.store.postgres_accounts` — accounts, registrations, account seats, server
   identity;
 * :mod:`server.store.postgres_ratings` — ratings, rated games and the leaderboard;
-* :mod:`server.store.postgres_moderation` — bans, mutes and kicks.
+* :mod:`server.store.postgres_moderation` — bans, mutes and kicks;
+* :mod:`server.store.postgres_social` — follows, blocks, hidden presence and the inbox.
 
 ``asyncpg`` is imported when a store opens, so a server on SQLite never needs it.
 """
@@ -26,12 +27,13 @@ from server.store.postgres_core import DEFAULT_SCHEMA, PostgresCore, redact, spl
 from server.store.postgres_games import PostgresGameExtras, PostgresGames
 from server.store.postgres_moderation import PostgresModeration
 from server.store.postgres_ratings import PostgresRatings
+from server.store.postgres_social import PostgresSocial
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresCore", "PostgresStore", "redact", "split_schema"]
 
 
 class PostgresStore(PostgresGames, PostgresGameExtras, PostgresAccounts, PostgresRatings,
-                    PostgresModeration, Store):
+                    PostgresModeration, PostgresSocial, Store):
     """A :class:`Store` in the PostgreSQL database at ``url`` (``postgresql://…``).
 
     ``schema`` (or ``?schema=`` in the URL) is the PostgreSQL schema that holds the tables;

@@ -7,7 +7,8 @@ thread, acknowledged means durable, group commit, one server per file — is tol
 * :mod:`server.store.sqlite_games` — rooms, seats, actions, results, progress, chat and rematches;
 * :mod:`server.store.sqlite_accounts` — accounts, registrations, account seats, server identity;
 * :mod:`server.store.sqlite_ratings` — ratings, rated games and the leaderboard;
-* :mod:`server.store.sqlite_moderation` — bans, mutes and kicks.
+* :mod:`server.store.sqlite_moderation` — bans, mutes and kicks;
+* :mod:`server.store.sqlite_social` — follows, blocks, hidden presence and the inbox.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from server.store.sqlite_core import MEMORY, SYNCHRONOUS, SQLiteCore, default_db
 from server.store.sqlite_games import SQLiteGameExtras, SQLiteGames
 from server.store.sqlite_moderation import SQLiteModeration
 from server.store.sqlite_ratings import SQLiteRatings
+from server.store.sqlite_social import SQLiteSocial
 
 __all__ = ["MEMORY", "SYNCHRONOUS", "SQLiteCore", "SQLiteStore", "default_db_path"]
 
 
 class SQLiteStore(SQLiteGames, SQLiteGameExtras, SQLiteAccounts, SQLiteRatings, SQLiteModeration,
+                  SQLiteSocial,
                   Store):
     """A :class:`Store` in the SQLite file at ``path`` (``":memory:"`` for a throwaway one).
 

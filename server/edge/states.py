@@ -48,6 +48,8 @@ class ConnState(enum.Enum):
 #: What may be asked from anywhere once a connection said hello.
 _ANYWHERE: frozenset[type] = frozenset({
     m.Identify, m.ListRooms, m.MyGames, m.RecordRequest, m.Leaderboard, m.ProfileRequest,
+    m.Follow, m.Unfollow, m.FriendsRequest, m.PresenceRequest, m.Block, m.Unblock,
+    m.InboxRequest,
 })
 #: What a member of a room, player or spectator, may ask of it.
 _MEMBER: frozenset[type] = frozenset({

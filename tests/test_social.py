@@ -209,6 +209,10 @@ async def test_presence_and_notes_cross_the_nodes_of_a_cluster(db, prefix):
         biel = await connect("Biel", biel_key, b_url)
         listed = (await biel.request(m.InboxRequest)).notes
         assert [(n.kind, n.from_) for n in listed] == [("follow", "Anna")]
+        await biel.request(m.Block, name="Anna")
+        assert (await biel.request(m.FriendsRequest)).blocked == ("Anna",)
+        await biel.request(m.Unblock, name="Anna")
+        assert (await biel.request(m.FriendsRequest)).blocked == ()
 
 
 async def test_a_correspondence_game_s_turn_lands_in_the_inbox_a_live_game_s_does_not():
@@ -230,3 +234,20 @@ async def test_a_correspondence_game_s_turn_lands_in_the_inbox_a_live_game_s_doe
                     break
                 await asyncio.sleep(0.05)
         assert [(n.kind, n.text) for n in kept] == [("your_turn", "your turn in Slow")]
+
+
+async def test_a_rematch_invites_those_who_do_not_block_the_asker_and_keeps_the_invite():
+    from tests.test_rematch import finished, next_of
+
+    async with serving() as (_, url), clients(url) as connect:
+        players = [await connect(n, new_key()) for n in ("Anna", "Biel", "Carme")]
+        anna, biel, carme = players
+        await biel.request(m.Block, name="Anna")
+        await finished(players, private=False)
+        again = await anna.request(m.Rematch)
+        assert (await next_of(carme, m.InvitePush)).room == again.room
+        kept = (await carme.request(m.InboxRequest)).notes
+        assert [(n.kind, n.room, n.from_) for n in kept] == [("invite", again.room, "Anna")]
+        # Biel blocks Anna: no invite, nothing kept (his inbox is asked after Carme's).
+        assert (await biel.request(m.InboxRequest)).notes == ()
+        assert not any(isinstance(p, m.InvitePush) for p in biel.drain())

@@ -115,7 +115,7 @@ async def test_a_blocked_player_is_not_heard_nor_matched():
         # Quick match: Anna and Biel wait together, never matched; Cai comes, and is.
         await anna.request(m.QuickMatch, seats=[2])
         await biel.request(m.QuickMatch, seats=[2])
-        async with asyncio.timeout(5):  # several matching rounds pass with both waiting
+        async with asyncio.timeout(5):  # both in the queue, and no match made of them
             rounds = server.matchmaker.matched
             while len(await server.matchmaker.queue.wishes()) < 2:
                 await asyncio.sleep(0.05)

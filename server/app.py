@@ -31,11 +31,14 @@ from server.edge.admission import Admission
 from server.edge.requests import Requests
 from server.features.accounts import Accounts
 from server.features.identity import Identity
+from server.features.inbox import Inbox
 from server.features.matchmaking import Matchmaker
 from server.features.moderation import Moderation
+from server.features.presence import Presence
 from server.features.ratings import Ratings
 from server.features.registrations import Registrations
 from server.features.reviews import Reviews
+from server.features.social import Social
 from server.features.tournaments import Tournaments
 from server.ops.admin import AdminConsole
 from server.ops.metrics import Metrics
@@ -130,6 +133,11 @@ class CastellServer:
             cfg.accounts_per_address, cfg.accounts_per_network, cfg.account_release_days),
             relay=self.cluster.relay_push if self.cluster else None)
         self.ratings = Ratings(self.store, min_games=cfg.leaderboard_min_games)
+        #: The inboxes (server.features.inbox: ``notify`` is what other features call),
+        #: presence, follows and blocks (server.features.presence, server.features.social).
+        self.inbox: Inbox = self.accounts.inbox
+        self.presence = Presence(self.accounts, self.cluster)
+        self.social = Social(self.store, self.accounts, self.presence, self.inbox)
         self.matchmaker = Matchmaker(cfg, self.lobby, self.ratings, self.directory)
         self.admission = Admission(cfg, moderation=self.moderation,
                                    metrics=self.metrics if cfg.metrics_listen is None
@@ -156,7 +164,8 @@ class CastellServer:
                                  tournaments=self.tournaments,
                                  ratings=self.ratings, matchmaker=self.matchmaker,
                                  identity=self.identity, moderation=self.moderation,
-                                 reviews=self.reviews, metrics=self.metrics)
+                                 reviews=self.reviews, social=self.social,
+                                 inbox=self.inbox, metrics=self.metrics)
         self.admin: AdminConsole | None = None
         self._metrics_http: Any = None
         #: Set when the server drained (admin drain) and should now stop.
@@ -210,6 +219,7 @@ class CastellServer:
             raise
         await self.matchmaker.start()
         await self.tournaments.start()
+        await self.presence.start()
         await self._start_tools()
 
     async def _start_tools(self) -> None:
@@ -290,6 +300,7 @@ class CastellServer:
         await self.matchmaker.close()
         await self.reviews.close()
         await self.tournaments.close()
+        await self.presence.close()
         await self.thinkers.close()  # no bot worker outlives the server
         await self.directory.close()
         await self.store.close()
@@ -353,7 +364,10 @@ class CastellServer:
         finally:
             conn.unwatch()
             self.connections.discard(conn)
+            account = conn.account
             self.accounts.detach(conn)
+            if account is not None and not self.lobby.stopping:
+                await self.social.signed_out(account)
             await self.matchmaker.dropped(conn)
             runner = conn.room
             if runner is not None:

@@ -955,6 +955,161 @@ class TournamentEndedPush:
     name: RoomName
     status: TournamentStatus
     rank: Count | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+# Friends, presence, blocks and the inbox (additions to version 1) ----------------------------
+
+#: Where a followed account is (``friends``): in the lobby, playing or watching in a room,
+#: offline, or hiding its presence.
+PresenceState = Annotated[str, one_of("lobby", "playing", "watching", "offline", "hidden")]
+#: What a notification is about (``note``): a client shows its ``text`` whatever the kind.
+NOTE_KINDS: Final = ("your_turn", "invite", "challenge", "tournament", "announcement",
+                     "follow")
+NoteKind = Annotated[str, one_of(*NOTE_KINDS)]
+#: A notification's sentence: up to 300 printable characters.
+NoteText = Annotated[str, text(1, 300)]
+#: Notifications in one ``inbox`` reply (the newest), and shown in an ``inbox_new`` push.
+INBOX_MAX: Final = 50
+INBOX_NEW_SHOWN: Final = 3
+#: Accounts one account may follow, and block.
+FOLLOWS_MAX: Final = 200
+BLOCKS_MAX: Final = 200
+NoteId = Annotated[int, between(0, 2**53 - 1)]
+
+
+@attrs.frozen
+class Follow:
+    """Follow an account by its name (you hear nothing of it but its presence in
+    ``friends``; it is told in its inbox). Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "follow"
+    id: MessageId
+    name: PlayerName
+
+
+@attrs.frozen
+class Unfollow:
+    """Stop following an account. Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "unfollow"
+    id: MessageId
+    name: PlayerName
+
+
+@attrs.frozen
+class FriendsRequest:
+    """Ask for the accounts you follow, with their presence. Reply: :class:`FriendsReply`."""
+
+    TYPE: ClassVar[str] = "friends"
+    id: MessageId
+
+
+@attrs.frozen
+class PresenceRequest:
+    """Show (``visible``) or hide your presence from those who follow you. Reply:
+    :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "presence"
+    id: MessageId
+    visible: bool
+
+
+@attrs.frozen
+class Block:
+    """Block an account: its chat lines, invites and challenges stay away from you, and quick
+    match never seats you together. Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "block"
+    id: MessageId
+    name: PlayerName
+
+
+@attrs.frozen
+class Unblock:
+    """Stop blocking an account. Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "unblock"
+    id: MessageId
+    name: PlayerName
+
+
+@attrs.frozen
+class InboxRequest:
+    """List your notifications (they are then read), or ``clear`` them all. Reply:
+    :class:`InboxReply`."""
+
+    TYPE: ClassVar[str] = "inbox"
+    id: MessageId
+    clear: bool = False
+
+
+@attrs.frozen
+class Friend:
+    """One account of a ``friends`` reply."""
+
+    name: PlayerName
+    #: It follows you too: a friend.
+    mutual: bool
+    presence: PresenceState
+    room: RoomId | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    room_name: RoomName | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    #: When it was last seen (Unix time), while offline and not hidden.
+    last_seen: float | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class FriendsReply:
+    """The accounts you follow, by name, with where each is; those you block; whether your
+    own presence is shown."""
+
+    TYPE: ClassVar[str] = "friends"
+    re: MessageId
+    friends: tuple[Friend, ...]
+    blocked: tuple[PlayerName, ...]
+    visible: bool
+
+
+@attrs.frozen
+class Note:
+    """One notification: its id, kind, sentence, when it came (Unix time), whether it is new
+    (not listed before), and what it is about when it is a room, a player or another thing
+    (``ref``: a challenge's or a tournament's id)."""
+
+    id: NoteId
+    kind: NoteKind
+    text: NoteText
+    at: float
+    new: bool
+    room: RoomId | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    from_: PlayerName | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    ref: RoomId | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class InboxReply:
+    """Your newest notifications (newest first; none after ``clear``), and how many there
+    were."""
+
+    TYPE: ClassVar[str] = "inbox"
+    re: MessageId
+    notes: tuple[Note, ...]
+    cleared: Count = 0
+
+
+@attrs.frozen
+class NotePush:
+    """Push: a notification just came to your inbox."""
+
+    TYPE: ClassVar[str] = "note"
+    note: Note
+
+
+@attrs.frozen
+class InboxNewPush:
+    """Push right after a ``welcome`` of an account with new notifications: how many, and
+    the newest few."""
+
+    TYPE: ClassVar[str] = "inbox_new"
+    count: Count
+    notes: tuple[Note, ...]
 
 
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
@@ -965,7 +1120,9 @@ Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | 
     | LeaderboardReply | ProfileReply | MatchedPush | MatchWaitingPush | Identify | Identity \
     | RemovedPush | ReviewRequest | Review | ReviewProgressPush | TournamentCreate \
     | TournamentsRequest | TournamentRequest | TournamentJoin | TournamentLeave | TournamentStart \
-    | TournamentsReply | TournamentReply | TournamentTablePush | TournamentEndedPush
+    | TournamentsReply | TournamentReply | TournamentTablePush | TournamentEndedPush \
+    | Follow | Unfollow | FriendsRequest | PresenceRequest | Block | Unblock \
+    | InboxRequest | FriendsReply | InboxReply | NotePush | InboxNewPush
 
 #: Client → server messages by ``type``.
 REQUEST_TYPES: Final[dict[str, type]] = {
@@ -1149,3 +1306,10 @@ REQUEST_TYPES.update({cls.TYPE: cls for cls in (TournamentCreate, TournamentsReq
                                                 TournamentLeave, TournamentStart)})
 SERVER_TYPES.update({cls.TYPE: cls for cls in (TournamentsReply, TournamentReply,
                                                TournamentTablePush, TournamentEndedPush)})
+
+
+REQUEST_TYPES.update({cls.TYPE: cls for cls in (Follow, Unfollow, FriendsRequest,
+                                                PresenceRequest, Block, Unblock,
+                                                InboxRequest)})
+SERVER_TYPES.update({cls.TYPE: cls for cls in (FriendsReply, InboxReply, NotePush,
+                                               InboxNewPush)})

@@ -28,13 +28,15 @@ PROTOCOL_REQUESTS = {
     "leaderboard", "profile", "quick_match", "cancel_match", "identify", "resign", "review",
     "tournament_create", "tournaments", "tournament", "tournament_join", "tournament_leave",
     "tournament_start",
+    "follow", "unfollow", "friends", "presence", "block", "unblock", "inbox",
 }
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
                                "notice", "history", "games", "record", "invite", "your_turn",
                                "patch", "leaderboard", "profile", "matched",
                                "match_waiting", "identity", "removed", "review",
                                "review_progress", "tournaments", "tournament",
-                               "tournament_table", "tournament_ended"}
+                               "tournament_table", "tournament_ended",
+                               "friends", "inbox", "note", "inbox_new"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():

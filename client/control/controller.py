@@ -108,6 +108,9 @@ class Controller:
         self.rooms: tuple[m.RoomSummary, ...] = ()
         #: The account's games as `games` last showed them (numbered for resume and replay).
         self.games: tuple[m.GameEntry, ...] = ()
+        #: The names of the players followed, as the last ``friends`` listed them (for
+        #: completion).
+        self.followed: tuple[str, ...] = ()
         #: The rematch another player invited us to, not yet joined.
         self.invite: m.InvitePush | None = None
         #: While in the quick-match queue: since when (monotonic), found, of how many.
@@ -330,6 +333,21 @@ class Controller:
             self.screen.bell()
         self.screen.info(f"your turn in {safe(push.name)!r} (id {push.room}): `games` "
                          f"lists your games")
+        self.screen.refresh()
+
+    def on_note(self, note: m.Note) -> None:
+        """A notification came: the bell (unless `bell off`) and its sentence on the status
+        line, wherever we are."""
+        if self.settings.bell:
+            self.screen.bell()
+        self.screen.info(f"new: {safe(note.text)} — `inbox` lists them")
+        self.screen.refresh()
+
+    def on_inbox_new(self, push: m.InboxNewPush) -> None:
+        """Signed in with new notifications: ``3 new: …``, and the bell."""
+        if self.settings.bell:
+            self.screen.bell()
+        self.screen.info(lb.new_notes_line(push.count, push.notes))
         self.screen.refresh()
 
     def on_invite(self, push: m.InvitePush) -> None:
@@ -703,6 +721,8 @@ class Controller:
             await self.quick(cmd)
         elif isinstance(cmd, lb.CancelQuick):
             await self._cancel_quick()
+        elif isinstance(cmd, lb.Social | lb.Friends | lb.Presence | lb.Inbox):
+            await self._social(cmd)
         elif isinstance(cmd, lb.Resume) and self.session.account:
             await self._resume_game(cmd.number)
         elif isinstance(cmd, lb.Resume):
@@ -718,6 +738,34 @@ class Controller:
             self.screen.show(lb.help_lines(lb.lobby_help(self.local)))
         elif isinstance(cmd, c.Quit):
             await self.quit()
+
+    async def _social(self, cmd: lb.Social | lb.Friends | lb.Presence | lb.Inbox) -> None:
+        """``follow``, ``unfollow``, ``block``, ``unblock``, ``friends``, ``presence`` and
+        ``inbox`` (accounts only: the server refuses a guest, and says why)."""
+        if isinstance(cmd, lb.Social):
+            kind = {"follow": m.Follow, "unfollow": m.Unfollow, "block": m.Block,
+                    "unblock": m.Unblock}[cmd.what]
+            await self.session.request(kind, name=cmd.name)
+            done = {"follow": f"you follow {cmd.name}: `friends` shows where they are",
+                    "unfollow": f"you no longer follow {cmd.name}",
+                    "block": f"{cmd.name} is blocked: no chat, invites or challenges from "
+                             "them, never matched with you",
+                    "unblock": f"{cmd.name} is no longer blocked"}[cmd.what]
+            self.screen.info(safe(done))
+        elif isinstance(cmd, lb.Friends):
+            reply = await self.session.request(m.FriendsRequest)
+            self.followed = tuple(f.name for f in reply.friends)
+            self.screen.show(lb.friends_lines(reply))
+        elif isinstance(cmd, lb.Presence):
+            await self.session.request(m.PresenceRequest, visible=cmd.visible)
+            self.screen.info("your presence is shown to those who follow you" if cmd.visible
+                             else "your presence is hidden: you show as hidden")
+        else:
+            reply = await self.session.request(m.InboxRequest, clear=cmd.clear)
+            if cmd.clear:
+                self.screen.info(f"inbox cleared ({reply.cleared} notification(s))")
+            else:
+                self.screen.show(lb.inbox_lines(reply.notes))
 
     async def _look_up(self, cmd: lb.Top | lb.Whois) -> None:
         """``top`` and ``whois``: from the lobby, and from a game (the server answers them

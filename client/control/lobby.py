@@ -15,7 +15,7 @@ import attrs
 
 from client.control.commands import Chat, CommandError, Help, Quit, did_you_mean
 from client.screens.sanitize import safe
-from shared.messages import GameEntry, LeaderEntry, ProfileReply
+from shared.messages import Friend, FriendsReply, GameEntry, LeaderEntry, Note, ProfileReply
 from shared.wire import CHAT_MAX, ROOM_NAME_MAX, TURN_SECONDS_MAX, TURN_SECONDS_MIN
 
 VARIANTS: Final = ("normal", "advanced")
@@ -147,8 +147,36 @@ class LeaveRoom:
     """Leave the room for the lobby (after the start the seat stays yours)."""
 
 
+@attrs.frozen
+class Social:
+    """Follow, unfollow, block or unblock an account (``what``), by its name."""
+
+    what: str
+    name: str
+
+
+@attrs.frozen
+class Friends:
+    """Show the accounts you follow, where each is, and those you block."""
+
+
+@attrs.frozen
+class Presence:
+    """Show or hide your presence from those who follow you."""
+
+    visible: bool
+
+
+@attrs.frozen
+class Inbox:
+    """Show your notifications (then read), or clear them."""
+
+    clear: bool = False
+
+
 LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Review | Bell \
-    | Help | Quit | Top | Whois | Quick | CancelQuick | Abandon | Rematch
+    | Help | Quit | Top | Whois | Quick | CancelQuick | Abandon | Rematch | Social | Friends \
+    | Presence | Inbox
 RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
@@ -163,6 +191,13 @@ LOBBY_HELP: Final = (
      "SECONDS); `cancel` leaves the queue"),
     ("top [N|me]", "the server's best players, or those around you"),
     ("whois NAME", "a player's rating, games and last rated games"),
+    ("friends", "the players you follow, where each is now, and those you block"),
+    ("follow NAME", "follow a player (accounts only): see where they are in `friends`"),
+    ("unfollow NAME", "stop following a player"),
+    ("block NAME", "no chat, invites or challenges from that player, never matched with them"),
+    ("unblock NAME", "stop blocking a player"),
+    ("presence on|off", "show or hide where you are from those who follow you"),
+    ("inbox [clear]", "your notifications: turns of slow games, followers, the host's word"),
     ("join ROOM", "take a seat: ROOM is a number from the list, a room id or a private code"),
     ("watch ROOM", "watch a game as a spectator"),
     ("resume [N]", "take back a seat you held (your seats are kept between runs); signed "
@@ -458,6 +493,22 @@ def parse_lobby(line: str) -> LobbyCommand:
         return Whois(args[0])
     if name == "quick":
         return _quick(args)
+    if name in ("follow", "unfollow", "block", "unblock"):
+        if len(args) != 1:
+            raise CommandError(f"{name} takes a player's name, e.g. `{name} Anna`")
+        return Social(name, args[0])
+    if name in ("friends", "following"):
+        if args:
+            raise CommandError(f"{name} takes nothing")
+        return Friends()
+    if name == "presence":
+        if len(args) != 1 or args[0].lower() not in ("on", "off"):
+            raise CommandError("`presence on` or `presence off`")
+        return Presence(args[0].lower() == "on")
+    if name in ("inbox", "notes"):
+        if args and [a.lower() for a in args] != ["clear"]:
+            raise CommandError(f"{name} takes nothing, or `clear`")
+        return Inbox(clear=bool(args))
     if name == "cancel":
         return CancelQuick()
     known = [syntax.split()[0] for syntax, _ in LOBBY_HELP]
@@ -534,3 +585,69 @@ def parse_room(line: str) -> RoomCommand:
     known = [syntax.split()[0] for syntax, _ in ROOM_HELP]
     raise CommandError(f"unknown command `{name}`{did_you_mean(name, known)}; `help` lists "
                        f"what you can do here")
+
+
+def _ago(seconds: float) -> str:
+    """How long ago, as a person says it: ``just now``, ``5 min ago``, ``3 h ago``,
+    ``2 d ago``."""
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return f"{int(seconds // 86400)} d ago"
+
+
+def _where(friend: Friend, now: float) -> str:
+    if friend.presence == "lobby":
+        return "online, in the lobby"
+    if friend.presence in ("playing", "watching"):
+        room = f" {safe(friend.room_name)!r} (id {friend.room})" if friend.room_name \
+            and friend.room else " a private room"
+        return f"{friend.presence} in{room}"
+    if friend.presence == "hidden":
+        return "hides where they are"
+    if friend.last_seen is not None:
+        return f"offline, last seen {_ago(max(0.0, now - friend.last_seen))}"
+    return "offline"
+
+
+def friends_lines(reply: FriendsReply, now: float | None = None) -> list[str]:
+    """The ``friends`` reply in lines: each account followed (``★`` a friend: it follows
+    you too) and where it is; then those blocked; then whether you are shown."""
+    now = time.time() if now is None else now
+    if not reply.friends:
+        out = ["You follow nobody yet: `follow NAME` adds a player."]
+    else:
+        width = max(len(safe(f.name)) for f in reply.friends)
+        out = [f"You follow {len(reply.friends)} player(s) (★ follows you too):"]
+        out += [f"  {'★' if f.mutual else ' '} {safe(f.name).ljust(width)}  {_where(f, now)}"
+                for f in reply.friends]
+    if reply.blocked:
+        out.append("Blocked: " + ", ".join(safe(n) for n in reply.blocked))
+    out.append("Your presence is shown (`presence off` hides it)." if reply.visible
+               else "Your presence is hidden (`presence on` shows it).")
+    return out
+
+
+def note_line(note: Note, now: float | None = None) -> str:
+    """One notification as a line: new ones marked, with how long ago it came."""
+    now = time.time() if now is None else now
+    return f"{'•' if note.new else ' '} {safe(note.text)} ({_ago(max(0.0, now - note.at))})"
+
+
+def inbox_lines(notes: tuple[Note, ...], now: float | None = None) -> list[str]:
+    """The ``inbox`` reply in lines, newest first (``•`` new)."""
+    if not notes:
+        return ["Your inbox is empty."]
+    new = sum(n.new for n in notes)
+    return [f"Inbox: {len(notes)} notification(s), {new} new (`inbox clear` empties it):",
+            *(note_line(n, now) for n in notes)]
+
+
+def new_notes_line(count: int, notes: tuple[Note, ...]) -> str:
+    """What signing in with new notifications says: ``2 new: A; B — `inbox` lists them``."""
+    said = "; ".join(safe(n.text) for n in notes)
+    more = "…" if count > len(notes) else ""
+    return f"{count} new: {said}{more} — `inbox` lists them"

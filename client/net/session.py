@@ -105,6 +105,10 @@ class Listener(Protocol):
         """How the quick-match wait goes (``match_waiting``)."""
     def on_removed(self, text: str) -> None:
         """The host removed us from the room (closed it, or kicked us): back in the lobby."""
+    def on_note(self, note: m.Note) -> None:
+        """A notification came to the account's inbox (``note``)."""
+    def on_inbox_new(self, push: m.InboxNewPush) -> None:
+        """Signed in with new notifications (``inbox_new``)."""
 
 
 def lasting(until: float | None) -> str:
@@ -165,6 +169,12 @@ class _Quiet:
         pass
 
     def on_removed(self, text: str) -> None:
+        pass
+
+    def on_note(self, note: m.Note) -> None:
+        pass
+
+    def on_inbox_new(self, push: m.InboxNewPush) -> None:
         pass
 
 
@@ -408,6 +418,10 @@ class Session:
             self._removed(push)
         elif isinstance(push, m.ReviewProgressPush) and push.room in self.reviewing:
             self.reviewing[push.room](push.done, push.total)
+        elif isinstance(push, m.NotePush):
+            self.listener.on_note(push.note)
+        elif isinstance(push, m.InboxNewPush):
+            self.listener.on_inbox_new(push)
         elif isinstance(push, m.NoticePush) and push.room is not None and push.room == self.room:
             # The server's word about the room, shown among the chat under its own name.
             self.listener.on_chat(m.ChatPush(room=push.room, seat=None, name=NOTICE_NAME,

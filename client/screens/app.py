@@ -145,6 +145,13 @@ class WordsCompleter(Completer):
         elif len(done) == 1 and done[0] in ("resume", "abandon"):
             options = [(str(i), f"{h.name} (seat {h.seat})")
                        for i, h in enumerate(self.controller.session.held_seats(), 1)]
+        elif len(done) == 1 and done[0] == "presence":
+            options = [("on", "show where you are"), ("off", "hide it")]
+        elif len(done) == 1 and done[0] == "inbox":
+            options = [("clear", "delete every notification")]
+        elif len(done) == 1 and done[0] in ("follow", "unfollow", "block", "unblock",
+                                             "whois"):
+            options = [(name, "a player you follow") for name in self.controller.followed]
         elif len(done) == 1 and done[0] in ("bot", "fill"):
             options = [(lv, "bot level") for lv in lb.BOT_LEVELS]
         elif done[0] == "create":

@@ -500,12 +500,15 @@ class Room(Generic[M]):
         return AppendChat(ChatRecord(self.id, self.version, seat, name, text, now),
                           self.fence)
 
-    def chat(self, member: M, name: str, text: str, re: int) -> list[Effect[M]]:
-        """Someone in the room says something: ``ok``, then a ``chat`` push to everyone. A
-        player speaks under the seat's name, as the view shows it."""
+    def chat(self, member: M, name: str, text: str, re: int,
+             deaf: Callable[[M], bool] | None = None) -> list[Effect[M]]:
+        """Someone in the room says something: ``ok``, then a ``chat`` push to everyone but
+        those ``deaf`` says do not hear the speaker (they block them). A player speaks under
+        the seat's name, as the view shows it."""
         seat, name = self.speaker(member, name)
+        hearers = tuple(x for x in self.members() if deaf is None or x is member or not deaf(x))
         return [Send((member,), encode(m.Ok(re=re))),
-                Send(tuple(self.members()),
+                Send(hearers,
                      encode(m.ChatPush(room=self.id, seat=seat, name=name, text=text)),
                      lossy=True)]
 

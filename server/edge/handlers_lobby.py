@@ -64,6 +64,9 @@ class LobbyHandlers:
         reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
                               protocol=PROTOCOL_VERSION, account=conn.account is not None,
                               name=name, server_id=requests.server_id))
+        if conn.account is not None:
+            await requests.social.signed_in(conn)
+            await requests.inbox.greet(conn)
 
     async def identify(self, conn: Connection, msg: m.Identify) -> None:
         server_id = self.requests.server_id

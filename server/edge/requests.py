@@ -1,8 +1,8 @@
 """Request handling: the part every area's handlers share, and the one table of handlers.
 
 :class:`Requests` is the request side of one server. It builds the handlers of each area
-(lobby, room, game, accounts, matches, ratings, reviews, tournaments: the ``server.handlers_*``
-modules) and
+(lobby, room, game, accounts, matches, ratings, reviews, tournaments, social: the
+``server.handlers_*`` modules) and
 registers them in one table (:attr:`Requests.handlers`), which its :class:`Dispatcher`
 (:mod:`server.edge.dispatch`: decoding, rate limits, the protocol state, the error boundary)
 answers each frame from. It owns what several areas share: the making of a room within its
@@ -28,6 +28,7 @@ from server.edge.handlers_matches import MatchHandlers
 from server.edge.handlers_ratings import RatingHandlers
 from server.edge.handlers_review import ReviewHandlers
 from server.edge.handlers_room import RoomHandlers
+from server.edge.handlers_social import SocialHandlers
 from server.edge.handlers_tournaments import TournamentHandlers
 from server.features.accounts import Accounts
 from server.features.matchmaking import Matchmaker
@@ -41,8 +42,10 @@ from shared.errors import CastellError
 if TYPE_CHECKING:
     from server.config import ServerConfig
     from server.features.identity import Identity
+    from server.features.inbox import Inbox
     from server.features.moderation import Moderation
     from server.features.reviews import Reviews
+    from server.features.social import Social
     from server.features.tournaments import Tournaments
     from server.ops.metrics import Metrics
     from server.runtime.directory import Directory
@@ -57,7 +60,7 @@ class Requests:
     def __init__(self, config: ServerConfig, lobby: Lobby, directory: Directory, *,
                  accounts: Accounts, ratings: Ratings, matchmaker: Matchmaker,
                  identity: Identity, moderation: Moderation, reviews: Reviews,
-                 tournaments: Tournaments,
+                 tournaments: Tournaments, social: Social, inbox: Inbox,
                  metrics: Metrics | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         """``directory``: where rooms are made, found and listed (this server's alone, or a
@@ -89,6 +92,10 @@ class Requests:
         #: (server.features.matchmaking).
         self.ratings = ratings
         self.matchmaker = matchmaker
+        #: Friends, blocks and presence (server.features.social); the inboxes
+        #: (server.features.inbox).
+        self.social = social
+        self.inbox = inbox
         #: Finished rooms' rematches (server.features.rematch).
         self.rematches = Rematches(self)
         lobby_ = LobbyHandlers(self)
@@ -100,6 +107,7 @@ class Requests:
         self.reviews = reviews
         reviews_ = ReviewHandlers(lobby.store, self.accounts, reviews)
         tournaments_ = TournamentHandlers(tournaments)
+        social_ = SocialHandlers(social, inbox)
         #: The one table of handlers: each request type, and the handler of its area.
         #: Which protocol state takes which type is :data:`server.edge.states.ALLOWED`'s to say.
         self.handlers: dict[type, Handler] = {
@@ -138,6 +146,14 @@ class Requests:
             m.TournamentJoin: tournaments_.join,
             m.TournamentLeave: tournaments_.leave,
             m.TournamentStart: tournaments_.start,
+            # friends, presence, blocks, the inbox (server.edge.handlers_social)
+            m.Follow: social_.follow,
+            m.Unfollow: social_.unfollow,
+            m.FriendsRequest: social_.friends,
+            m.PresenceRequest: social_.presence,
+            m.Block: social_.block,
+            m.Unblock: social_.unblock,
+            m.InboxRequest: social_.inbox_,
         }
         self.dispatcher = Dispatcher(config, self.handlers, metrics)
 

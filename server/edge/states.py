@@ -51,6 +51,8 @@ _ANYWHERE: frozenset[type] = frozenset({
     # Swiss tournaments: asked from anywhere (a player at one table follows the others).
     m.TournamentsRequest, m.TournamentRequest, m.TournamentCreate, m.TournamentJoin,
     m.TournamentLeave, m.TournamentStart,
+    m.Follow, m.Unfollow, m.FriendsRequest, m.PresenceRequest, m.Block, m.Unblock,
+    m.InboxRequest,
 })
 #: What a member of a room, player or spectator, may ask of it.
 _MEMBER: frozenset[type] = frozenset({

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from server.core.names import name_key
+from server.features.inbox import CORRESPONDENCE_SECONDS, Inbox
 from server.ops.export import stored_state
 from server.store.base import (
     AccountGame,
@@ -94,6 +95,9 @@ class Accounts:
         self.connections: dict[str, set[Connection]] = {}
         self.relay = relay
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: The inboxes of the accounts (server.features.inbox), which deliver through
+        #: these accounts' connections; a correspondence game's ``your_turn`` is kept there.
+        self.inbox = Inbox(store, self)
         lobby.subscribe(on_change=self.room_changed)
 
     # -- signing in ------------------------------------------------------------------------
@@ -182,8 +186,19 @@ class Accounts:
             if account is not None:
                 await self.deliver(account, m.YourTurnPush(room=runner.id,
                                                            name=runner.room.name))
+                await self._keep_turn(runner, account)
         except Exception:
             log.exception("room %s: the your_turn push could not be sent", runner.id)
+
+    async def _keep_turn(self, runner: RoomRunner, account: str) -> None:
+        """A correspondence game's turn (turns of an hour or more) lands in the inbox too,
+        quietly: the ``your_turn`` push told the connections there are."""
+        seconds = runner.room.turn_seconds
+        if seconds is None or seconds < CORRESPONDENCE_SECONDS:
+            return
+        await self.inbox.notify(account, "your_turn",
+                                f"your turn in {runner.room.name}", room=runner.id,
+                                push=False)
 
     # -- the seats of an account -----------------------------------------------------------
 

@@ -91,6 +91,9 @@ class Wish:
     bots_after: float | None = None
     #: The address it asked from: the room it gets counts against that address's rooms.
     address: str = ""
+    #: The accounts its account blocks (server.features.social): never matched with it,
+    #: nor it with them.
+    shuns: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -123,6 +126,9 @@ def compatible(a: Wish, b: Wish, now: float, w: Windows) -> bool:
         return False
     if a.account is not None and a.account == b.account:
         return False
+    if (a.account is not None and a.account in b.shuns) \
+            or (b.account is not None and b.account in a.shuns):
+        return False  # one blocks the other (server.features.social)
     if not a.rated:
         return True
     if not w.one_network and not may_meet(a.address, b.address):
@@ -306,6 +312,7 @@ class RedisQueue:
             try:
                 data = json.loads(raw)
                 data["seats"] = tuple(data["seats"])
+                data["shuns"] = tuple(data.get("shuns", ()))
                 out.append(Wish(**data))
             except Exception as exc:
                 log.warning("a quick-match wish in Redis could not be read: %s", exc)
@@ -444,7 +451,7 @@ class Matchmaker:
         wish = Wish(ticket, self.node_id, conn.id, conn.name or "?", conn.account, rating,
                     tuple(sorted(set(msg.seats))), msg.rated, self.clock(),
                     None if msg.bots_after is None else float(msg.bots_after),
-                    conn.address)
+                    conn.address, tuple(sorted(conn.blocked)))
         # Known here before it is in the queue: its match may come back at once.
         self.here[ticket] = conn
         self.tickets[conn] = ticket

@@ -15,7 +15,9 @@
   rematch is found by its id by whoever it offers a seat to (:meth:`Rematches.offered`).
 * **The invites.** Each other player of the finished room hears ``invite``: a signed-in
   player on every connection of the account, on every node (as ``your_turn`` goes); a guest
-  on the connection sitting in the finished room.
+  on the connection sitting in the finished room. An account that blocks the asker is not
+  invited (:mod:`server.features.social`); an account invited finds the invite in its inbox
+  too (:mod:`server.features.inbox`).
 * **Limits.** Making a rematch makes a room: it is refused while the server drains, and counts
   against the rooms a connection and an address may create, as ``create_room`` does.
 """
@@ -199,6 +201,25 @@ class Rematches:
                             old.id, seat.index, exc)
                 account = None
             if account is not None and account != asker:
+                if await self._blocked(account, asker):
+                    continue  # it blocks the asker (server.features.social): not invited
                 await accounts.deliver(account, push)
+                await self._keep(account, push, conn.name or "?")
             elif seat.member is not None and seat.member is not conn:
                 seat.member.send_bytes(data)
+
+    async def _blocked(self, account: str, asker: str | None) -> bool:
+        try:
+            return await self.requests.social.blocks(account, asker)
+        except Exception as exc:
+            log.warning("whether %s blocks %s is unknown (%s): invited", account, asker, exc)
+            return False
+
+    async def _keep(self, account: str, push: m.InvitePush, asker: str) -> None:
+        """The invite is kept in the invitee's inbox too (quietly: the push told it)."""
+        try:
+            await self.requests.inbox.notify(
+                account, "invite", f"{asker} invites you to a rematch of {push.name}",
+                room=push.room, from_=asker, push=False)
+        except Exception as exc:
+            log.warning("the invite could not be kept in %s's inbox: %s", account, exc)

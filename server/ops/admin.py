@@ -276,7 +276,9 @@ class AdminConsole:
 
     async def cmd_announce(self, text: str) -> str:
         """The host's word to every connection that said hello: in a room, as a notice of
-        that room (shown among its chat); in the lobby, as a notice of the server."""
+        that room (shown among its chat); in the lobby, as a notice of the server. It is
+        kept in the inbox of every account seen lately too (server.features.inbox), for
+        those away to read when they come."""
         sent = 0
         for conn in list(self.server.connections):
             if conn.state in (ConnState.SEATED, ConnState.WATCHING) and conn.room is not None:
@@ -286,7 +288,8 @@ class AdminConsole:
             else:
                 continue
             sent += 1
-        return f"told {sent} connection(s)"
+        kept = await self.server.inbox.announce(text)
+        return f"told {sent} connection(s); kept in {kept} inbox(es)"
 
     async def cmd_drain(self) -> str:
         return self.server.drain()

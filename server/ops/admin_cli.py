@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     command("unban", help="lift a ban").add_argument("target", metavar="NAME|ADDRESS")
     command("bans", help="every ban")
     command("drain", help="no new rooms; finish or hand over the rooms, then stop")
-    command("announce", help="a notice to every connection (in a room or in the lobby)"
+    command("announce", help="a notice to every connection (in a room or in the lobby), "
+            "kept in the inboxes of accounts seen within 30 days"
             ).add_argument("text")
     tournament = command("tournament", help="steer a Swiss tournament: cancel ID calls it "
                                             "off (no more rounds, its players told)")

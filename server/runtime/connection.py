@@ -95,6 +95,9 @@ class Connection:
         self.name: str | None = None
         #: The account this connection is signed in to (None: a guest).
         self.account: str | None = None
+        #: The accounts this connection's account blocks (server.features.social): their
+        #: chat lines are not delivered to it.
+        self.blocked: frozenset[str] = frozenset()
         self.state = ConnState.GREETING
         self.room: RoomRunner | None = None
         self.bucket = bucket

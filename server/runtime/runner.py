@@ -263,7 +263,11 @@ class RoomRunner:
                 self._history.add_chat(line.version, line.seat, line.name, line.text)
                 if self._history.chat_lines > CHAT_KEPT:
                     self._history = None  # the store forgot the oldest: derive it again
-            self._perform(self.room.chat(conn, name, text, re))
+            speaker = conn.account
+            # Members whose account blocks the speaker's do not hear it (features.social).
+            self._perform(self.room.chat(
+                conn, name, text, re,
+                deaf=None if speaker is None else lambda x: speaker in x.blocked))
 
     async def history(self, before: int | None, limit: int) -> list[Entry]:
         """The room's history entries below version ``before`` (the latest: None), at most

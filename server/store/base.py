@@ -28,9 +28,11 @@ from server.store.records import (
     ActionRecord,
     BanRecord,
     ChatRecord,
+    FollowRecord,
     GameRecord,
     KickRecord,
     MuteRecord,
+    NoteRecord,
     Placing,
     Progress,
     RatedGame,
@@ -65,11 +67,13 @@ __all__ = [
     "ActionRecord",
     "BanRecord",
     "ChatRecord",
+    "FollowRecord",
     "GameRecord",
     "GamesStore",
     "KickRecord",
     "ModerationStore",
     "MuteRecord",
+    "NoteRecord",
     "Placing",
     "Progress",
     "RatedGame",
@@ -80,6 +84,7 @@ __all__ = [
     "ReviewsStore",
     "RoomRecord",
     "SeatRecord",
+    "SocialStore",
     "Store",
     "StoredRoom",
     "TournamentRow",
@@ -403,11 +408,76 @@ class TournamentsStore(abc.ABC):
         """The tournaments of these statuses, the oldest first (at most ``limit``)."""
 
 
+class SocialStore(abc.ABC):
+    """Friends, blocks and the inbox (schema 15): who follows and blocks whom, who hides
+    their presence, and each account's notifications until cleared."""
+
+    @abc.abstractmethod
+    async def follow(self, account: str, target: str, at: float) -> None:
+        """``account`` follows ``target`` (again: nothing changes)."""
+
+    @abc.abstractmethod
+    async def unfollow(self, account: str, target: str) -> bool:
+        """``account`` no longer follows ``target``; whether it did."""
+
+    @abc.abstractmethod
+    async def following(self, account: str) -> list[FollowRecord]:
+        """The accounts ``account`` follows, by name as stored."""
+
+    @abc.abstractmethod
+    async def block(self, account: str, target: str, at: float) -> None:
+        """``account`` blocks ``target`` (again: nothing changes)."""
+
+    @abc.abstractmethod
+    async def unblock(self, account: str, target: str) -> bool:
+        """``account`` no longer blocks ``target``; whether it did."""
+
+    @abc.abstractmethod
+    async def blocked(self, account: str) -> list[tuple[str, str]]:
+        """The accounts ``account`` blocks: (id, name), by name."""
+
+    @abc.abstractmethod
+    async def is_blocked(self, account: str, target: str) -> bool:
+        """Whether ``account`` blocks ``target``."""
+
+    @abc.abstractmethod
+    async def set_hidden(self, account: str, hidden: bool) -> None:
+        """Hide (or show again) ``account``'s presence."""
+
+    @abc.abstractmethod
+    async def hidden(self, account: str) -> bool:
+        """Whether ``account`` hides its presence."""
+
+    @abc.abstractmethod
+    async def accounts_seen_since(self, at: float) -> list[str]:
+        """The accounts seen at ``at`` (Unix time) or later."""
+
+    @abc.abstractmethod
+    async def touch_account(self, account: str, at: float) -> None:
+        """``account`` was seen at ``at`` (its ``last_seen`` never goes back)."""
+
+    @abc.abstractmethod
+    async def add_note(self, account: str, kind: str, text: str, data: dict[str, Any],
+                       at: float, keep: int) -> NoteRecord:
+        """Store a notification for ``account``; only its newest ``keep`` are kept."""
+
+    @abc.abstractmethod
+    async def notes(self, account: str, limit: int) -> list[NoteRecord]:
+        """``account``'s newest ``limit`` notifications, newest first."""
+
+    @abc.abstractmethod
+    async def read_notes(self, account: str) -> None:
+        """Mark every notification of ``account`` read."""
+
+    @abc.abstractmethod
+    async def clear_notes(self, account: str) -> int:
+        """Delete every notification of ``account``; how many there were."""
+
 
 class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore, ReviewsStore,
-            TournamentsStore):
-    """The persistence interface the server uses (all six parts); one backend per database
-    kind.
+            TournamentsStore, SocialStore):
+    """The persistence interface the server uses (all seven parts); one backend per
+    database kind.
 
     Use it as ``async with open_store(url) as store:`` or call :meth:`open` and :meth:`close`.
     Every method raises :class:`~server.store.errors.StoreError` when it cannot do its work, and

@@ -54,6 +54,10 @@ SQL cannot express (each backend runs it row by row). The versions:
 14. Swiss tournaments (:mod:`server.features.tournaments`, ``tournaments``): one row each,
     its state as a JSON document (players, rounds, tables and their results) and a version
     every write expects, so that a director that lost its lease writes nothing.
+15. friends, blocks and the inbox (:mod:`server.features.social`,
+    :mod:`server.features.inbox`): who follows whom (``follows``), who blocks whom
+    (``blocks``), the accounts that hide their presence (``presence_hidden``), and each
+    account's notifications until read or cleared (``notes``).
 """
 
 from __future__ import annotations
@@ -315,6 +319,35 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX tournaments_by_status ON tournaments (status, created_at)",
     ),
+    # 15: friends, blocks and the inbox (server.features.social, server.features.inbox).
+    (
+        """CREATE TABLE follows (
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            target TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (account, target)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX follows_by_target ON follows (target)",
+        """CREATE TABLE blocks (
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            target TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (account, target)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE presence_hidden (
+            account TEXT PRIMARY KEY REFERENCES accounts (account) ON DELETE CASCADE
+        ) WITHOUT ROWID""",
+        """CREATE TABLE notes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            read INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX notes_by_account ON notes (account, id)",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -524,6 +557,35 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX tournaments_by_status ON tournaments (status, created_at)",
     ),
+    # 15: friends, blocks and the inbox (server.features.social, server.features.inbox).
+    (
+        """CREATE TABLE follows (
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            target TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (account, target)
+        )""",
+        "CREATE INDEX follows_by_target ON follows (target)",
+        """CREATE TABLE blocks (
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            target TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            created_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (account, target)
+        )""",
+        """CREATE TABLE presence_hidden (
+            account TEXT PRIMARY KEY REFERENCES accounts (account) ON DELETE CASCADE
+        )""",
+        """CREATE TABLE notes (
+            id BIGSERIAL PRIMARY KEY,
+            account TEXT NOT NULL REFERENCES accounts (account) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            read BOOLEAN NOT NULL DEFAULT FALSE
+        )""",
+        "CREATE INDEX notes_by_account ON notes (account, id)",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
@@ -531,7 +593,8 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
                    "server_meta", "rematches", "registrations", "name_keys", "mutes",
-                   "kicks", "reviews", "tournaments")
+                   "kicks", "reviews", "tournaments", "follows", "blocks",
+                   "presence_hidden", "notes")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

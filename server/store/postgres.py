@@ -16,6 +16,7 @@ about one room in order, group commit — is told there):
 * :mod:`server.store.postgres_moderation` — bans, mutes and kicks;
 * :mod:`server.store.postgres_reviews` — finished games' reviews.
 * :mod:`server.store.postgres_tournaments` — Swiss tournaments.
+* :mod:`server.store.postgres_social` — follows, blocks, hidden presence and the inbox.
 
 ``asyncpg`` is imported when a store opens, so a server on SQLite never needs it.
 """
@@ -29,13 +30,15 @@ from server.store.postgres_games import PostgresGameExtras, PostgresGames
 from server.store.postgres_moderation import PostgresModeration
 from server.store.postgres_ratings import PostgresRatings
 from server.store.postgres_reviews import PostgresReviews
+from server.store.postgres_social import PostgresSocial
 from server.store.postgres_tournaments import PostgresTournaments
 
 __all__ = ["DEFAULT_SCHEMA", "PostgresCore", "PostgresStore", "redact", "split_schema"]
 
 
 class PostgresStore(PostgresGames, PostgresGameExtras, PostgresAccounts, PostgresRatings,
-                    PostgresModeration, PostgresReviews, PostgresTournaments, Store):
+                    PostgresModeration, PostgresReviews, PostgresTournaments, PostgresSocial,
+                    Store):
     """A :class:`Store` in the PostgreSQL database at ``url`` (``postgresql://…``).
 
     ``schema`` (or ``?schema=`` in the URL) is the PostgreSQL schema that holds the tables;

@@ -16,7 +16,10 @@ durable. They are frozen attrs classes:
 * :class:`Placing`, :class:`RatingRecord`, :class:`RatedGame` — a rated game's final order, an
   account's rating, one rated game of an account (schema 5, :mod:`server.features.ratings`);
 * :class:`BanRecord`, :class:`MuteRecord`, :class:`KickRecord` — what the host decided about a
-  player (schemas 6 and 7, :mod:`server.features.moderation`).
+  player (schemas 6 and 7, :mod:`server.features.moderation`);
+* :class:`FollowRecord`, :class:`NoteRecord` — an account one follows, as ``friends`` lists
+  it, and a notification of an account's inbox (schema 15, :mod:`server.features.social`,
+  :mod:`server.features.inbox`).
 
 Records go in and come out equal: ``load`` gives back exactly what was put. Besides the
 records, the functions both backends share to store them (:func:`pack_result`,
@@ -480,7 +483,7 @@ class KickRecord:
 
 @attrs.frozen
 class TournamentRow:
-    """A Swiss tournament as stored (schema 13): its id, name, status (``open``,
+    """A Swiss tournament as stored (schema 14): its id, name, status (``open``,
     ``running``, ``finished``, ``cancelled``), when it was created, the version its last
     write made (each write expects the one before), and its state as a JSON document
     (:mod:`server.features.tournaments` reads and writes it)."""
@@ -491,3 +494,31 @@ class TournamentRow:
     created_at: float
     version: int
     doc: str
+
+
+@attrs.frozen
+class FollowRecord:
+    """An account ``account`` follows (schema 15): its id and name, whether it follows back
+    (``mutual``: friends), when it was last seen (Unix time) and whether it hides its
+    presence (then its last seen is not shown)."""
+
+    account: str
+    name: str
+    mutual: bool
+    last_seen: float
+    hidden: bool
+
+
+@attrs.frozen
+class NoteRecord:
+    """A notification of an account's inbox (schema 15, :mod:`server.features.inbox`): its
+    id (increasing), its ``kind``, the sentence that tells it, its data (a map of plain
+    values, stored as JSON), when it came (Unix time) and whether it was listed already."""
+
+    id: int
+    account: str
+    kind: str
+    text: str
+    data: dict[str, Any]
+    created_at: float
+    read: bool = False

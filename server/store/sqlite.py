@@ -10,6 +10,7 @@ thread, acknowledged means durable, group commit, one server per file — is tol
 * :mod:`server.store.sqlite_moderation` — bans, mutes and kicks;
 * :mod:`server.store.sqlite_reviews` — finished games' reviews.
 * :mod:`server.store.sqlite_tournaments` — Swiss tournaments.
+* :mod:`server.store.sqlite_social` — follows, blocks, hidden presence and the inbox.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from server.store.sqlite_games import SQLiteGameExtras, SQLiteGames
 from server.store.sqlite_moderation import SQLiteModeration
 from server.store.sqlite_ratings import SQLiteRatings
 from server.store.sqlite_reviews import SQLiteReviews
+from server.store.sqlite_social import SQLiteSocial
 from server.store.sqlite_tournaments import SQLiteTournaments
 
 __all__ = ["MEMORY", "SYNCHRONOUS", "SQLiteCore", "SQLiteStore", "default_db_path"]
 
 
 class SQLiteStore(SQLiteGames, SQLiteGameExtras, SQLiteAccounts, SQLiteRatings, SQLiteModeration,
-                  SQLiteReviews, SQLiteTournaments, Store):
+                  SQLiteReviews, SQLiteTournaments, SQLiteSocial, Store):
     """A :class:`Store` in the SQLite file at ``path`` (``":memory:"`` for a throwaway one).
 
     ``synchronous`` is the SQLite setting for every commit (``FULL`` unless you are measuring);

@@ -45,6 +45,11 @@ class Sized(DummyOutput):
 
     def __init__(self, columns: int, rows: int) -> None:
         self.columns, self.rows = columns, rows
+        #: How many times the terminal's bell was rung.
+        self.bells = 0
+
+    def bell(self) -> None:
+        self.bells += 1
 
     def get_size(self) -> Size:
         return Size(rows=self.rows, columns=self.columns)
@@ -134,6 +139,13 @@ async def until(predicate: Callable[[], object], timeout: float = 10.0) -> None:
 def notes_pane(screen: TerminalScreen) -> str:
     """The notes pane as drawn: its title line, then the lines in view."""
     return "".join(text for _, text in screen._notes_text())
+
+
+def bells(screen: TerminalScreen) -> int:
+    """How many times the screen rang the terminal's bell (its output counts them)."""
+    output = screen.app.output
+    assert isinstance(output, Sized)
+    return output.bells
 
 
 def status_line(screen: TerminalScreen) -> str:

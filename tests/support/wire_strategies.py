@@ -74,6 +74,13 @@ requests = st.one_of(
     st.builds(m.QuickMatch, ids, st.lists(st.integers(2, 4), min_size=1, max_size=3),
               st.booleans(), st.none() | st.integers(0, 600)),
     st.builds(m.CancelMatch, ids),
+    st.builds(m.Follow, ids, names),
+    st.builds(m.Unfollow, ids, names),
+    st.builds(m.FriendsRequest, ids),
+    st.builds(m.PresenceRequest, ids, st.booleans()),
+    st.builds(m.Block, ids, names),
+    st.builds(m.Unblock, ids, names),
+    st.builds(m.InboxRequest, ids, st.booleans()),
 )
 
 # Plain data as it may sit in a view or an event.
@@ -89,6 +96,14 @@ summaries = st.builds(
     st.sampled_from(["normal", "advanced"]), st.sampled_from(["waiting", "playing", "finished"]),
     st.none() | st.integers(10, 3600), st.booleans(),
 )
+
+friends = st.builds(m.Friend, names, st.booleans(),
+                    st.sampled_from(["lobby", "playing", "watching", "offline", "hidden"]),
+                    st.none() | room_ids, st.none() | room_names,
+                    st.none() | st.floats(0, 2e9))
+notes = st.builds(m.Note, st.integers(0, 2**53 - 1), st.sampled_from(m.NOTE_KINDS),
+                  texts(1, 300), st.floats(0, 2e9), st.booleans(), st.none() | room_ids,
+                  st.none() | names, st.none() | room_ids)
 
 server_messages = st.one_of(
     st.builds(m.Welcome, ids, plain, plain, st.integers(1, 3)),
@@ -123,6 +138,12 @@ server_messages = st.one_of(
     st.builds(m.RemovedPush, st.none() | room_ids, st.sampled_from(["closed", "kicked",
                                                                      "banned"]),
               texts(1, 200), st.none() | st.floats(0, 2e9)),
+    st.builds(m.FriendsReply, ids, st.lists(friends, max_size=3).map(tuple),
+              st.lists(names, max_size=3).map(tuple), st.booleans()),
+    st.builds(m.InboxReply, ids, st.lists(notes, max_size=3).map(tuple),
+              st.integers(0, 2**31 - 1)),
+    st.builds(m.NotePush, notes),
+    st.builds(m.InboxNewPush, st.integers(1, 100), st.lists(notes, max_size=3).map(tuple)),
 )
 
 messages = requests | server_messages

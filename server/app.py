@@ -189,6 +189,7 @@ class CastellServer:
             await self.close()
             raise
         await self.matchmaker.start()
+        await self.requests.challenges.start()
         await self._start_tools()
 
     async def _start_tools(self) -> None:
@@ -267,6 +268,7 @@ class CastellServer:
             runner.close()
         await self.lobby.retries.close()
         await self.matchmaker.close()
+        await self.requests.challenges.close()
         await self.thinkers.close()  # no bot worker outlives the server
         await self.directory.close()
         await self.store.close()

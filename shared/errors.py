@@ -134,3 +134,6 @@ ERROR_CODES["kicked"] = "the host removed you from that room, for a while or for
 ERROR_CODES["draining"] = "the server is about to stop for maintenance and makes no new rooms"
 # Resigning (docs/rules.md §10).
 ERROR_CODES["resigned"] = "you resigned this game: you play no more in it"
+# Challenges by name (docs/protocol.md, `challenge`).
+ERROR_CODES["challenge_not_found"] = "no open challenge has that id for you (ended, expired, " \
+    "or not yours)"

@@ -26,11 +26,13 @@ PROTOCOL_REQUESTS = {
     "hello", "list_rooms", "create_room", "join_room", "leave_room", "add_bot", "start_game",
     "chat", "action", "history", "my_games", "rematch", "record", "resync",
     "leaderboard", "profile", "quick_match", "cancel_match", "identify", "resign",
+    "challenge", "accept", "decline", "challenge_cancel",
 }
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
                                "notice", "history", "games", "record", "invite", "your_turn",
                                "patch", "leaderboard", "profile", "matched",
-                               "match_waiting", "identity", "removed"}
+                               "match_waiting", "identity", "removed", "challenge_sent",
+                               "challenge", "challenge_ended"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():

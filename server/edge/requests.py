@@ -1,7 +1,7 @@
 """Request handling: the part every area's handlers share, and the one table of handlers.
 
 :class:`Requests` is the request side of one server. It builds the handlers of each area
-(lobby, room, game, accounts, matches, ratings: the ``server.handlers_*`` modules) and
+(lobby, room, game, accounts, matches, ratings, challenges: the ``server.handlers_*`` modules) and
 registers them in one table (:attr:`Requests.handlers`), which its :class:`Dispatcher`
 (:mod:`server.edge.dispatch`: decoding, rate limits, the protocol state, the error boundary)
 answers each frame from. It owns what several areas share: the making of a room within its
@@ -22,11 +22,13 @@ from server.core.room import RESERVED_NAMES
 from server.edge import handlers_game
 from server.edge.dispatch import Dispatcher, Handler
 from server.edge.handlers_accounts import AccountHandlers
+from server.edge.handlers_challenges import ChallengeHandlers
 from server.edge.handlers_lobby import LobbyHandlers
 from server.edge.handlers_matches import MatchHandlers
 from server.edge.handlers_ratings import RatingHandlers
 from server.edge.handlers_room import RoomHandlers
 from server.features.accounts import Accounts
+from server.features.challenges import Challenges
 from server.features.matchmaking import Matchmaker
 from server.features.ratings import Ratings
 from server.features.rematch import Rematches
@@ -85,6 +87,9 @@ class Requests:
         self.matchmaker = matchmaker
         #: Finished rooms' rematches (server.features.rematch).
         self.rematches = Rematches(self)
+        #: Challenges by name (server.features.challenges).
+        self.challenges = Challenges(self)
+        challenges = ChallengeHandlers(self.challenges)
         lobby_ = LobbyHandlers(self)
         room = self.room_handlers = RoomHandlers(config, moderation)
         accounts_ = AccountHandlers(lobby, self.accounts, self.rematches)
@@ -119,6 +124,11 @@ class Requests:
             # ratings (server.edge.handlers_ratings)
             m.Leaderboard: ratings_.leaderboard,
             m.ProfileRequest: ratings_.profile,
+            # challenges (server.edge.handlers_challenges)
+            m.ChallengeRequest: challenges.challenge,
+            m.AcceptChallenge: challenges.accept,
+            m.DeclineChallenge: challenges.decline,
+            m.CancelChallenge: challenges.cancel,
         }
         self.dispatcher = Dispatcher(config, self.handlers, metrics)
 

@@ -48,6 +48,7 @@ class ConnState(enum.Enum):
 #: What may be asked from anywhere once a connection said hello.
 _ANYWHERE: frozenset[type] = frozenset({
     m.Identify, m.ListRooms, m.MyGames, m.RecordRequest, m.Leaderboard, m.ProfileRequest,
+    m.DeclineChallenge, m.CancelChallenge,
 })
 #: What a member of a room, player or spectator, may ask of it.
 _MEMBER: frozenset[type] = frozenset({
@@ -58,7 +59,7 @@ _MEMBER: frozenset[type] = frozenset({
 ALLOWED: dict[ConnState, frozenset[type]] = {
     ConnState.GREETING: frozenset({m.Hello, m.Identify}),
     ConnState.LOBBY: _ANYWHERE | {m.Hello, m.CreateRoom, m.JoinRoom, m.QuickMatch,
-                                  m.CancelMatch},
+                                  m.CancelMatch, m.ChallengeRequest, m.AcceptChallenge},
     # From the seat of a finished room, join_room takes the seat its rematch offers
     # (server.features.rematch); any other room it refuses there (already_in_room).
     ConnState.SEATED: _ANYWHERE | _MEMBER | {m.JoinRoom, m.AddBot, m.StartGame,
@@ -98,6 +99,9 @@ _IN_ROOM: dict[type, Refusal] = {
     m.QuickMatch: Refusal("already_in_room", "leave your room before asking for a quick match"),
     m.CancelMatch: Refusal("already_in_room",
                            "leave your room before asking for a quick match"),
+    m.ChallengeRequest: Refusal("already_in_room", "leave your room before challenging"),
+    m.AcceptChallenge: Refusal("already_in_room",
+                               "leave your room before accepting a challenge"),
 }
 
 

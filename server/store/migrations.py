@@ -48,6 +48,10 @@ SQL cannot express (each backend runs it row by row). The versions:
     (:meth:`~server.store.base.Store.fill_progress`).
 12. the name a ban, a mute or a kick was set on as the host typed it (``bans.name``,
     ``mutes.name``, ``kicks.name``; nil for one set before), which the host's lists show.
+13. challenges by name (:mod:`server.features.challenges`): each challenge (``challenges``,
+    open until ended: accepted, declined, expired or cancelled) and who accepted it
+    (``challenge_accepts``). (Numbered 15 once the review's and the inbox's migrations,
+    13 and 14, are in.)
 """
 
 from __future__ import annotations
@@ -289,6 +293,30 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE mutes ADD COLUMN name TEXT",
         "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
+    # 13: challenges by name and who accepted them (server.features.challenges).
+    (
+        """CREATE TABLE challenges (
+            id TEXT PRIMARY KEY,
+            from_account TEXT NOT NULL,
+            from_name TEXT NOT NULL,
+            to_accounts TEXT NOT NULL,
+            to_names TEXT NOT NULL,
+            seats INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            turn_seconds INTEGER,
+            rated INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            ended TEXT,
+            ended_at REAL
+        )""",
+        "CREATE INDEX challenges_by_sender ON challenges (from_account, created_at)",
+        """CREATE TABLE challenge_accepts (
+            challenge TEXT NOT NULL REFERENCES challenges (id) ON DELETE CASCADE,
+            account TEXT NOT NULL,
+            PRIMARY KEY (challenge, account)
+        ) WITHOUT ROWID""",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -478,6 +506,30 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE mutes ADD COLUMN name TEXT",
         "ALTER TABLE kicks ADD COLUMN name TEXT",
     ),
+    # 13: challenges by name and who accepted them (server.features.challenges).
+    (
+        """CREATE TABLE challenges (
+            id TEXT PRIMARY KEY,
+            from_account TEXT NOT NULL,
+            from_name TEXT NOT NULL,
+            to_accounts TEXT NOT NULL,
+            to_names TEXT NOT NULL,
+            seats INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            turn_seconds INTEGER,
+            rated BOOLEAN NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL,
+            ended TEXT,
+            ended_at DOUBLE PRECISION
+        )""",
+        "CREATE INDEX challenges_by_sender ON challenges (from_account, created_at)",
+        """CREATE TABLE challenge_accepts (
+            challenge TEXT NOT NULL REFERENCES challenges (id) ON DELETE CASCADE,
+            account TEXT NOT NULL,
+            PRIMARY KEY (challenge, account)
+        )""",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
@@ -485,7 +537,7 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "chat",
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
                    "server_meta", "rematches", "registrations", "name_keys", "mutes",
-                   "kicks")
+                   "kicks", "challenges", "challenge_accepts")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -16,7 +16,9 @@ durable. They are frozen attrs classes:
 * :class:`Placing`, :class:`RatingRecord`, :class:`RatedGame` — a rated game's final order, an
   account's rating, one rated game of an account (schema 5, :mod:`server.features.ratings`);
 * :class:`BanRecord`, :class:`MuteRecord`, :class:`KickRecord` — what the host decided about a
-  player (schemas 6 and 7, :mod:`server.features.moderation`).
+  player (schemas 6 and 7, :mod:`server.features.moderation`);
+* :class:`ChallengeRecord` — a challenge by name still open, and who accepted it (schema 13,
+  :mod:`server.features.challenges`).
 
 Records go in and come out equal: ``load`` gives back exactly what was put. Besides the
 records, the functions both backends share to store them (:func:`pack_result`,
@@ -29,6 +31,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import hmac
+import json
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -476,3 +479,39 @@ class KickRecord:
     created_at: float
     #: The seat's name as it was (empty: stored before schema 12; ``value`` then).
     name: str = ""
+
+
+@attrs.frozen
+class ChallengeRecord:
+    """A challenge (:mod:`server.features.challenges`): ``id``; the challenger's account and
+    name; the accounts challenged and their names, in the seats' order; the game's
+    settings; when it was made and when it expires (Unix time); the accounts that have
+    accepted it so far."""
+
+    id: str
+    from_account: str
+    from_name: str
+    to_accounts: tuple[str, ...]
+    to_names: tuple[str, ...]
+    seats: int
+    variant: str
+    turn_seconds: int | None
+    rated: bool
+    created_at: float
+    expires_at: float
+    accepted: tuple[str, ...] = ()
+
+
+def challenge_values(c: ChallengeRecord) -> tuple[Any, ...]:
+    """A challenge's values for the columns of ``challenges`` (both backends)."""
+    return (c.id, c.from_account, c.from_name, json.dumps(list(c.to_accounts)),
+            json.dumps(list(c.to_names)), c.seats, c.variant, c.turn_seconds, bool(c.rated),
+            c.created_at, c.expires_at)
+
+
+def challenge_of(row: Any, accepted: list[str]) -> ChallengeRecord:
+    """A stored row of ``challenges`` (and its acceptances) as a record (both backends)."""
+    return ChallengeRecord(row[0], row[1], row[2], tuple(json.loads(row[3])),
+                           tuple(json.loads(row[4])), int(row[5]), row[6],
+                           None if row[7] is None else int(row[7]), bool(row[8]),
+                           float(row[9]), float(row[10]), tuple(sorted(accepted)))

@@ -45,6 +45,11 @@ class Sized(DummyOutput):
 
     def __init__(self, columns: int, rows: int) -> None:
         self.columns, self.rows = columns, rows
+        #: How many times the bell was rung.
+        self.bells = 0
+
+    def bell(self) -> None:
+        self.bells += 1
 
     def get_size(self) -> Size:
         return Size(rows=self.rows, columns=self.columns)

@@ -157,3 +157,31 @@ async def test_a_challenge_crosses_cluster_nodes(db, prefix):
         anna = await player(mine.url, "x", key=None)  # the token is enough
         view = await take_seat(anna, mine)
         assert [p["name"] for p in view["players"]] == ["Anna", "Biel"]
+
+
+async def test_a_challenge_outlives_the_node_it_was_made_on(db, prefix):
+    """Two node processes: Anna challenges Biel (on the other node), then Anna's node is
+    killed (SIGKILL); Biel accepts on his; Anna, back on Biel's node, finds the game among
+    her games and takes her seat by her account."""
+    from tests.support.servers import ServerProcess
+
+    args = ("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix, "--lease-ms", "1500",
+            "--bot-delay", "0", "--log-level", "warning")
+    a, b = await asyncio.gather(*(asyncio.to_thread(ServerProcess, *args) for _ in "ab"))
+    with a, b:
+        anna_key = secrets.token_urlsafe(48)
+        anna, biel = await player(a.url, "Anna", anna_key), await player(b.url, "Biel")
+        sent = await anna.request(m.ChallengeRequest, to=["Biel"])
+        assert (await pushed(biel, m.ChallengePush)).challenge == sent.challenge
+        await asyncio.to_thread(a.kill)
+        await biel.request(m.AcceptChallenge, challenge=sent.challenge)
+        matched = await pushed(biel, m.MatchedPush)
+        anna = await player(b.url, "Anna", anna_key)
+        games = (await anna.request(m.MyGames, status="playing")).entries
+        assert [(g.room, g.seat) for g in games] == [(matched.room, 0)]
+        await anna.request(m.JoinRoom, room=matched.room)
+        await take_seat(biel, matched)
+        view = (await anna.wait_state(lambda p: p.room == matched.room and all(
+            q["connected"] for q in p.view["players"]))).view
+        assert view["status"] == "playing"
+        assert [p["name"] for p in view["players"]] == ["Anna", "Biel"]

@@ -819,8 +819,11 @@ class Controller:
                                      else "nobody has challenged you")
             challenge = list(open_)[-1]
         await self.session.answer_challenge(challenge, cmd.how)
-        if cmd.how == "accept":
-            self.screen.info("challenge accepted: your seat comes once everyone has")
+        self.challenges_to_me.pop(challenge, None)
+        taking = self._taking is not None and not self._taking.done()
+        if cmd.how == "accept" and not taking and self.session.room is None:
+            # (when the game was made at once, the seat being taken says more: ``matched``)
+            self.screen.info("challenge accepted: your seat comes once everyone has accepted")
 
     async def _take_matched(self, push: m.MatchedPush) -> None:
         self.clear_log()

@@ -24,9 +24,9 @@ class ChallengeHandlers:
 
     async def accept(self, conn: Connection, msg: m.AcceptChallenge) -> None:
         accepted = await self.challenges.accept(conn, msg.challenge)
-        reply(conn, m.Ok(re=msg.id))
-        if accepted is not None:  # the last acceptance: the game is made now
+        if accepted is not None:  # the last acceptance: the game is made (and told) first
             await self.challenges.make(accepted)
+        reply(conn, m.Ok(re=msg.id))
 
     async def decline(self, conn: Connection, msg: m.DeclineChallenge) -> None:
         await self.challenges.decline(conn, msg.challenge)

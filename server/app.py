@@ -220,6 +220,7 @@ class CastellServer:
         await self.matchmaker.start()
         await self.tournaments.start()
         await self.presence.start()
+        await self.requests.challenges.start()
         await self._start_tools()
 
     async def _start_tools(self) -> None:
@@ -301,6 +302,7 @@ class CastellServer:
         await self.reviews.close()
         await self.tournaments.close()
         await self.presence.close()
+        await self.requests.challenges.close()
         await self.thinkers.close()  # no bot worker outlives the server
         await self.directory.close()
         await self.store.close()

@@ -198,6 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
         ("--match-reserve", float, d.match_reserve, "SECONDS",
          "how long a quick match holds its seats: a room whose players have not all taken "
          "them by then is called off"),
+        ("--challenge-expiry", float, d.challenge_expiry, "SECONDS",
+         "how long a challenge waits for its answer (a correspondence game's: a day)"),
+        ("--challenges-per-hour", int, d.challenges_per_hour, "N",
+         "how many challenges one account may make in an hour"),
     ):
         rated.add_argument(flag, type=kind, default=default, metavar=metavar,
                            help=f"{text} (default {default})")
@@ -278,6 +282,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         rated_turn_seconds=args.rated_turn_seconds, match_interval=args.match_interval,
         match_window=args.match_window, match_widen=args.match_widen,
         match_window_max=args.match_window_max, match_reserve=args.match_reserve,
+        challenge_expiry=args.challenge_expiry, challenges_per_hour=args.challenges_per_hour,
         rated_one_network=args.rated_one_network,
         store_probe_every=max(0.01, args.store_probe_every),
         review_samples=max(1, args.review_samples),

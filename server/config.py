@@ -172,6 +172,10 @@ class ServerConfig:
     #: Seconds a quick match's seats are held for its players: a room whose matched seats
     #: are not all taken by then is called off (server.features.reservations).
     match_reserve: float = 10.0
+    #: Seconds a challenge waits for its answer (a correspondence game's waits a day:
+    #: server.features.challenges), and how many one account may make in an hour.
+    challenge_expiry: float = 600.0
+    challenges_per_hour: int = 20
     #: Let accounts connected from one network (a /24, a /64) meet in rated play: for a
     #: server on a LAN, where everyone shares one (server.features.ratings, "the floor").
     rated_one_network: bool = False

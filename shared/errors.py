@@ -144,3 +144,7 @@ ERROR_CODES["tournament_busy"] = "the tournament changed meanwhile: ask again"
 ERROR_CODES["tournament_started"] = "the tournament has started (or ended): it is joined " \
                                     "and started no more"
 ERROR_CODES["not_entered"] = "you are not a player of that tournament"
+
+# Challenges by name (docs/protocol.md, `challenge`).
+ERROR_CODES["challenge_not_found"] = "no open challenge has that id for you (ended, expired, " \
+    "or not yours)"

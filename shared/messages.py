@@ -1112,6 +1112,96 @@ class InboxNewPush:
     notes: tuple[Note, ...]
 
 
+# Challenges (an addition to version 1) ---------------------------------------------------------
+
+#: The players a challenge names (one to three: the seats but the challenger's).
+ChallengedNames = Annotated[tuple[PlayerName, ...], length(1, 3)]
+#: Why a challenge ended.
+ChallengeEnd = Annotated[str, one_of("accepted", "declined", "expired", "cancelled")]
+
+
+@attrs.frozen
+class ChallengeRequest:
+    """Challenge the accounts named ``to`` to a game of ``seats`` (the challenger's seat, one
+    for each name, bots in the rest; none in a rated game). Reply: :class:`ChallengeSent`;
+    each named player hears :class:`ChallengePush`."""
+
+    TYPE: ClassVar[str] = "challenge"
+    id: MessageId
+    to: ChallengedNames = attrs.field(converter=_names)
+    seats: Seats = 2
+    variant: VariantName = "normal"
+    turn_seconds: TurnSeconds | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    rated: bool = attrs.field(default=False, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class ChallengeSent:
+    """Reply to ``challenge``: its id, and when it expires (Unix time)."""
+
+    TYPE: ClassVar[str] = "challenge_sent"
+    re: MessageId
+    challenge: RoomId
+    expires: float
+
+
+@attrs.frozen
+class AcceptChallenge:
+    """Accept challenge ``challenge``. Reply: :class:`Ok`; once every named player has
+    accepted, each player hears :class:`MatchedPush` with their seat of the game."""
+
+    TYPE: ClassVar[str] = "accept"
+    id: MessageId
+    challenge: RoomId
+
+
+@attrs.frozen
+class DeclineChallenge:
+    """Decline challenge ``challenge`` (it ends for everyone). Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "decline"
+    id: MessageId
+    challenge: RoomId
+
+
+@attrs.frozen
+class CancelChallenge:
+    """The challenger takes challenge ``challenge`` back. Reply: :class:`Ok`."""
+
+    TYPE: ClassVar[str] = "challenge_cancel"
+    id: MessageId
+    challenge: RoomId
+
+
+@attrs.frozen
+class ChallengePush:
+    """Push to each account a challenge names: ``from`` challenges you (and ``to``, every
+    player named) to a game of ``seats``; ``accept`` or ``decline`` it by ``challenge``
+    before ``expires`` (Unix time)."""
+
+    TYPE: ClassVar[str] = "challenge"
+    challenge: RoomId
+    from_: PlayerName  # `from` on the wire
+    to: ChallengedNames = attrs.field(converter=_names)
+    seats: Seats
+    variant: VariantName
+    rated: bool
+    expires: float
+    turn_seconds: TurnSeconds | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
+@attrs.frozen
+class ChallengeEndedPush:
+    """Push to the challenger and every player named: challenge ``challenge`` ended
+    (``why``), ``by`` whom when a player ended it; ``room`` is the game's when accepted."""
+
+    TYPE: ClassVar[str] = "challenge_ended"
+    challenge: RoomId
+    why: ChallengeEnd
+    by: PlayerName | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+    room: RoomId | None = attrs.field(default=None, metadata={OMIT_NONE: True})
+
+
 Request = Hello | ListRooms | CreateRoom | JoinRoom | LeaveRoom | AddBot | StartGame | Chat \
     | ActionRequest | HistoryRequest | MyGames | Rematch | RecordRequest | Resync | ResignRequest
 ServerMessage = Welcome | Rooms | Joined | Ok | Error | StatePush | ChatPush | NoticePush \
@@ -1122,7 +1212,9 @@ Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | 
     | TournamentsRequest | TournamentRequest | TournamentJoin | TournamentLeave | TournamentStart \
     | TournamentsReply | TournamentReply | TournamentTablePush | TournamentEndedPush \
     | Follow | Unfollow | FriendsRequest | PresenceRequest | Block | Unblock \
-    | InboxRequest | FriendsReply | InboxReply | NotePush | InboxNewPush
+    | InboxRequest | FriendsReply | InboxReply | NotePush | InboxNewPush \
+    | ChallengeRequest | ChallengeSent | AcceptChallenge | DeclineChallenge \
+    | CancelChallenge | ChallengePush | ChallengeEndedPush
 
 #: Client → server messages by ``type``.
 REQUEST_TYPES: Final[dict[str, type]] = {
@@ -1295,10 +1387,14 @@ def from_wire(
 
 
 REQUEST_TYPES.update({cls.TYPE: cls for cls in (Leaderboard, ProfileRequest, QuickMatch,
-                                                CancelMatch, Identify, ReviewRequest)})
+                                                CancelMatch, Identify, ReviewRequest,
+                                                ChallengeRequest, AcceptChallenge,
+                                                DeclineChallenge, CancelChallenge)})
 SERVER_TYPES.update({cls.TYPE: cls for cls in (LeaderboardReply, ProfileReply, MatchedPush,
                                                MatchWaitingPush, Identity,
-                                               RemovedPush, Review, ReviewProgressPush)})
+                                               RemovedPush, Review, ReviewProgressPush,
+                                               ChallengeSent, ChallengePush,
+                                               ChallengeEndedPush)})
 
 
 REQUEST_TYPES.update({cls.TYPE: cls for cls in (TournamentCreate, TournamentsRequest,

@@ -29,6 +29,7 @@ PROTOCOL_REQUESTS = {
     "tournament_create", "tournaments", "tournament", "tournament_join", "tournament_leave",
     "tournament_start",
     "follow", "unfollow", "friends", "presence", "block", "unblock", "inbox",
+    "challenge", "accept", "decline", "challenge_cancel",
 }
 PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "state", "chat",
                                "notice", "history", "games", "record", "invite", "your_turn",
@@ -36,7 +37,8 @@ PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "sta
                                "match_waiting", "identity", "removed", "review",
                                "review_progress", "tournaments", "tournament",
                                "tournament_table", "tournament_ended",
-                               "friends", "inbox", "note", "inbox_new"}
+                               "friends", "inbox", "note", "inbox_new",
+                               "challenge_sent", "challenge", "challenge_ended"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():

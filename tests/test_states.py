@@ -64,6 +64,8 @@ IN_ROOM = {
     m.CreateRoom: ("already_in_room", "leave your room before creating another"),
     m.QuickMatch: QUICK,
     m.CancelMatch: QUICK,
+    m.ChallengeRequest: ("already_in_room", "leave your room before challenging"),
+    m.AcceptChallenge: ("already_in_room", "leave your room before accepting a challenge"),
 }
 EXPECTED: dict[ConnState, dict[type, tuple[str, str]]] = {
     ConnState.GREETING: {kind: ("hello_first", "say hello first")

@@ -113,6 +113,9 @@ class Controller:
         self.followed: tuple[str, ...] = ()
         #: The rematch another player invited us to, not yet joined.
         self.invite: m.InvitePush | None = None
+        #: The challenges made to us that are open, and those we made, by id (newest last).
+        self.challenges_to_me: dict[str, m.ChallengePush] = {}
+        self.challenges_mine: dict[str, tuple[str, ...]] = {}
         #: While in the quick-match queue: since when (monotonic), found, of how many.
         self.queued: list[float] | None = None
         self._ticking: asyncio.Task[None] | None = None
@@ -723,6 +726,10 @@ class Controller:
             await self._cancel_quick()
         elif isinstance(cmd, lb.Social | lb.Friends | lb.Presence | lb.Inbox):
             await self._social(cmd)
+        elif isinstance(cmd, lb.Challenge):
+            await self._challenge(cmd)
+        elif isinstance(cmd, lb.AnswerChallenge):
+            await self._answer_challenge(cmd)
         elif isinstance(cmd, lb.Resume) and self.session.account:
             await self._resume_game(cmd.number)
         elif isinstance(cmd, lb.Resume):
@@ -854,6 +861,62 @@ class Controller:
             self.guard(self._take_matched(push)))
 
     _taking: asyncio.Task[None] | None = None
+
+    # -- challenges ------------------------------------------------------------------------
+
+    def on_challenge(self, push: m.ChallengePush | m.ChallengeEndedPush) -> None:
+        """A challenge made to us (the bell, unless `bell off`, and how to answer it), or
+        the end of one (said; an accepted one's seat comes with ``matched``)."""
+        if isinstance(push, m.ChallengePush):
+            self.challenges_to_me[push.challenge] = push
+            if self.settings.bell:
+                self.screen.bell()
+            others = [n for n in push.to if n.casefold() != (self.session.name or "").casefold()]
+            game = f"a {push.seats}-seat{' rated' if push.rated else ''} game"
+            if push.turn_seconds:
+                game += f" ({push.turn_seconds} s a turn)"
+            also = f" with {', '.join(safe(n) for n in others)}" if others else ""
+            self.screen.info(f"{safe(push.from_)} challenges you to {game}{also}: `accept` or "
+                             f"`decline` (id {push.challenge})")
+        else:
+            to_me = self.challenges_to_me.pop(push.challenge, None)
+            mine = self.challenges_mine.pop(push.challenge, None)
+            who = f"{safe(to_me.from_)}'s challenge" if to_me is not None else \
+                f"your challenge to {', '.join(safe(n) for n in mine)}" if mine else \
+                f"challenge {push.challenge}"
+            how = {"accepted": "was accepted: taking your seat",
+                   "declined": f"was declined{' by ' + safe(push.by) if push.by else ''}",
+                   "expired": "expired unanswered",
+                   "cancelled": "was cancelled"}[push.why]
+            self.screen.info(f"{who} {how}")
+        self.screen.refresh()
+
+    async def _challenge(self, cmd: lb.Challenge) -> None:
+        self._signed_in()
+        seats = cmd.seats if cmd.seats is not None else len(cmd.names) + 1
+        sent = await self.session.challenge(cmd.names, seats, cmd.variant, cmd.turn_seconds,
+                                            cmd.rated)
+        self.challenges_mine[sent.challenge] = cmd.names
+        minutes = max(1, round((sent.expires - time.time()) / 60))
+        self.screen.info(f"challenge sent to {', '.join(safe(n) for n in cmd.names)} "
+                         f"(id {sent.challenge}; it waits {minutes} min; `challenge cancel` "
+                         f"takes it back)")
+
+    async def _answer_challenge(self, cmd: lb.AnswerChallenge) -> None:
+        self._signed_in()
+        open_ = self.challenges_mine if cmd.how == "cancel" else self.challenges_to_me
+        challenge = cmd.challenge
+        if challenge is None:
+            if not open_:
+                raise c.CommandError("no challenge is open: give its id" if cmd.how == "cancel"
+                                     else "nobody has challenged you")
+            challenge = list(open_)[-1]
+        await self.session.answer_challenge(challenge, cmd.how)
+        self.challenges_to_me.pop(challenge, None)
+        taking = self._taking is not None and not self._taking.done()
+        if cmd.how == "accept" and not taking and self.session.room is None:
+            # (when the game was made at once, the seat being taken says more: ``matched``)
+            self.screen.info("challenge accepted: your seat comes once everyone has accepted")
 
     async def _take_matched(self, push: m.MatchedPush) -> None:
         self.clear_log()

@@ -69,6 +69,26 @@ class Quick:
 
 
 @attrs.frozen
+class Challenge:
+    """Challenge players by name to a game of ``seats`` (bots in the seats past them)."""
+
+    names: tuple[str, ...]
+    seats: int | None = None
+    variant: str = "normal"
+    turn_seconds: int | None = None
+    rated: bool = False
+
+
+@attrs.frozen
+class AnswerChallenge:
+    """``accept``, ``decline`` (a challenge made to you) or ``cancel`` (one you made):
+    ``challenge`` its id, None for the latest."""
+
+    how: str
+    challenge: str | None = None
+
+
+@attrs.frozen
 class CancelQuick:
     """Leave the quick-match queue."""
 
@@ -176,7 +196,7 @@ class Inbox:
 
 LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Review | Bell \
     | Help | Quit | Top | Whois | Quick | CancelQuick | Abandon | Rematch | Social | Friends \
-    | Presence | Inbox
+    | Presence | Inbox | Challenge | AnswerChallenge
 RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
@@ -189,6 +209,11 @@ LOBBY_HELP: Final = (
     ("quick [2,3,4] [rated] [bots=SECONDS]",
      "play strangers now: wait for a game of those sizes (bots fill an unrated one after "
      "SECONDS); `cancel` leaves the queue"),
+    ("challenge NAME [NAME2 ...] [seats=2-4] [timer=SECONDS] [rated] [advanced]",
+     "invite players by name to a game (bots in the other seats); `challenge cancel` "
+     "takes it back"),
+    ("accept [ID]", "accept a challenge made to you (the latest unless told)"),
+    ("decline [ID]", "decline a challenge made to you (the latest unless told)"),
     ("top [N|me]", "the server's best players, or those around you"),
     ("whois NAME", "a player's rating, games and last rated games"),
     ("friends", "the players you follow, where each is now, and those you block"),
@@ -511,9 +536,46 @@ def parse_lobby(line: str) -> LobbyCommand:
         return Inbox(clear=bool(args))
     if name == "cancel":
         return CancelQuick()
+    if name == "challenge":
+        return _challenge(args)
+    if name in ("accept", "decline"):
+        if len(args) > 1:
+            raise CommandError(f"{name} takes nothing, or a challenge's id")
+        return AnswerChallenge(name, args[0] if args else None)
     known = [syntax.split()[0] for syntax, _ in LOBBY_HELP]
     raise CommandError(f"unknown command `{name}`{did_you_mean(name, known)}; `help` lists "
                        f"the lobby's commands")
+
+
+def _challenge(args: list[str]) -> Challenge | AnswerChallenge:
+    if args[:1] == ["cancel"]:
+        if len(args) > 2:
+            raise CommandError("challenge cancel takes nothing, or a challenge's id")
+        return AnswerChallenge("cancel", args[1] if len(args) == 2 else None)
+    names: list[str] = []
+    options: dict[str, object] = {}
+    for word in args:
+        key, eq, value = word.partition("=")
+        key = key.lower()
+        if eq and key in ("seats", "players"):
+            options["seats"] = parse_seats(value)
+        elif eq and key == "variant":
+            options["variant"] = parse_variant(value)
+        elif eq and key in ("timer", "turn", "turn_seconds"):
+            options["turn_seconds"] = parse_timer(value)
+        elif not eq and key == "rated":
+            options["rated"] = True
+        elif not eq and key == "advanced":
+            options["variant"] = "advanced"
+        elif eq:
+            raise CommandError(f"`{word}`: challenge knows seats=, variant=, timer=, rated "
+                               "and advanced")
+        else:
+            names.append(word)
+    if not 1 <= len(names) <= 3:
+        raise CommandError("challenge one to three players by name, e.g. `challenge Anna` or "
+                           "`challenge Anna Biel seats=4`")
+    return Challenge(tuple(names), **options)  # type: ignore[arg-type]
 
 
 def _top(args: list[str]) -> Top:

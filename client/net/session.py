@@ -109,6 +109,9 @@ class Listener(Protocol):
         """A notification came to the account's inbox (``note``)."""
     def on_inbox_new(self, push: m.InboxNewPush) -> None:
         """Signed in with new notifications (``inbox_new``)."""
+    def on_challenge(self, push: m.ChallengePush | m.ChallengeEndedPush) -> None:
+        """A challenge made to us, or the end of one we made or were made (``challenge``,
+        ``challenge_ended``)."""
 
 
 def lasting(until: float | None) -> str:
@@ -175,6 +178,9 @@ class _Quiet:
         pass
 
     def on_inbox_new(self, push: m.InboxNewPush) -> None:
+        pass
+
+    def on_challenge(self, push: m.ChallengePush | m.ChallengeEndedPush) -> None:
         pass
 
 
@@ -414,6 +420,8 @@ class Session:
                 self.listener.on_matched(push)
             else:
                 self.listener.on_match_waiting(push)
+        elif isinstance(push, m.ChallengePush | m.ChallengeEndedPush):
+            self.listener.on_challenge(push)
         elif isinstance(push, m.RemovedPush):
             self._removed(push)
         elif isinstance(push, m.ReviewProgressPush) and push.room in self.reviewing:
@@ -654,6 +662,22 @@ class Session:
 
     async def cancel_match(self) -> None:
         await self.request(m.CancelMatch)
+
+    async def challenge(self, to: tuple[str, ...], seats: int, variant: str = "normal",
+                        turn_seconds: int | None = None, rated: bool = False,
+                        ) -> m.ChallengeSent:
+        """Challenge accounts by name (the reply says the challenge's id)."""
+        sent: m.ChallengeSent = await self.request(
+            m.ChallengeRequest, to=to, seats=seats, variant=variant,
+            turn_seconds=turn_seconds, rated=rated)
+        return sent
+
+    async def answer_challenge(self, challenge: str, how: str) -> None:
+        """``accept``, ``decline`` or ``cancel`` challenge ``challenge`` (a ``matched`` push
+        says where to sit once a game is made of it)."""
+        kind = {"accept": m.AcceptChallenge, "decline": m.DeclineChallenge,
+                "cancel": m.CancelChallenge}[how]
+        await self.request(kind, challenge=challenge)
 
     async def take_matched(self, push: m.MatchedPush) -> m.Joined:
         """Take the seat a quick match found (on the node that serves it, with its token)."""

@@ -136,6 +136,9 @@ class WordsCompleter(Completer):
             for syntax, what in table:
                 seen.setdefault(syntax.split()[0], what)
             options = list(seen.items())
+        elif len(done) == 1 and done[0] in ("accept", "decline"):
+            options = [(ident, f"from {push.from_}")
+                       for ident, push in self.controller.challenges_to_me.items()]
         elif len(done) == 1 and done[0] in ("join", "watch"):
             options = [(str(i), r.name) for i, r in enumerate(self.controller.rooms, 1)]
         elif len(done) == 1 and done[0] in ("resume", "abandon") and \

@@ -1,8 +1,8 @@
 """Request handling: the part every area's handlers share, and the one table of handlers.
 
 :class:`Requests` is the request side of one server. It builds the handlers of each area
-(lobby, room, game, accounts, matches, ratings, reviews, tournaments, social: the
-``server.handlers_*`` modules) and
+(lobby, room, game, accounts, matches, ratings, reviews, tournaments, social, challenges:
+the ``server.handlers_*`` modules) and
 registers them in one table (:attr:`Requests.handlers`), which its :class:`Dispatcher`
 (:mod:`server.edge.dispatch`: decoding, rate limits, the protocol state, the error boundary)
 answers each frame from. It owns what several areas share: the making of a room within its
@@ -23,6 +23,7 @@ from server.core.room import RESERVED_NAMES
 from server.edge import handlers_game
 from server.edge.dispatch import Dispatcher, Handler
 from server.edge.handlers_accounts import AccountHandlers
+from server.edge.handlers_challenges import ChallengeHandlers
 from server.edge.handlers_lobby import LobbyHandlers
 from server.edge.handlers_matches import MatchHandlers
 from server.edge.handlers_ratings import RatingHandlers
@@ -31,6 +32,7 @@ from server.edge.handlers_room import RoomHandlers
 from server.edge.handlers_social import SocialHandlers
 from server.edge.handlers_tournaments import TournamentHandlers
 from server.features.accounts import Accounts
+from server.features.challenges import Challenges
 from server.features.matchmaking import Matchmaker
 from server.features.ratings import Ratings
 from server.features.rematch import Rematches
@@ -98,6 +100,9 @@ class Requests:
         self.inbox = inbox
         #: Finished rooms' rematches (server.features.rematch).
         self.rematches = Rematches(self)
+        #: Challenges by name (server.features.challenges).
+        self.challenges = Challenges(self)
+        challenges = ChallengeHandlers(self.challenges)
         lobby_ = LobbyHandlers(self)
         room = self.room_handlers = RoomHandlers(config, moderation)
         accounts_ = AccountHandlers(lobby, self.accounts, self.rematches)
@@ -154,6 +159,11 @@ class Requests:
             m.Block: social_.block,
             m.Unblock: social_.unblock,
             m.InboxRequest: social_.inbox_,
+            # challenges (server.edge.handlers_challenges)
+            m.ChallengeRequest: challenges.challenge,
+            m.AcceptChallenge: challenges.accept,
+            m.DeclineChallenge: challenges.decline,
+            m.CancelChallenge: challenges.cancel,
         }
         self.dispatcher = Dispatcher(config, self.handlers, metrics)
 

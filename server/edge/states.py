@@ -53,6 +53,7 @@ _ANYWHERE: frozenset[type] = frozenset({
     m.TournamentLeave, m.TournamentStart,
     m.Follow, m.Unfollow, m.FriendsRequest, m.PresenceRequest, m.Block, m.Unblock,
     m.InboxRequest,
+    m.DeclineChallenge, m.CancelChallenge,
 })
 #: What a member of a room, player or spectator, may ask of it.
 _MEMBER: frozenset[type] = frozenset({
@@ -66,7 +67,8 @@ _REVIEW: frozenset[type] = frozenset({m.ReviewRequest})
 ALLOWED: dict[ConnState, frozenset[type]] = {
     ConnState.GREETING: frozenset({m.Hello, m.Identify}),
     ConnState.LOBBY: _ANYWHERE | _REVIEW | {m.Hello, m.CreateRoom, m.JoinRoom, m.QuickMatch,
-                                            m.CancelMatch},
+                                            m.CancelMatch, m.ChallengeRequest,
+                                            m.AcceptChallenge},
     # From the seat of a finished room, join_room takes the seat its rematch offers
     # (server.features.rematch); any other room it refuses there (already_in_room).
     ConnState.SEATED: _ANYWHERE | _MEMBER | _REVIEW | {
@@ -106,6 +108,9 @@ _IN_ROOM: dict[type, Refusal] = {
     m.QuickMatch: Refusal("already_in_room", "leave your room before asking for a quick match"),
     m.CancelMatch: Refusal("already_in_room",
                            "leave your room before asking for a quick match"),
+    m.ChallengeRequest: Refusal("already_in_room", "leave your room before challenging"),
+    m.AcceptChallenge: Refusal("already_in_room",
+                               "leave your room before accepting a challenge"),
 }
 
 

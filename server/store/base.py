@@ -8,8 +8,9 @@
 * :class:`ModerationStore` — what the host decided: bans, mutes and kicks;
 * :class:`ReviewsStore` — finished games' reviews, one per game.
 * :class:`TournamentsStore` — Swiss tournaments, each one's state and results.
+* :class:`ChallengesStore` — challenges by name still open (schema 16).
 
-:class:`Store` is all six, with the store's life (open, close): what the server is given.
+:class:`Store` is all eight, with the store's life (open, close): what the server is given.
 Every method is a coroutine; a write is durable when its coroutine returns. The records they
 take and give live in :mod:`server.store.records` (and are importable from here too).
 """
@@ -27,6 +28,7 @@ from server.store.records import (
     AccountRecord,
     ActionRecord,
     BanRecord,
+    ChallengeRecord,
     ChatRecord,
     FollowRecord,
     GameRecord,
@@ -66,6 +68,8 @@ __all__ = [
     "AccountsStore",
     "ActionRecord",
     "BanRecord",
+    "ChallengeRecord",
+    "ChallengesStore",
     "ChatRecord",
     "FollowRecord",
     "GameRecord",
@@ -474,9 +478,42 @@ class SocialStore(abc.ABC):
         """Delete every notification of ``account``; how many there were."""
 
 
+class ChallengesStore(abc.ABC):
+    """Challenges by name (schema 16, :mod:`server.features.challenges`): stored while open,
+    so that a restart, or another node of a cluster, knows them; ended once, atomically."""
+
+    @abc.abstractmethod
+    async def put_challenge(self, challenge: ChallengeRecord) -> None:
+        """Store a new open challenge (its ``accepted`` is empty)."""
+
+    @abc.abstractmethod
+    async def open_challenge(self, challenge: str) -> ChallengeRecord | None:
+        """Challenge ``challenge`` with who has accepted it, if it is still open."""
+
+    @abc.abstractmethod
+    async def open_challenges(self) -> list[ChallengeRecord]:
+        """Every challenge still open (expired ones too, until they are ended)."""
+
+    @abc.abstractmethod
+    async def accept_challenge(self, challenge: str, account: str) -> ChallengeRecord | None:
+        """``account`` accepts ``challenge``: the challenge with every acceptance so far,
+        or None when it is not open any more."""
+
+    @abc.abstractmethod
+    async def end_challenge(self, challenge: str, why: str,
+                            at: float) -> ChallengeRecord | None:
+        """End ``challenge`` (``why``: accepted, declined, expired, cancelled) if it is still
+        open: the challenge when this call ended it, None when it was not open (another call,
+        on any node, ended it first)."""
+
+    @abc.abstractmethod
+    async def challenges_since(self, account: str, since: float) -> int:
+        """How many challenges ``account`` made at or after ``since`` (the rate limit)."""
+
+
 class Store(GamesStore, AccountsStore, RatingsStore, ModerationStore, ReviewsStore,
-            TournamentsStore, SocialStore):
-    """The persistence interface the server uses (all seven parts); one backend per
+            TournamentsStore, SocialStore, ChallengesStore):
+    """The persistence interface the server uses (all eight parts); one backend per
     database kind.
 
     Use it as ``async with open_store(url) as store:`` or call :meth:`open` and :meth:`close`.

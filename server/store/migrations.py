@@ -58,6 +58,9 @@ SQL cannot express (each backend runs it row by row). The versions:
     :mod:`server.features.inbox`): who follows whom (``follows``), who blocks whom
     (``blocks``), the accounts that hide their presence (``presence_hidden``), and each
     account's notifications until read or cleared (``notes``).
+16. challenges by name (:mod:`server.features.challenges`): each challenge (``challenges``,
+    open until ended: accepted, declined, expired or cancelled) and who accepted it
+    (``challenge_accepts``).
 """
 
 from __future__ import annotations
@@ -348,6 +351,30 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX notes_by_account ON notes (account, id)",
     ),
+    # 16: challenges by name and who accepted them (server.features.challenges).
+    (
+        """CREATE TABLE challenges (
+            id TEXT PRIMARY KEY,
+            from_account TEXT NOT NULL,
+            from_name TEXT NOT NULL,
+            to_accounts TEXT NOT NULL,
+            to_names TEXT NOT NULL,
+            seats INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            turn_seconds INTEGER,
+            rated INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            ended TEXT,
+            ended_at REAL
+        )""",
+        "CREATE INDEX challenges_by_sender ON challenges (from_account, created_at)",
+        """CREATE TABLE challenge_accepts (
+            challenge TEXT NOT NULL REFERENCES challenges (id) ON DELETE CASCADE,
+            account TEXT NOT NULL,
+            PRIMARY KEY (challenge, account)
+        ) WITHOUT ROWID""",
+    ),
 )
 
 #: The name a Castell PostgreSQL schema records in its ``schema_version`` table: tells our
@@ -586,6 +613,30 @@ POSTGRES_MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         )""",
         "CREATE INDEX notes_by_account ON notes (account, id)",
     ),
+    # 16: challenges by name and who accepted them (server.features.challenges).
+    (
+        """CREATE TABLE challenges (
+            id TEXT PRIMARY KEY,
+            from_account TEXT NOT NULL,
+            from_name TEXT NOT NULL,
+            to_accounts TEXT NOT NULL,
+            to_names TEXT NOT NULL,
+            seats INTEGER NOT NULL,
+            variant TEXT NOT NULL,
+            turn_seconds INTEGER,
+            rated BOOLEAN NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL,
+            ended TEXT,
+            ended_at DOUBLE PRECISION
+        )""",
+        "CREATE INDEX challenges_by_sender ON challenges (from_account, created_at)",
+        """CREATE TABLE challenge_accepts (
+            challenge TEXT NOT NULL REFERENCES challenges (id) ON DELETE CASCADE,
+            account TEXT NOT NULL,
+            PRIMARY KEY (challenge, account)
+        )""",
+    ),
 )
 
 #: The tables a Castell schema holds: a schema that has one of them but no ``schema_version``
@@ -594,7 +645,7 @@ POSTGRES_TABLES = ("schema_version", "rooms", "seats", "actions", "results", "ch
                    "accounts", "account_seats", "ratings", "rated_games", "bans",
                    "server_meta", "rematches", "registrations", "name_keys", "mutes",
                    "kicks", "reviews", "tournaments", "follows", "blocks",
-                   "presence_hidden", "notes")
+                   "presence_hidden", "notes", "challenges", "challenge_accepts")
 
 #: The schema version this Castell writes, and the newest it can read.
 LATEST = len(MIGRATIONS)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from server.store.base import Store
 from server.store.postgres_accounts import PostgresAccounts
+from server.store.postgres_challenges import PostgresChallenges
 from server.store.postgres_core import DEFAULT_SCHEMA, PostgresCore, redact, split_schema
 from server.store.postgres_games import PostgresGameExtras, PostgresGames
 from server.store.postgres_moderation import PostgresModeration
@@ -38,7 +39,7 @@ __all__ = ["DEFAULT_SCHEMA", "PostgresCore", "PostgresStore", "redact", "split_s
 
 class PostgresStore(PostgresGames, PostgresGameExtras, PostgresAccounts, PostgresRatings,
                     PostgresModeration, PostgresReviews, PostgresTournaments, PostgresSocial,
-                    Store):
+                    PostgresChallenges, Store):
     """A :class:`Store` in the PostgreSQL database at ``url`` (``postgresql://…``).
 
     ``schema`` (or ``?schema=`` in the URL) is the PostgreSQL schema that holds the tables;

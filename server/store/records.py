@@ -20,6 +20,8 @@ durable. They are frozen attrs classes:
 * :class:`FollowRecord`, :class:`NoteRecord` — an account one follows, as ``friends`` lists
   it, and a notification of an account's inbox (schema 15, :mod:`server.features.social`,
   :mod:`server.features.inbox`).
+* :class:`ChallengeRecord` — a challenge by name still open, and who accepted it (schema 16,
+  :mod:`server.features.challenges`).
 
 Records go in and come out equal: ``load`` gives back exactly what was put. Besides the
 records, the functions both backends share to store them (:func:`pack_result`,
@@ -32,6 +34,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import hmac
+import json
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -522,3 +525,39 @@ class NoteRecord:
     data: dict[str, Any]
     created_at: float
     read: bool = False
+
+
+@attrs.frozen
+class ChallengeRecord:
+    """A challenge (:mod:`server.features.challenges`): ``id``; the challenger's account and
+    name; the accounts challenged and their names, in the seats' order; the game's
+    settings; when it was made and when it expires (Unix time); the accounts that have
+    accepted it so far."""
+
+    id: str
+    from_account: str
+    from_name: str
+    to_accounts: tuple[str, ...]
+    to_names: tuple[str, ...]
+    seats: int
+    variant: str
+    turn_seconds: int | None
+    rated: bool
+    created_at: float
+    expires_at: float
+    accepted: tuple[str, ...] = ()
+
+
+def challenge_values(c: ChallengeRecord) -> tuple[Any, ...]:
+    """A challenge's values for the columns of ``challenges`` (both backends)."""
+    return (c.id, c.from_account, c.from_name, json.dumps(list(c.to_accounts)),
+            json.dumps(list(c.to_names)), c.seats, c.variant, c.turn_seconds, bool(c.rated),
+            c.created_at, c.expires_at)
+
+
+def challenge_of(row: Any, accepted: list[str]) -> ChallengeRecord:
+    """A stored row of ``challenges`` (and its acceptances) as a record (both backends)."""
+    return ChallengeRecord(row[0], row[1], row[2], tuple(json.loads(row[3])),
+                           tuple(json.loads(row[4])), int(row[5]), row[6],
+                           None if row[7] is None else int(row[7]), bool(row[8]),
+                           float(row[9]), float(row[10]), tuple(sorted(accepted)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from server.store.base import Store
 from server.store.sqlite_accounts import SQLiteAccounts
+from server.store.sqlite_challenges import SQLiteChallenges
 from server.store.sqlite_core import MEMORY, SYNCHRONOUS, SQLiteCore, default_db_path
 from server.store.sqlite_games import SQLiteGameExtras, SQLiteGames
 from server.store.sqlite_moderation import SQLiteModeration
@@ -29,7 +30,7 @@ __all__ = ["MEMORY", "SYNCHRONOUS", "SQLiteCore", "SQLiteStore", "default_db_pat
 
 
 class SQLiteStore(SQLiteGames, SQLiteGameExtras, SQLiteAccounts, SQLiteRatings, SQLiteModeration,
-                  SQLiteReviews, SQLiteTournaments, SQLiteSocial, Store):
+                  SQLiteReviews, SQLiteTournaments, SQLiteSocial, SQLiteChallenges, Store):
     """A :class:`Store` in the SQLite file at ``path`` (``":memory:"`` for a throwaway one).
 
     ``synchronous`` is the SQLite setting for every commit (``FULL`` unless you are measuring);

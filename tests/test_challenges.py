@@ -185,3 +185,22 @@ async def test_a_challenge_outlives_the_node_it_was_made_on(db, prefix):
             q["connected"] for q in p.view["players"]))).view
         assert view["status"] == "playing"
         assert [p["name"] for p in view["players"]] == ["Anna", "Biel"]
+
+
+async def test_a_challenge_waits_in_the_inbox_and_a_blocked_challenger_is_nobody(
+        tmp_path: Path):
+    async with serving(open_store(tmp_path / "c.sqlite3")) as (_, url):
+        anna, biel, carme = [await player(url, n) for n in ("Anna", "Biel", "Carme")]
+        sent = await anna.request(m.ChallengeRequest, to=["Biel"], seats=2)
+        await pushed(biel, m.ChallengePush)
+        # the challenge is kept in Biel's inbox, for when he was away
+        listed = await biel.request(m.InboxRequest)
+        kept = [n for n in listed.notes if n.kind == "challenge"]
+        assert len(kept) == 1 and kept[0].ref == sent.challenge
+        assert "Anna challenges you" in kept[0].text
+        # Biel blocks Carme: her challenge is refused as if he were nobody, and he hears none
+        await biel.request(m.Block, name="Carme")
+        assert await refused(carme, m.ChallengeRequest, to=["Biel"], seats=2) == "not_found"
+        await biel.request(m.InboxRequest)  # (a round trip: whatever was pushed has come)
+        while not biel.pushes.empty():
+            assert not isinstance(biel.pushes.get_nowait(), m.ChallengePush)

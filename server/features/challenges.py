@@ -83,14 +83,24 @@ class Challenges:
 
     async def deliver(self, account: str, push: Any) -> None:
         """Tell ``account`` of a challenge (``challenge``, ``challenge_ended``, ``matched``):
-        live, on every connection it has on any node. (The inbox plugs in here: it stores
-        the push for an account that is away, and tells it when it comes back.)"""
+        live, on every connection it has on any node; a challenge made to it is also kept
+        in its inbox (server.features.inbox, quietly: the live push says it), so that an
+        account that was away finds it when it comes back."""
         await self.accounts.deliver(account, push)
+        if isinstance(push, m.ChallengePush):
+            timer = f", {push.turn_seconds} s a turn" if push.turn_seconds else ""
+            rated = " rated" if push.rated else ""
+            await self.requests.inbox.notify(
+                account, "challenge",
+                f"{push.from_} challenges you to a{rated} game of {push.seats} seats{timer}: "
+                f"`accept` or `decline` it", from_=push.from_, ref=push.challenge,
+                push=False)
 
     async def refused_by(self, challenged: str, challenger: str) -> bool:
-        """Whether account ``challenged`` keeps account ``challenger``'s challenges away.
-        (The block list plugs in here; until it does, nobody refuses.)"""
-        return False
+        """Whether account ``challenged`` keeps account ``challenger``'s challenges away:
+        it blocks it (server.features.social). A blocked challenger is answered as if the
+        name were nobody's."""
+        return await self.requests.social.blocks(challenged, challenger)
 
     # -- the life of the feature --------------------------------------------------------------
 

@@ -79,7 +79,9 @@ class Tournament:
     creator: str
     rounds: int
     seats: int
-    turn_seconds: int | None
+    #: Each table's turn timer (a tournament always has one: docs/protocol.md
+    #: ``tournament_create``).
+    turn_seconds: int
     rated: bool
     starts_at: float | None
     created_at: float
@@ -141,6 +143,8 @@ class Tournament:
         doc = json.loads(row.doc)
         doc["players"] = {a: Entrant(**p) for a, p in doc["players"].items()}
         doc["version"] = row.version
+        # a tournament stored before its timer was required gets the default one
+        doc["turn_seconds"] = doc.get("turn_seconds") or m.TOURNAMENT_TURN_SECONDS
         return cls(**doc)
 
 
@@ -230,6 +234,9 @@ class Tournaments:
                                code="not_organiser")
         if not 1 <= rounds <= 20 or not 2 <= seats <= 4 or not name.strip():
             raise CastellError("a tournament has a name, 1 to 20 rounds and 2 to 4 seats",
+                               code="bad_tournament")
+        if turn_seconds is None:  # an absent player's game would never end
+            raise CastellError("a tournament's tables need a turn timer",
                                code="bad_tournament")
         t = Tournament("t" + secrets.token_hex(4), name.strip()[:40], account, rounds, seats,
                        turn_seconds, rated, starts_at, self.clock(), version=1,

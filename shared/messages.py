@@ -809,7 +809,8 @@ class TournamentCreate:
 
 @attrs.frozen
 class TournamentsRequest:
-    """Ask for the server's tournaments (open, running and finished), oldest first. Reply:
+    """Ask for the server's tournaments (open, running and finished), the newest 50, newest
+    first. Reply:
     :class:`TournamentsReply`."""
 
     TYPE: ClassVar[str] = "tournaments"

@@ -8,7 +8,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from server.features.tournaments import RUNNING, Tournaments
+from server.features.tournaments import CANCELLED, LISTED, RUNNING, Tournaments
 from shared import codec
 from shared import messages as m
 from shared.errors import CastellError, ProtocolError
@@ -82,3 +82,24 @@ async def test_every_table_of_a_tournament_has_a_turn_timer() -> None:
         assert (await director.get(t.id)).turn_seconds == 300
         (table,) = t.played[0]["tables"]
         assert server.lobby.rooms[table["room"]].room.turn_seconds == 300
+
+
+async def test_the_director_moves_every_tournament_however_many_and_lists_the_newest() -> None:
+    """Past fifty open tournaments the director still moves the newest (they start at
+    their time: with nobody entered, called off), and ``tournaments`` shows the newest."""
+    async with serving() as (server, _url):
+        async def tell(account: str, push: Any) -> None:
+            pass
+
+        now = [1000.0]
+        account = (await server.accounts.sign_in("k" * 20 + "Anna", "Anna")).account
+        director = Tournaments(server.store, server.directory, tell, clock=lambda: now[0])
+        made = []
+        for i in range(LISTED + 5):
+            now[0] += 1
+            made.append((await director.create(account, f"Cup {i}", 1, 2, 60, False,
+                                               starts_at=now[0] + 10)).id)
+        assert [t.id for t in await director.listed()] == made[::-1][:LISTED]
+        now[0] += 100
+        assert await director.tick() == LISTED + 5
+        assert [(await director.get(tid)).status for tid in made] == [CANCELLED] * len(made)

@@ -48,6 +48,9 @@ log = logging.getLogger("castell.tournaments")
 #: The statuses a tournament goes through.
 OPEN, RUNNING, FINISHED, CANCELLED = "open", "running", "finished", "cancelled"
 
+#: How many tournaments the ``tournaments`` reply shows (the newest).
+LISTED = 50
+
 #: The director's lease (KEYS[1]): taken when free, renewed when this node's (ARGV[1]), for
 #: ARGV[2] milliseconds. Returns 1 while this node holds it.
 _LEASE = """
@@ -252,7 +255,9 @@ class Tournaments:
         return Tournament.from_row(row)
 
     async def listed(self) -> list[Tournament]:
-        rows = await self.store.list_tournaments((OPEN, RUNNING, FINISHED))
+        """The newest :data:`LISTED` tournaments, open, running or finished, newest first."""
+        rows = await self.store.list_tournaments((OPEN, RUNNING, FINISHED), LISTED,
+                                                 newest_first=True)
         return [Tournament.from_row(r) for r in rows]
 
     async def _save(self, t: Tournament) -> None:
@@ -329,7 +334,8 @@ class Tournaments:
             return 0
         moved = 0
         async with self._lock:
-            for row in await self.store.list_tournaments((OPEN, RUNNING)):
+            # every one, however many: a limit would leave the newest unmoved
+            for row in await self.store.list_tournaments((OPEN, RUNNING), None):
                 t = Tournament.from_row(row)
                 if t.status == OPEN:
                     if t.starts_at is not None and t.starts_at <= self.clock():

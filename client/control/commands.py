@@ -225,8 +225,8 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
         CommandHelp("whois", "whois NAME", "a player's rating and last rated games",
                     ("whois Anna",)),
         CommandHelp("tournament", "tournament [N|table]",
-                    "the tournaments (`tournaments`), one's standings and tables, or your "
-                    "waiting table", ("tournaments", "tournament 1", "tournament table"),
+                    "tournaments: one's standings, or your table",
+                    ("tournaments", "tournament 1", "tournament table"),
                     "`tournaments` lists the server's Swiss tournaments, `tournament N` "
                     "shows one (its standings and this round's tables), `tournament table` "
                     "takes the seat of a round paired while you were in this game. "

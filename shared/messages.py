@@ -783,6 +783,9 @@ TournamentRounds = Annotated[int, between(1, 20)]
 RoundNumber = Annotated[int, between(0, 20)]
 #: Seconds from now a tournament starts by itself (up to a week).
 StartsIn = Annotated[int, between(0, 7 * 24 * 3600)]
+#: A tournament table's turn timer when its creator names none (five minutes): every
+#: tournament table has a timer, so an absent player's turns end and the round ends.
+TOURNAMENT_TURN_SECONDS: Final = 300
 #: A tournament's status.
 TournamentStatus = Annotated[str, one_of("open", "running", "finished", "cancelled")]
 
@@ -797,7 +800,8 @@ class TournamentCreate:
     name: RoomName
     rounds: TournamentRounds = 3
     seats: Seats = 2
-    turn_seconds: TurnSeconds | None = None
+    #: Each table's turn timer (never none: see :data:`TOURNAMENT_TURN_SECONDS`).
+    turn_seconds: TurnSeconds = TOURNAMENT_TURN_SECONDS
     rated: bool = False
     #: Start by itself that many seconds from now (None: when its creator starts it).
     starts_in: StartsIn | None = attrs.field(default=None, metadata={OMIT_NONE: True})
@@ -805,7 +809,8 @@ class TournamentCreate:
 
 @attrs.frozen
 class TournamentsRequest:
-    """Ask for the server's tournaments (open, running and finished), oldest first. Reply:
+    """Ask for the server's tournaments (open, running and finished), the newest 50, newest
+    first. Reply:
     :class:`TournamentsReply`."""
 
     TYPE: ClassVar[str] = "tournaments"
@@ -921,7 +926,7 @@ class TournamentReply:
     status: TournamentStatus
     rounds: TournamentRounds
     seats: Seats
-    turn_seconds: TurnSeconds | None
+    turn_seconds: TurnSeconds
     rated: bool
     round: RoundNumber
     standings: tuple[StandingEntry, ...] = attrs.field(converter=_standing_entries)

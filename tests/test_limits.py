@@ -298,6 +298,8 @@ def test_every_limit_has_a_flag_that_sets_it():
             argv, want = [flag], True
         elif field.name in ("certfile", "keyfile", "metrics_listen", "admin_socket"):
             argv, want = [flag, "some.pem"], "some.pem"
+        elif field.name == "organisers":  # (a list of account names)
+            argv, want = [flag, "Anna,Biel"], ("Anna", "Biel")
         else:
             want = (default or 7) * 3 if isinstance(default, int) else 2.5
             argv = [flag, str(want)]

@@ -890,3 +890,18 @@ async def test_tournaments_are_stored_and_each_write_expects_the_last(store) -> 
     assert [r.tournament for r in await store.list_tournaments(
         ("running", "finished"))] == ["t0", "t1"]
     assert await store.load_tournament("nope") is None
+
+
+async def test_tournaments_list_newest_first_and_all_of_them_when_asked(store) -> None:
+    from server.store.records import TournamentRow
+
+    for i in range(60):
+        assert await store.put_tournament(
+            TournamentRow(f"t{i:02}", f"Cup {i}", "open", 100.0 + i, 1, "{}"),
+            expect_version=None)
+    oldest = await store.list_tournaments(("open",))
+    assert [r.tournament for r in oldest] == [f"t{i:02}" for i in range(50)]
+    newest = await store.list_tournaments(("open",), 5, newest_first=True)
+    assert [r.tournament for r in newest] == ["t59", "t58", "t57", "t56", "t55"]
+    every = await store.list_tournaments(("open",), None)
+    assert [r.tournament for r in every] == [f"t{i:02}" for i in range(60)]

@@ -1,7 +1,8 @@
-"""A whole Swiss tournament over real sockets: eight accounts on an in-process server play
-three rounds at 2-seat tables to the end, each game decided by a resignation the test
-chooses, and the pairings and final standings are checked against the pure module
-(server.core.swiss) fed the results this test decided and read back from the store."""
+"""Whole Swiss tournaments over real sockets: eight accounts on an in-process server play
+three rounds at 2-seat tables to the end, and nine at 3-seat tables (two resignations end
+each game), each game decided by resignations the test chooses, and the pairings and final
+standings are checked against the pure module (server.core.swiss) fed the results this test
+decided and read back from the store."""
 
 from __future__ import annotations
 
@@ -151,3 +152,89 @@ async def test_the_host_cancels_a_running_tournament_from_the_console(short_dir:
         assert (t.status, t.round) == ("cancelled", 1)
         done = await asyncio.to_thread(admin_run, sock, "tournament", "cancel", "t0")
         assert done.returncode == 1 and "no such tournament" in done.stderr
+
+
+NINE = [f"P{i}" for i in range(1, 10)]
+
+
+def resign_order(players: list[str], number: int) -> list[str]:
+    """Who resigns first and second at a 3-seat table of round ``number`` (the one left
+    wins): chosen by the test, not the server — by player number, rotated by the round."""
+    ranked = sorted(players, key=lambda n: int(n[1:]))
+    turn = number % 3
+    order = ranked[turn:] + ranked[:turn]
+    return order[:2]
+
+
+async def test_a_9_player_swiss_of_3_rounds_at_3_seat_tables_is_played_over_sockets() -> None:
+    config = attrs.evolve(TEST_CONFIG, tournament_interval=3600.0)
+    async with serving(config=config) as (server, _url), \
+            clients(server_url(server)) as connect:
+        players = {name: await connect(name, new_key()) for name in NINE}
+        made = await players["P1"].request(m.TournamentCreate, name="Autumn three", rounds=3,
+                                           seats=3, turn_seconds=60)
+        tid = made.tournament
+        for name in NINE:
+            await players[name].request(m.TournamentJoin, tournament=tid)
+        await players["P1"].request(m.TournamentStart, tournament=tid)
+
+        seeds = {name: i + 1 for i, name in enumerate(NINE)}
+        rounds: list[swiss.Round] = []  # the test's own record, from its own results
+        met: set[frozenset[str]] = set()
+        for number in (1, 2, 3):
+            pushes = {name: await push_of(c, m.TournamentTablePush) for name, c in players.items()}
+            assert all(p.round == number and not p.bye for p in pushes.values())
+            tables: dict[str, list[str]] = {}
+            for name, push in sorted(pushes.items(), key=lambda kv: kv[1].seat or 0):
+                assert push.room is not None
+                tables.setdefault(push.room, []).append(name)
+            got = sorted(tables.values())
+            if number == 1:  # by hand: seeds top-down, three to a table
+                assert got == [["P1", "P2", "P3"], ["P4", "P5", "P6"], ["P7", "P8", "P9"]]
+            else:
+                # by hand: nobody meets anyone twice (9 players, 3 rounds of 3: possible),
+                # and in round 2 the three winners of round 1 meet, the three seconds, the
+                # three thirds (score groups whole: none of them met yet)
+                pairs = {frozenset((a, b)) for t in got for a in t for b in t if a != b}
+                assert not pairs & met, (number, got)
+                if number == 2:
+                    placed = {p: place for t in rounds[0].tables
+                              for p, place in zip(t.players, t.places or (), strict=True)}
+                    assert all(len({placed[p] for p in t}) == 1 for t in got), got
+            assert got == sorted(list(t.players) for t in
+                                 swiss.pair_round(seeds, rounds, 3).tables)
+            met |= {frozenset((a, b)) for t in got for a in t for b in t if a != b}
+            played = []
+            for room, seated in tables.items():
+                for name in seated:
+                    await players[name].request(m.JoinRoom, room=room, token=pushes[name].token)
+                first, second = resign_order(seated, number)
+                await players[first].request(m.ResignRequest)
+                await players[second].request(m.ResignRequest)
+                for name in seated:
+                    await players[name].request(m.LeaveRoom)
+                record = await server.store.load(room)
+                assert record is not None and record.result is not None, seated
+                (winner,) = [n for n in seated if n not in (first, second)]
+                assert list(record.result["winners"]) == [seated.index(winner)]
+                places = tuple(1 if n == winner else 2 if n == second else 3 for n in seated)
+                played.append(swiss.Table(tuple(seated), places, None))
+            rounds.append(swiss.Round(tuple(played), None))
+            t = await until_moved(server, tid, number + 1)
+
+        assert t.status == "finished"
+        ended = {name: await push_of(c, m.TournamentEndedPush) for name, c in players.items()}
+        final = await players["P5"].request(m.TournamentRequest, tournament=tid)
+        assert final.status == "finished" and final.round == 3
+        want = swiss.standings(seeds, rounds)
+        got_by = {s.name: s for s in final.standings}
+        for s in want:
+            assert (got_by[s.player].points, got_by[s.player].buchholz,
+                    got_by[s.player].games) == (s.points, s.buchholz, 3), s.player
+        assert [s.name for s in final.standings] == sorted(
+            got_by, key=lambda n: (-got_by[n].points, -got_by[n].buchholz, -got_by[n].score,
+                                   seeds[n]))
+        # 2 + 1 + 0 points at each of 3 tables for 3 rounds
+        assert sum(s.points for s in final.standings) == 27
+        for name, push in ended.items():
+            assert push.status == "finished" and push.rank == got_by[name].rank

@@ -115,7 +115,7 @@ class Review:
 
 @attrs.frozen
 class Lookup:
-    """A look at the server's players from a game: ``top`` or ``whois NAME``, the lobby's
+    """A look at the server from a game: ``top``, ``whois NAME`` or ``tournament…``, the lobby's
     commands, whose ``line`` the lobby's parser reads."""
 
     line: str
@@ -224,6 +224,13 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
                     ("top", "top me")),
         CommandHelp("whois", "whois NAME", "a player's rating and last rated games",
                     ("whois Anna",)),
+        CommandHelp("tournament", "tournament [N|table]",
+                    "tournaments: one's standings, or your table",
+                    ("tournaments", "tournament 1", "tournament table"),
+                    "`tournaments` lists the server's Swiss tournaments, `tournament N` "
+                    "shows one (its standings and this round's tables), `tournament table` "
+                    "takes the seat of a round paired while you were in this game. "
+                    "Creating, joining and leaving are the lobby's (`help` there)."),
         CommandHelp("leave", "leave",
                      "back to the lobby (a started game keeps your seat)"),
         CommandHelp("quit", "quit", "close Castell (your seat stays yours)"),
@@ -236,7 +243,7 @@ COMMANDS: Final[dict[str, CommandHelp]] = {
 #: Other spellings accepted for a command.
 ALIASES: Final = {"end_turn": "end", "exit": "quit", "?": "help", "say": "chat",
                   "lobby": "leave", "concede": "resign", "scores": "score",
-                  "leaderboard": "top"}
+                  "leaderboard": "top", "tournaments": "tournament"}
 ACTION_COMMANDS: Final = ("move", "recruit", "train", "special", "build", "dismantle", "end",
                           "undo")
 #: Lobby commands, which a game can only point back to.
@@ -244,8 +251,8 @@ LOBBY_WORDS: Final = ("join", "watch", "create", "list", "resume", "games", "rep
                       "abandon")
 #: The client's commands Tab offers in a game, in the order of :data:`COMMANDS` (`resign`
 #: and `rematch` are typed whole: Tab never leads to them).
-CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "score", "top", "whois", "leave",
-                          "quit", "warn")
+CLIENT_COMMANDS: Final = ("chat", "hint", "help", "rules", "score", "top", "whois",
+                          "tournament", "leave", "quit", "warn")
 
 
 def help_text(command: str | None = None) -> str:
@@ -431,7 +438,7 @@ def parse(line: str) -> Command:
             raise CommandError("hint takes nothing, or `deep` (the turn the hard bot would "
                                "play)")
         return Hint(deep=True)
-    if name in ("top", "whois"):
+    if name in ("top", "whois", "tournament", "tournaments"):
         return Lookup(line.strip())
     if name == "warn":
         if len(args) != 1 or args[0].lower() not in ("on", "off"):

@@ -28,6 +28,7 @@ import attrs
 
 from client.control import commands as c
 from client.control import lobby as lb
+from client.control import tournaments as tn
 from client.control.hints import DEEP_HINT_SECONDS, deep_hint_lines, hint_lines
 from client.local.seats import HeldSeat
 from client.local.settings import Settings
@@ -118,6 +119,10 @@ class Controller:
         self.challenges_mine: dict[str, tuple[str, ...]] = {}
         #: While in the quick-match queue: since when (monotonic), found, of how many.
         self.queued: list[float] | None = None
+        #: The tournaments as `tournaments` last listed them (numbered for `tournament N`).
+        self.tournaments: tuple[m.TournamentEntry, ...] = ()
+        #: The last tournament table we were given and have not sat at yet.
+        self.waiting_table: m.TournamentTablePush | None = None
         self._ticking: asyncio.Task[None] | None = None
         self.connection: str | None = None
         self._legal: tuple[int, int | None, list[Action]] | None = None
@@ -718,6 +723,8 @@ class Controller:
             await self._bell(["on" if cmd.on else "off"])
         elif isinstance(cmd, lb.Top | lb.Whois):
             await self._look_up(cmd)
+        elif isinstance(cmd, lb.TournamentCommand):
+            await self.tournament(cmd)
         elif isinstance(cmd, lb.Abandon):
             await self._abandon(cmd.number)
         elif isinstance(cmd, lb.Quick):
@@ -922,6 +929,100 @@ class Controller:
         self.clear_log()
         reply = await self.session.take_matched(push)
         self.screen.info(f"matched! you sit in seat {reply.seat}")
+        await self.load_history()
+        self.screen.refresh()
+
+    # -- tournaments -------------------------------------------------------------------------
+
+    async def tournament(self, cmd: lb.TournamentCommand) -> None:
+        """The ``tournament…`` lines (docs/protocol.md, "Swiss tournaments"): from the lobby,
+        and from a game (a game's own seat stays as it is, but for `tournament table`)."""
+        if isinstance(cmd, lb.TournamentList):
+            reply = await self.session.request(m.TournamentsRequest)
+            self.tournaments = reply.entries
+            self.screen.show(tn.list_lines(self.tournaments))
+        elif isinstance(cmd, lb.TournamentShow):
+            reply = await self.session.request(m.TournamentRequest,
+                                               tournament=await self._tournament_id(cmd.key))
+            self.screen.show(tn.tournament_lines(reply))
+        elif isinstance(cmd, lb.TournamentNew):
+            self._signed_in()
+            made = await self.session.request(
+                m.TournamentCreate, name=cmd.name, rounds=cmd.rounds, seats=cmd.seats,
+                turn_seconds=cmd.turn_seconds, rated=cmd.rated, starts_in=cmd.starts_in)
+            self.tournaments = (await self.session.request(m.TournamentsRequest)).entries
+            self.screen.show(tn.tournament_lines(made))
+            when = "`tournament start " + made.tournament + "` starts it" \
+                if cmd.starts_in is None else f"it starts in {lb.timer_text(cmd.starts_in)}"
+            self.screen.info(f"tournament {safe(made.name)!r} made (id {made.tournament}): "
+                             f"`tournament join {made.tournament}` enters it; {when}")
+        elif isinstance(cmd, lb.TournamentAct):
+            self._signed_in()
+            kind = {"join": m.TournamentJoin, "leave": m.TournamentLeave,
+                    "start": m.TournamentStart}[cmd.verb]
+            reply = await self.session.request(kind,
+                                               tournament=await self._tournament_id(cmd.key))
+            self.screen.show(tn.tournament_lines(reply))
+            self.screen.info({"join": f"you are in {safe(reply.name)!r}",
+                              "leave": f"you left {safe(reply.name)!r}",
+                              "start": f"{safe(reply.name)!r} has begun: round 1 is paired"
+                              }[cmd.verb])
+        else:
+            if self.waiting_table is None:
+                raise c.CommandError("no tournament table waits for you")
+            if self.session.room is not None:
+                await self.leave()
+            await self._take_table(self.waiting_table)
+
+    async def _tournament_id(self, key: str) -> str:
+        """A tournament's id from what was typed: a number of `tournaments`, or an id."""
+        if not key.isdigit():
+            return key
+        if not self.tournaments:
+            self.tournaments = (await self.session.request(m.TournamentsRequest)).entries
+        n = int(key)
+        if not 1 <= n <= len(self.tournaments):
+            raise c.CommandError(f"no tournament number {n}: `tournaments` lists them")
+        return self.tournaments[n - 1].tournament
+
+    def on_tournament(self, push: m.TournamentTablePush | m.TournamentEndedPush) -> None:
+        """A round paired or a tournament over: said with the bell (unless `bell off`). A
+        table is taken at once from the lobby or a finished game (as a quick match's seat
+        is); from a game under way, `tournament table` takes it."""
+        if self.settings.bell:
+            self.screen.bell()
+        if isinstance(push, m.TournamentEndedPush):
+            self.screen.info(tn.ended_text(push))
+            self.screen.refresh()
+            return
+        if push.bye or push.room is None:
+            self.screen.info(tn.table_text(push))
+            self.screen.refresh()
+            return
+        self.waiting_table = push
+        view = self.view
+        if self.session.room is None or (view is not None
+                                         and view.status == RoomStatus.FINISHED):
+            self._taking = asyncio.get_running_loop().create_task(
+                self.guard(self._take_table(push)))
+            return
+        self.screen.info(tn.table_text(push) + ": `leave`, then `tournament table` takes "
+                         "your seat")
+        self.screen.refresh()
+
+    async def _take_table(self, push: m.TournamentTablePush) -> None:
+        """Sit at a tournament's table: the quick match's way (its seat token)."""
+        assert push.room is not None and push.seat is not None and push.token is not None
+        if self.session.room is not None:  # a finished game of the round before
+            await self.leave()
+        self.clear_log()
+        self.chats.clear()
+        self._my_turn_key = None
+        reply = await self.session.take_matched(
+            m.MatchedPush(push.room, push.seat, push.token))
+        if self.waiting_table is push:
+            self.waiting_table = None
+        self.screen.info(tn.table_text(push) + f": you sit in seat {reply.seat}")
         await self.load_history()
         self.screen.refresh()
 
@@ -1242,8 +1343,11 @@ class Controller:
             await self.review(view.room, view.name)
         elif isinstance(cmd, c.Lookup):
             looked = lb.parse_lobby(cmd.line)
-            assert isinstance(looked, lb.Top | lb.Whois)
-            await self._look_up(looked)
+            if isinstance(looked, lb.TournamentCommand):
+                await self.tournament(looked)
+            else:
+                assert isinstance(looked, lb.Top | lb.Whois)
+                await self._look_up(looked)
         elif isinstance(cmd, c.Rules):
             self.screen.show(rules_page(cmd.topic).splitlines())
         elif isinstance(cmd, c.Leave):

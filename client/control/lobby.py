@@ -15,7 +15,15 @@ import attrs
 
 from client.control.commands import Chat, CommandError, Help, Quit, did_you_mean
 from client.screens.sanitize import safe
-from shared.messages import Friend, FriendsReply, GameEntry, LeaderEntry, Note, ProfileReply
+from shared.messages import (
+    TOURNAMENT_TURN_SECONDS,
+    Friend,
+    FriendsReply,
+    GameEntry,
+    LeaderEntry,
+    Note,
+    ProfileReply,
+)
 from shared.wire import CHAT_MAX, ROOM_NAME_MAX, TURN_SECONDS_MAX, TURN_SECONDS_MIN
 
 VARIANTS: Final = ("normal", "advanced")
@@ -194,9 +202,50 @@ class Inbox:
     clear: bool = False
 
 
+@attrs.frozen
+class TournamentList:
+    """Show the server's tournaments (the newest first), numbered for `tournament N`."""
+
+
+@attrs.frozen
+class TournamentShow:
+    """Show a tournament: its standings and the current round's tables. ``key``: a number of
+    `tournaments`, or a tournament's id."""
+
+    key: str
+
+
+@attrs.frozen
+class TournamentNew:
+    """Create a Swiss tournament (an account only); every table gets a turn timer."""
+
+    name: str
+    rounds: int = 3
+    seats: int = 2
+    turn_seconds: int = TOURNAMENT_TURN_SECONDS
+    rated: bool = False
+    starts_in: int | None = None
+
+
+@attrs.frozen
+class TournamentAct:
+    """``join``, ``leave`` or ``start`` a tournament (``key`` as for :class:`TournamentShow`)."""
+
+    verb: str
+    key: str
+
+
+@attrs.frozen
+class TournamentTable:
+    """Take the seat the last ``tournament_table`` push gave (when it was not taken at once:
+    the player was in another game)."""
+
+
+TournamentCommand = TournamentList | TournamentShow | TournamentNew | TournamentAct \
+    | TournamentTable
 LobbyCommand = ListRooms | CreateRoom | JoinRoom | Resume | Games | Replay | Review | Bell \
     | Help | Quit | Top | Whois | Quick | CancelQuick | Abandon | Rematch | Social | Friends \
-    | Presence | Inbox | Challenge | AnswerChallenge
+    | Presence | Inbox | Challenge | AnswerChallenge | TournamentCommand
 RoomCommand = AddBots | StartGame | LeaveRoom | Chat | Help | Quit
 
 LOBBY_HELP: Final = (
@@ -235,6 +284,15 @@ LOBBY_HELP: Final = (
      "finished one without N)"),
     ("abandon N", "give up game N of `games` (or held seat N): you resign it, asked first"),
     ("bell on|off", "ring the bell when one of your games reaches your turn (on)"),
+    ("tournaments", "the server's Swiss tournaments, newest first"),
+    ("tournament N", "tournament N of `tournaments` (or its id): standings and this round's "
+     "tables"),
+    ("tournament create NAME rounds=N seats=K [timer=5m] [rated] [starts=10m]",
+     "create a Swiss tournament (an account only): N rounds at tables of K; each turn has "
+     "a timer (5 minutes unless told); it starts by itself after `starts=` or at `start`"),
+    ("tournament join|leave|start N", "enter or leave tournament N; its creator starts it"),
+    ("tournament table", "take the seat of your tournament's table (the bell rings when a "
+     "round is paired; from the lobby you are seated at once)"),
     ("help", "this list"),
     ("quit", "leave Castell"),
 )
@@ -542,6 +600,8 @@ def parse_lobby(line: str) -> LobbyCommand:
         if len(args) > 1:
             raise CommandError(f"{name} takes nothing, or a challenge's id")
         return AnswerChallenge(name, args[0] if args else None)
+    if name in ("tournament", "tournaments"):
+        return parse_tournament(name, args)
     known = [syntax.split()[0] for syntax, _ in LOBBY_HELP]
     raise CommandError(f"unknown command `{name}`{did_you_mean(name, known)}; `help` lists "
                        f"the lobby's commands")
@@ -713,3 +773,75 @@ def new_notes_line(count: int, notes: tuple[Note, ...]) -> str:
     said = "; ".join(safe(n.text) for n in notes)
     more = "…" if count > len(notes) else ""
     return f"{count} new: {said}{more} — `inbox` lists them"
+#: The longest wait before a tournament starts by itself (a week).
+STARTS_MAX: Final = 7 * 86400
+
+
+def parse_tournament(name: str, args: list[str]) -> TournamentCommand:
+    """``tournaments``, ``tournament N``, ``tournament create NAME rounds=N seats=K
+    [timer=T] [rated] [starts=T]``, ``tournament join|leave|start N``, ``tournament table``."""
+    if name == "tournaments" or not args:
+        if args:
+            raise CommandError("tournaments takes nothing; `tournament N` shows one")
+        return TournamentList()
+    verb, rest = args[0].lower(), args[1:]
+    if verb == "create":
+        return _tournament_create(rest)
+    if verb in ("join", "leave", "start"):
+        if len(rest) != 1:
+            raise CommandError(f"tournament {verb} takes one tournament: a number of "
+                               "`tournaments` or its id")
+        return TournamentAct(verb, rest[0])
+    if verb == "table" and not rest:
+        return TournamentTable()
+    if len(args) == 1:
+        return TournamentShow(args[0])
+    raise CommandError("tournament takes a number of `tournaments` (or an id), or `create`, "
+                       "`join N`, `leave N`, `start N`, `table`")
+
+
+def _tournament_create(args: list[str]) -> TournamentNew:
+    name_words: list[str] = []
+    options: dict[str, object] = {}
+    for word in args:
+        key, eq, value = word.partition("=")
+        key = key.lower()
+        if eq and key == "rounds":
+            if not value.isdigit() or not 1 <= int(value) <= 20:
+                raise CommandError(f"`{word}`: a tournament has 1 to 20 rounds")
+            options["rounds"] = int(value)
+        elif eq and key in ("seats", "players"):
+            options["seats"] = parse_seats(value)
+        elif eq and key in ("timer", "turn", "turn_seconds"):
+            seconds = parse_timer(value)
+            if seconds is None:
+                raise CommandError("a tournament's tables need a turn timer, or an absent "
+                                   "player would hold up the round: `timer=5m`, say")
+            options["turn_seconds"] = seconds
+        elif eq and key in ("starts", "start", "starts_in"):
+            options["starts_in"] = _starts(word, value)
+        elif key == "rated":
+            options["rated"] = parse_yes(value, True) if eq else True
+        elif eq:
+            raise CommandError(f"`{word}`: tournament create knows rounds=, seats=, timer=, "
+                               "rated and starts=")
+        else:
+            name_words.append(word)
+    if not name_words:
+        raise CommandError("give the tournament a name first, e.g. `tournament create Spring "
+                           "cup rounds=3 seats=2`")
+    return TournamentNew(room_name(" ".join(name_words)), **options)  # type: ignore[arg-type]
+
+
+def _starts(word: str, value: str) -> int:
+    """When a tournament starts by itself, from now: ``30`` (seconds), ``10m``, ``2h``,
+    ``1d``."""
+    t = value.strip().lower()
+    try:
+        seconds = int(t.rstrip("smhd")) * TIMER_UNITS.get(t[-1:], 1)
+    except ValueError:
+        seconds = -1
+    if not 0 <= seconds <= STARTS_MAX:
+        raise CommandError(f"`{word}`: a tournament starts 0 seconds to 7 days from now "
+                           "(`30`, `10m`, `2h`, `1d`)")
+    return seconds

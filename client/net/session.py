@@ -103,6 +103,9 @@ class Listener(Protocol):
         """A quick match found a game (``matched``)."""
     def on_match_waiting(self, push: m.MatchWaitingPush) -> None:
         """How the quick-match wait goes (``match_waiting``)."""
+    def on_tournament(self, push: m.TournamentTablePush | m.TournamentEndedPush) -> None:
+        """A tournament's round is paired (``tournament_table``) or it ended
+        (``tournament_ended``)."""
     def on_removed(self, text: str) -> None:
         """The host removed us from the room (closed it, or kicked us): back in the lobby."""
     def on_note(self, note: m.Note) -> None:
@@ -169,6 +172,9 @@ class _Quiet:
         pass
 
     def on_match_waiting(self, push: m.MatchWaitingPush) -> None:
+        pass
+
+    def on_tournament(self, push: m.TournamentTablePush | m.TournamentEndedPush) -> None:
         pass
 
     def on_removed(self, text: str) -> None:
@@ -422,6 +428,8 @@ class Session:
                 self.listener.on_match_waiting(push)
         elif isinstance(push, m.ChallengePush | m.ChallengeEndedPush):
             self.listener.on_challenge(push)
+        elif isinstance(push, m.TournamentTablePush | m.TournamentEndedPush):
+            self.listener.on_tournament(push)
         elif isinstance(push, m.RemovedPush):
             self._removed(push)
         elif isinstance(push, m.ReviewProgressPush) and push.room in self.reviewing:

@@ -30,7 +30,7 @@ class TournamentHandlers:
 
     async def listed(self, conn: Connection, msg: m.TournamentsRequest) -> None:
         entries = [t.entry() for t in await self.tournaments.listed()]
-        reply(conn, m.TournamentsReply(re=msg.id, entries=entries[:m.LEADERBOARD_MAX]))
+        reply(conn, m.TournamentsReply(re=msg.id, entries=entries))
 
     async def one(self, conn: Connection, msg: m.TournamentRequest) -> None:
         reply(conn, (await self.tournaments.get(msg.tournament)).reply(msg.id))

@@ -48,6 +48,9 @@ log = logging.getLogger("castell.tournaments")
 #: The statuses a tournament goes through.
 OPEN, RUNNING, FINISHED, CANCELLED = "open", "running", "finished", "cancelled"
 
+#: How many tournaments the ``tournaments`` reply shows (the newest).
+LISTED = 50
+
 #: The director's lease (KEYS[1]): taken when free, renewed when this node's (ARGV[1]), for
 #: ARGV[2] milliseconds. Returns 1 while this node holds it.
 _LEASE = """
@@ -79,7 +82,9 @@ class Tournament:
     creator: str
     rounds: int
     seats: int
-    turn_seconds: int | None
+    #: Each table's turn timer (a tournament always has one: docs/protocol.md
+    #: ``tournament_create``).
+    turn_seconds: int
     rated: bool
     starts_at: float | None
     created_at: float
@@ -141,6 +146,8 @@ class Tournament:
         doc = json.loads(row.doc)
         doc["players"] = {a: Entrant(**p) for a, p in doc["players"].items()}
         doc["version"] = row.version
+        # a tournament stored before its timer was required gets the default one
+        doc["turn_seconds"] = doc.get("turn_seconds") or m.TOURNAMENT_TURN_SECONDS
         return cls(**doc)
 
 
@@ -231,6 +238,9 @@ class Tournaments:
         if not 1 <= rounds <= 20 or not 2 <= seats <= 4 or not name.strip():
             raise CastellError("a tournament has a name, 1 to 20 rounds and 2 to 4 seats",
                                code="bad_tournament")
+        if turn_seconds is None:  # an absent player's game would never end
+            raise CastellError("a tournament's tables need a turn timer",
+                               code="bad_tournament")
         t = Tournament("t" + secrets.token_hex(4), name.strip()[:40], account, rounds, seats,
                        turn_seconds, rated, starts_at, self.clock(), version=1,
                        creator_name=creator_name)
@@ -245,7 +255,9 @@ class Tournaments:
         return Tournament.from_row(row)
 
     async def listed(self) -> list[Tournament]:
-        rows = await self.store.list_tournaments((OPEN, RUNNING, FINISHED))
+        """The newest :data:`LISTED` tournaments, open, running or finished, newest first."""
+        rows = await self.store.list_tournaments((OPEN, RUNNING, FINISHED), LISTED,
+                                                 newest_first=True)
         return [Tournament.from_row(r) for r in rows]
 
     async def _save(self, t: Tournament) -> None:
@@ -322,7 +334,8 @@ class Tournaments:
             return 0
         moved = 0
         async with self._lock:
-            for row in await self.store.list_tournaments((OPEN, RUNNING)):
+            # every one, however many: a limit would leave the newest unmoved
+            for row in await self.store.list_tournaments((OPEN, RUNNING), None):
                 t = Tournament.from_row(row)
                 if t.status == OPEN:
                     if t.starts_at is not None and t.starts_at <= self.clock():

@@ -407,9 +407,10 @@ class TournamentsStore(abc.ABC):
         """One tournament, or None."""
 
     @abc.abstractmethod
-    async def list_tournaments(self, statuses: tuple[str, ...], limit: int = 50,
-                               ) -> list[TournamentRow]:
-        """The tournaments of these statuses, the oldest first (at most ``limit``)."""
+    async def list_tournaments(self, statuses: tuple[str, ...], limit: int | None = 50, *,
+                               newest_first: bool = False) -> list[TournamentRow]:
+        """The tournaments of these statuses, the oldest first (``newest_first``: the newest),
+        at most ``limit`` (None: all)."""
 
 
 class SocialStore(abc.ABC):

@@ -44,12 +44,15 @@ class PostgresTournaments(PostgresCore, TournamentsStore):
 
         return await self._read(work)
 
-    async def list_tournaments(self, statuses: tuple[str, ...], limit: int = 50,
-                               ) -> list[TournamentRow]:
+    async def list_tournaments(self, statuses: tuple[str, ...], limit: int | None = 50, *,
+                               newest_first: bool = False) -> list[TournamentRow]:
+        order = "DESC" if newest_first else "ASC"
+
         async def work(conn: asyncpg.Connection) -> list[TournamentRow]:
             rows = await conn.fetch(
                 f"SELECT {_COLUMNS} FROM tournaments WHERE status = ANY($1::text[]) "
-                "ORDER BY created_at, tournament LIMIT $2", list(statuses), limit)
+                f"ORDER BY created_at {order}, tournament {order} LIMIT $2",
+                list(statuses), limit)
             return [TournamentRow(*row) for row in rows]
 
         return await self._read(work)

@@ -39,13 +39,15 @@ class SQLiteTournaments(SQLiteCore, TournamentsStore):
 
         return await self._read(work)
 
-    async def list_tournaments(self, statuses: tuple[str, ...], limit: int = 50,
-                               ) -> list[TournamentRow]:
+    async def list_tournaments(self, statuses: tuple[str, ...], limit: int | None = 50, *,
+                               newest_first: bool = False) -> list[TournamentRow]:
+        order = "DESC" if newest_first else "ASC"
+
         def work(conn: sqlite3.Connection) -> list[TournamentRow]:
             marks = ", ".join("?" for _ in statuses)
             rows = conn.execute(f"SELECT {_COLUMNS} FROM tournaments WHERE status IN ({marks}) "
-                                "ORDER BY created_at, tournament LIMIT ?",
-                                (*statuses, limit)).fetchall()
+                                f"ORDER BY created_at {order}, tournament {order} LIMIT ?",
+                                (*statuses, -1 if limit is None else limit)).fetchall()
             return [TournamentRow(*row) for row in rows]
 
         return await self._read(work)

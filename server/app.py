@@ -39,7 +39,7 @@ from server.features.ratings import Ratings
 from server.features.registrations import Registrations
 from server.features.reviews import Reviews
 from server.features.social import Social
-from server.features.tournaments import Tournaments
+from server.features.tournaments import Tournaments, told_and_kept
 from server.ops.admin import AdminConsole
 from server.ops.metrics import Metrics
 from server.ops.tls import server_ssl_context
@@ -151,7 +151,7 @@ class CastellServer:
         #: Swiss tournaments and their director (server.features.tournaments); in a
         #: cluster, one node directs at a time, under a lease in Redis.
         self.tournaments = Tournaments(
-            self.store, self.directory, self.accounts.deliver,
+            self.store, self.directory, told_and_kept(self.accounts.deliver, self.inbox),
             organisers=None if cfg.organisers is None
             else frozenset(n.casefold() for n in cfg.organisers),
             interval=cfg.tournament_interval,

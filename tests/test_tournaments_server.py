@@ -129,6 +129,12 @@ async def test_an_8_player_swiss_of_3_rounds_is_played_to_its_end_over_sockets()
         assert len(top) == 1 and final.standings[0].name == top[0]
         for name, push in ended.items():
             assert push.status == "finished" and push.rank == got[name].rank
+        # what the pushes said is kept in each player's inbox: three tables and the end
+        first = NAMES[0]
+        kept = [n for n in (await players[first].request(m.InboxRequest)).notes
+                if n.kind == "tournament" and n.ref == tid]
+        assert len(kept) == 4, [n.text for n in kept]
+        assert kept[0].text.endswith(f"you placed {got[first].rank}")  # (newest first)
 
 
 async def test_the_host_cancels_a_running_tournament_from_the_console(short_dir: Any) -> None:

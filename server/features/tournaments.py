@@ -40,6 +40,7 @@ from shared.errors import CastellError
 from shared.scoring import places
 
 if TYPE_CHECKING:
+    from server.features.inbox import Inbox
     from server.runtime.directory import Directory
     from server.store.base import Store
 
@@ -173,7 +174,8 @@ class Tournaments:
                  clock: Callable[[], float] = time.time,
                  redis: Callable[[], Any] | None = None,
                  lease_key: str = "", node_id: str = "", lease_ms: int = 5000) -> None:
-        """``tell(account, push)``: the live push to a player (their inbox, once it exists);
+        """``tell(account, push)``: the push to a player (:func:`told_and_kept`: live, and kept
+        in their inbox);
         ``organisers``: the names of the accounts that may create tournaments, casefolded
         (None: any account);
         ``redis``: a function giving a cluster's Redis client (None until the node joined
@@ -413,3 +415,26 @@ class Tournaments:
             await self.tell(account, push)
         except Exception as exc:
             log.warning("tournament push to %s failed: %s", account, exc)
+
+
+def told_and_kept(deliver: Callable[[str, Any], Awaitable[None]], inbox: Inbox
+                  ) -> Callable[[str, Any], Awaitable[None]]:
+    """The director's ``tell``: a push ``deliver``ed live to every connection of the
+    account, and what it says kept in its inbox (server.features.inbox, quietly: the live
+    push said it), so that a player who was away learns of their table and of the end."""
+
+    async def tell(account: str, push: Any) -> None:
+        await deliver(account, push)
+        if isinstance(push, m.TournamentTablePush):
+            text = (f"{push.name}: round {push.round}, you sit it out (a bye)" if push.bye
+                    else f"{push.name}: round {push.round}, your table is room {push.room}")
+        elif isinstance(push, m.TournamentEndedPush):
+            place = f", you placed {push.rank}" if push.rank is not None else ""
+            text = f"{push.name} is {push.status}{place}"
+        else:
+            return
+        await inbox.notify(account, "tournament", text, room=getattr(push, "room", None),
+                           ref=push.tournament, push=False)
+
+    return tell
+

@@ -106,3 +106,13 @@ async def test_the_record_at_the_start_in_the_lobby_and_after_a_game(tmp_path):
         assert [r.room for r in BotResults(tmp_path).results()] == ["rbefore", view.room]
         await c.handle("leave")
         assert c.lobby_lines()[-3:] == anna.notes[-3:]
+
+
+async def test_no_record_is_shown_over_the_first_game_before_any_game_finished(tmp_path):
+    async with serving() as (_, url), \
+            full_screen(url, "Anna", tmp_path, guest=True, make=ResultsController) as anna:
+        c = anna.controller
+        await c.start_play(2, "normal", "random", "new")
+        assert c.mode == "game" and not any("record" in line for line in anna.notes)
+        await c.handle("leave")
+        assert "Your record against the bots: no game finished yet." in c.lobby_lines()

@@ -85,7 +85,9 @@ class ResultsController(Controller):
     async def start_play(self, seats: int, variant: str, level: str,
                          resume: str | None = None) -> None:
         await super().start_play(seats, variant, level, resume)
-        if self.mode == "game":  # (in the lobby, its lines hold the record, under its notes)
+        # (in the lobby, its lines hold the record, under its notes; and before any game
+        # finished there is no record to show over the first turn's board)
+        if self.mode == "game" and self.results.by_level(LEVELS):
             self.screen.show(record_lines(self.results))
 
     def lobby_lines(self) -> list[str]:

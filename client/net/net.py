@@ -51,20 +51,8 @@ async def fetch_record(request: Callable[..., Awaitable[Any]], room: str) -> Gam
     the ``record`` reply and, for a long game, the pages that follow it (``next``: asked for
     with ``from``), their actions joined in order. :class:`RecordError` when the pages do not
     follow on from each other."""
-    reply = await request(m.RecordRequest, room=room)
-    game = dict(reply.game)
-    actions = list(game.get("actions") or ())
-    while reply.next is not None:
-        if reply.next != len(actions):
-            raise RecordError(f"the server's record of {room!r} skips or repeats actions "
-                              f"(a page from {reply.next} after {len(actions)})")
-        reply = await request(m.RecordRequest, room=room, from_=reply.next)
-        page = reply.game.get("actions") or ()
-        if not page and reply.next is not None:
-            raise RecordError(f"the server's record of {room!r} has an empty page")
-        actions.extend(page)
-    game["actions"] = actions
-    return GameRecordFile.from_data(game)
+    return GameRecordFile.from_data(
+        await _paged(request, m.RecordRequest, room, "game", "actions", RecordError))
 
 
 async def fetch_review(request: Callable[..., Awaitable[Any]], room: str) -> Review:
@@ -73,20 +61,30 @@ async def fetch_review(request: Callable[..., Awaitable[Any]], room: str) -> Rev
     (``next``: asked for with ``from``), their turns joined in order. The server's
     ``review_progress`` pushes come on the pushes' way meanwhile. :class:`ReviewError` when
     the pages do not follow on from each other or the review cannot be read."""
-    reply = await request(m.ReviewRequest, room=room)
-    data = dict(reply.review)
-    turns = list(data.get("turns") or ())
+    return Review.from_data(
+        await _paged(request, m.ReviewRequest, room, "review", "turns", ReviewError))
+
+
+async def _paged(request: Callable[..., Awaitable[Any]], cls: type, room: str, field: str,
+                 items: str, error: type[Exception]) -> dict[str, Any]:
+    """A reply's map ``field`` whose list ``items`` comes in pages (``next``: asked for
+    with ``from``), the pages' items joined in order; ``error`` when they do not follow on
+    from each other (``record``'s actions, ``review``'s turns)."""
+    what = {"actions": "record", "turns": "review"}.get(items, field)
+    reply = await request(cls, room=room)
+    data = dict(getattr(reply, field))
+    joined = list(data.get(items) or ())
     while reply.next is not None:
-        if reply.next != len(turns):
-            raise ReviewError(f"the server's review of {room!r} skips or repeats turns "
-                              f"(a page from {reply.next} after {len(turns)})")
-        reply = await request(m.ReviewRequest, room=room, from_=reply.next)
-        page = reply.review.get("turns") or ()
+        if reply.next != len(joined):
+            raise error(f"the server's {what} of {room!r} skips or repeats {items} "
+                        f"(a page from {reply.next} after {len(joined)})")
+        reply = await request(cls, room=room, from_=reply.next)
+        page = getattr(reply, field).get(items) or ()
         if not page and reply.next is not None:
-            raise ReviewError(f"the server's review of {room!r} has an empty page")
-        turns.extend(page)
-    data["turns"] = turns
-    return Review.from_data(data)
+            raise error(f"the server's {what} of {room!r} has an empty page")
+        joined.extend(page)
+    data[items] = joined
+    return data
 
 
 #: The largest frame the client accepts from a server.

@@ -27,8 +27,8 @@ changes.
 
 On a lone server the queue is in memory (:class:`LocalQueue`). In a cluster it is one for all
 nodes, in Redis (:class:`RedisQueue`): a hash of wishes; one node at a time matches, under a
-lease (:data:`_LEASE`), and takes a group out of the hash atomically (:data:`_TAKE`: all of
-its wishes, or none when one was cancelled meanwhile). A ``matched`` push for a player of
+lease (:data:`SINGLE_HOLDER_LEASE`), and takes a group out of the hash atomically
+(:data:`_TAKE`: all of its wishes, or none when one was cancelled meanwhile). A ``matched`` push for a player of
 another node goes through Redis too, to the node that holds the player's connection: it is
 put in that node's *inbox* (a hash ``match:inbox:<node>`` of ticket → push, kept
 :data:`INBOX_KEPT_MS`) before a nudge is published on the channel. The node takes its inbox
@@ -271,9 +271,9 @@ return 1
 #: longer than a node cut from Redis keeps its players' wishes (its node key's lease).
 INBOX_KEPT_MS = 120_000
 
-#: The matcher's lease (KEYS[1]): taken when free, renewed when this node's (ARGV[1]), for
-#: ARGV[2] milliseconds. Returns 1 while this node holds it.
-_LEASE = """
+#: The matcher's lease, and the tournaments' director's (KEYS[1]): taken when free, renewed
+#: when this node's (ARGV[1]), for ARGV[2] milliseconds. Returns 1 while this node holds it.
+SINGLE_HOLDER_LEASE = """
 local holder = redis.call('GET', KEYS[1])
 if holder == false or holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -296,7 +296,7 @@ class RedisQueue:
         assert redis is not None
         self.redis = redis
         self._take = redis.register_script(_TAKE)
-        self._lease = redis.register_script(_LEASE)
+        self._lease = redis.register_script(SINGLE_HOLDER_LEASE)
 
     async def add(self, wish: Wish) -> None:
         await self.redis.hset(self.key, wish.ticket, json.dumps(attrs.asdict(wish)))

@@ -14,7 +14,8 @@ round paired; after the last, the tournament is ``finished`` and its standings f
 The whole state of a tournament is one document in the store
 (:meth:`server.store.base.Store.put_tournament`), written with the version it expects: the
 director that lost its lease and wakes late writes nothing. One director runs at a time: on
-a lone server, the server's; in a cluster, the node holding the lease :data:`_LEASE` in Redis
+a lone server, the server's; in a cluster, the node holding its lease in Redis
+(:data:`server.features.matchmaking.SINGLE_HOLDER_LEASE`)
 (renewed every tick, lost when the node dies; another node takes it within the lease's time
 and carries on from the stored document). Rooms made but not yet stored with their round
 when a director dies are left to play out; the next director pairs that round again.
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from server.core import swiss
+from server.features.matchmaking import SINGLE_HOLDER_LEASE
 from server.runtime.loop import stop_tasks
 from server.store.records import TournamentRow
 from shared import messages as m
@@ -52,16 +54,6 @@ OPEN, RUNNING, FINISHED, CANCELLED = "open", "running", "finished", "cancelled"
 #: How many tournaments the ``tournaments`` reply shows (the newest).
 LISTED = 50
 
-#: The director's lease (KEYS[1]): taken when free, renewed when this node's (ARGV[1]), for
-#: ARGV[2] milliseconds. Returns 1 while this node holds it.
-_LEASE = """
-local holder = redis.call('GET', KEYS[1])
-if holder == false or holder == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
-end
-return 0
-"""
 
 
 @attrs.define
@@ -220,7 +212,7 @@ class Tournaments:
         if client is None:  # not joined yet (or leaving): someone else directs
             return False
         if self._lease is None:
-            self._lease = client.register_script(_LEASE)
+            self._lease = client.register_script(SINGLE_HOLDER_LEASE)
         return bool(await self._lease(keys=[self.lease_key],
                                       args=[self.node_id, self.lease_ms]))
 

@@ -25,17 +25,17 @@ still waiting hear ``match_waiting`` (how many of the closest game are found) wh
 changes.
 ``cancel_match`` and a dropped connection leave the queue.
 
-On a lone server the queue is in memory (:class:`LocalQueue`). In a cluster it is one for all
-nodes, in Redis (:class:`RedisQueue`): a hash of wishes; one node at a time matches, under a
-lease (:data:`SINGLE_HOLDER_LEASE`), and takes a group out of the hash atomically
-(:data:`_TAKE`: all of its wishes, or none when one was cancelled meanwhile). A ``matched`` push for a player of
-another node goes through Redis too, to the node that holds the player's connection: it is
-put in that node's *inbox* (a hash ``match:inbox:<node>`` of ticket → push, kept
-:data:`INBOX_KEPT_MS`) before a nudge is published on the channel. The node takes its inbox
-on the nudge, each time its subscription is confirmed again after a cut (the nudge may have
-been published meanwhile, and a channel keeps nothing), and at each of its matcher's rounds;
-it deletes an entry once delivered (a push delivered twice finds its ticket gone the second
-time and is dropped), so no match waits on a message that was lost.
+On a lone server the queue is in memory (:class:`LocalQueue`). In a cluster it is one for
+all nodes, in Redis (:class:`RedisQueue`): a hash of wishes; one node at a time matches,
+under a lease (:data:`SINGLE_HOLDER_LEASE`), and takes a group out of the hash atomically
+(:data:`_TAKE`: all of its wishes, or none when one was cancelled meanwhile). A ``matched``
+push for a player of another node goes through Redis too, to the node that holds the
+player's connection: it is put in that node's *inbox* (a hash ``match:inbox:<node>`` of
+ticket → push, kept :data:`INBOX_KEPT_MS`) before a nudge is published on the channel. The
+node takes its inbox on the nudge, each time its subscription is confirmed again after a cut
+(the nudge may have been published meanwhile, and a channel keeps nothing), and at each of
+its matcher's rounds; it deletes an entry once delivered (a push delivered twice finds its
+ticket gone the second time and is dropped), so no match waits on a message that was lost.
 """
 
 from __future__ import annotations

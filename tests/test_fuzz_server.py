@@ -41,7 +41,9 @@ from tests.support.hostile import (
 from tests.support.servers import serving
 from tests.support.wire_strategies import actions, msgpack_values, requests
 
-pytestmark = pytest.mark.timeout(120)
+#: One worker runs this module's tests (`--dist loadgroup` in .ci/run), so that its module
+#: fixture is made once, not once in every worker that takes one of them.
+pytestmark = [pytest.mark.timeout(120), pytest.mark.xdist_group("test_fuzz_server")]
 
 #: Stands for the id of the room where the game beside is played; replaced when sent.
 TABLE = "\x00table-room"

@@ -51,7 +51,9 @@ from shared.solver import FestivalGoal, TallestGoal, best_with_training
 from shared.tower import check_tower, festival_score
 from tests.support.games import sometimes_tallest
 
-pytestmark = pytest.mark.timeout(120)
+#: One worker runs this module's tests (`--dist loadgroup` in .ci/run), so that its module
+#: fixture is made once, not once in every worker that takes one of them.
+pytestmark = [pytest.mark.timeout(120), pytest.mark.xdist_group("test_review")]
 
 #: The tests' budget: small, so that a whole game is reviewed in a second or two.
 SMALL = Budget(samples=1, candidates=2)

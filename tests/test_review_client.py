@@ -25,7 +25,9 @@ from shared.review import Budget, Review, review_game
 from tests.support.screens import Sized, until
 from tests.support.terminal import ROOT, Terminal, client_env
 
-pytestmark = pytest.mark.timeout(90)
+#: One worker runs this module's tests (`--dist loadgroup` in .ci/run), so that its module
+#: fixture is made once, not once in every worker that takes one of them.
+pytestmark = [pytest.mark.timeout(90), pytest.mark.xdist_group("test_review_client")]
 
 SMALL = Budget(samples=1, candidates=2)
 

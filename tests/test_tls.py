@@ -27,7 +27,9 @@ from client.net.tls import client_ssl_context
 from shared import messages as m
 from tests.support.servers import ServerProcess, run_server_cli, serving
 
-pytestmark = pytest.mark.timeout(60)
+#: One worker runs this module's tests (`--dist loadgroup` in .ci/run), so that its module
+#: fixture is made once, not once in every worker that takes one of them.
+pytestmark = [pytest.mark.timeout(60), pytest.mark.xdist_group("test_tls")]
 
 
 @attrs.frozen

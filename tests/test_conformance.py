@@ -515,9 +515,10 @@ class Lab:
                     assert token.encode() not in data, msg["type"]
 
     async def open(self, name: str | None = None, *,
-                   subprotocols: tuple[str, ...] = (SUBPROTOCOL,)) -> Peer:
+                   subprotocols: tuple[str, ...] = (SUBPROTOCOL,),
+                   compression: str | None = None) -> Peer:
         ws = await ws_connect(self.url, subprotocols=list(subprotocols),  # type: ignore[arg-type]
-                              compression=None, ping_interval=None, max_size=None)
+                              compression=compression, ping_interval=None, max_size=None)
         assert ws.subprotocol == SUBPROTOCOL
         peer = Peer(ws, self)
         self.peers.append(peer)
@@ -1087,6 +1088,27 @@ async def act(peer: Peer, kind: str, **fields: Any) -> int:
     ok = await peer.call("action", kind=kind, **fields)
     assert set(ok) == {"type", "re", "version"}
     return ok["version"]
+
+
+async def test_with_compression_on_each_member_gets_the_same_pushes_framed_its_own_way():
+    # A push is framed once for the members that take it as it is; a connection that
+    # negotiated compression frames its own (server.runtime.connection.write_frame). Both
+    # kinds of member see the same versions and views, and the Lab checks every frame.
+    async with Lab(compression=True) as lab:
+        anna = await lab.open("Anna")  # no compression: the shared frame
+        made = await anna.call("create_room", name="R", seats=2)
+        biel = await lab.open("Biel", compression="deflate")
+        assert biel.ws.protocol.extensions  # deflate was agreed
+        await biel.call("join_room", room=made["room"])
+        watcher = await lab.open("Watcher", compression="deflate")
+        await watcher.call("join_room", room=made["room"], **{"as": "spectator"})
+        await anna.call("start_game")
+        view = (await anna.state(lambda s: s["view"]["status"] == "playing"))["view"]
+        actor = anna if view["turn"] == 0 else biel
+        version = await act(actor, "end_turn")
+        seen = [(await peer.state(lambda s: s["version"] == version))["view"]
+                for peer in (anna, biel, watcher)]
+        assert seen[0] == seen[1] == seen[2] and seen[0]["turn"] != view["turn"]
 
 
 async def test_a_whole_game_against_a_bot_with_a_spectator(lab):

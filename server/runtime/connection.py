@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
 from server.core.limits import TokenBucket
 from server.edge.states import ConnState, Move, transition
@@ -49,6 +50,38 @@ _ids = itertools.count(1)
 #: A lossy push (chat) is left out for a connection with more than this fraction of its
 #: write-buffer limit unread.
 LOSSY_FRACTION = 0.5
+
+
+#: The last payload framed, and its frame: a push goes to every member of a room one after
+#: the other, so one entry is framed once for all of them.
+_framed: tuple[bytes, bytes] | None = None
+
+
+def frame_of(data: bytes) -> bytes:
+    """``data`` as one unmasked binary frame, as a server sends it (RFC 6455 §5.2), made
+    once for the members of a room that are sent the same bytes in a row."""
+    global _framed
+    last = _framed
+    if last is not None and last[0] is data:
+        return last[1]
+    frame = Frame(Opcode.BINARY, data).serialize(mask=False, extensions=[])
+    _framed = (data, frame)
+    return frame
+
+
+def write_frame(ws: ServerConnection, data: bytes) -> None:
+    """Send ``data`` to ``ws`` as one binary frame without waiting. Where websockets' own
+    path would frame it exactly so (the connection open, no extension such as compression
+    that makes each connection's frame its own, no fragmented message or write of its own
+    pending), the frame shared by every member is written to the transport directly;
+    otherwise websockets frames it (``broadcast``, which skips a connection not open)."""
+    protocol = ws.protocol
+    if (protocol.state is State.OPEN and not protocol.extensions
+            and not protocol.expect_continuation_frame and not protocol.writes
+            and ws.send_in_progress is None):
+        ws.transport.write(frame_of(data))
+    else:
+        broadcast([ws], data)
 
 
 class CastellWebSocket(ServerConnection):
@@ -119,6 +152,7 @@ class Connection:
         #: Whether it takes view patches (said at hello), and the id of the view it was
         #: shown last (:class:`server.core.room.Shown`; None: none, in this room).
         self.patches = False
+        self.packed = False
         self.shown: int | None = None
         self._closer: asyncio.Task[None] | None = None
         #: The one timer of :meth:`watch`, and the timeouts it enforces (hello, idle).
@@ -145,7 +179,7 @@ class Connection:
                 and transport.get_write_buffer_size() > self.write_limit * LOSSY_FRACTION):
             self.dropped += 1
             return
-        broadcast([self.ws], data)
+        write_frame(self.ws, data)
         if self.metrics is not None:
             self.metrics.sent += len(data)
         self.last_sent = time.monotonic()
@@ -163,7 +197,7 @@ class Connection:
         data = None
         base = push.base
         if self.patches and base is not None and base.id == self.shown:
-            data = push.patch()
+            data = push.packed() if self.packed else push.patch()
         self.shown = push.shown.id
         if self.metrics is not None:
             self.metrics.pushed += 1
@@ -259,11 +293,13 @@ class Connection:
         (:func:`server.edge.states.transition`)."""
         self.state = transition(self.state, move)
 
-    def said_hello(self, name: str, patches: bool) -> None:
-        """The connection said hello: it goes by ``name`` now, in the lobby."""
+    def said_hello(self, name: str, patches: bool, *, packed: bool = False) -> None:
+        """The connection said hello: it goes by ``name`` now, in the lobby; it takes view
+        patches (``patches``), packed (``packed``: :mod:`shared.packed`) or not."""
         self.move(Move.HELLO)
         self.name = name
         self.patches = patches
+        self.packed = packed
 
     def enter(self, room: RoomRunner, *, seated: bool) -> None:
         """The connection is now in ``room``, as a player or a spectator."""

@@ -15,10 +15,10 @@ member). Paced runs wait a think time (0.5–1.5× ``think``) before each action
 (``think`` 0) go as fast as replies come. Every run is bounded: it stops by itself after its
 seconds, every wait has a timeout, and a room that times out stops being driven.
 
-Castell's clients ask for view patches at ``hello`` unless told not to (``patches=False``):
-each then applies every ``patch`` push to the view it holds, as the real client does. Every
-member counts the bytes it receives, so a run says how many bytes each action costs the
-room's members (its ``bytes_per_action``).
+Castell's clients ask for view patches at ``hello``, packed (:mod:`shared.packed`), unless
+told not to (``patches=False``): each then applies every ``patch`` (or ``p``) push to the
+view it holds, as the real client does. Every member counts the bytes it receives, so a run
+says how many bytes each action costs the room's members (its ``bytes_per_action``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from bench.common import ROOT, cpu_seconds, percentile, rss_kib
 from server.config import SUBPROTOCOL, ServerConfig
+from shared import packed
 from shared.board import ADJACENT, ALL_SEGMENT, MAX_RANK, REGIONS, SPECIAL_TILE, Variant
 from shared.patch import apply
 
@@ -133,7 +134,7 @@ def peek(data: bytes) -> tuple[str | None, int | None]:
         key = unpacker.unpack()
         if key == "type":
             kind = unpacker.unpack()
-        elif key == "version":
+        elif key == "version" or key == "v":  # (a packed patch's version: shared.packed)
             version = unpacker.unpack()
         else:
             unpacker.skip()
@@ -170,10 +171,15 @@ class Member:
                 now = time.perf_counter()
                 self.received += len(data)
                 kind, version = peek(data)
-                if kind == "patch":  # applied at once: the next one applies to its result
-                    patch = msgpack.unpackb(data)
-                    view = apply(self.view, patch["changes"])
+                if kind == "patch" or kind == packed.TYPE:
+                    # applied at once: the next one applies to its result
+                    if kind == "patch":
+                        changes = msgpack.unpackb(data)["changes"]
+                    else:
+                        changes = packed.unpack(msgpack.unpackb(data, strict_map_key=False))[2]
+                    view = apply(self.view, changes)
                     self._push, self._view = None, view
+                    kind = "patch"
                 if kind == "state" and version is not None and version >= self.version:
                     self._push, self._view = data, None
                 if kind == "state" or kind == "patch":
@@ -324,7 +330,8 @@ class Room:
         if self.kind != "bare":
             for i, member in enumerate(self.members):
                 await member.request({"type": "hello", "name": f"load{self.index}-{i}",
-                                      **({"patches": True} if self.patches else {})})
+                                      **({"patches": True, "packed": True}
+                                         if self.patches else {})})
 
     @property
     def view(self) -> dict[str, Any]:

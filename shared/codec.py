@@ -27,6 +27,7 @@ from typing import Any, Final
 import attrs
 import msgpack
 
+from shared import packed
 from shared.actions import Recorded, action_fields
 from shared.errors import ProtocolError
 from shared.messages import (
@@ -76,9 +77,10 @@ def _refuse_ext(code: int, data: bytes) -> Any:
 
 
 def unpack(data: Any, *, max_size: int | None = None,
-           limits: FrameLimits = DEFAULT_LIMITS) -> Any:
+           limits: FrameLimits = DEFAULT_LIMITS, number_keys: bool = False) -> Any:
     """The one MessagePack value in ``data``, within ``limits`` (``max_size``, when given,
-    replaces ``limits.frame``).
+    replaces ``limits.frame``). With ``number_keys``, a map key may be an integer too (a
+    ``p`` push's key codes, :mod:`shared.packed`).
 
     Raises :class:`ProtocolError` (``bad_message``, ``re`` None) for anything that is not one
     well-formed value within the limits, including a text (``str``) frame.
@@ -91,7 +93,7 @@ def unpack(data: Any, *, max_size: int | None = None,
         raise ProtocolError(f"a frame may hold at most {max_size} bytes", code="bad_message")
     unpacker = msgpack.Unpacker(
         raw=False,
-        strict_map_key=True,
+        strict_map_key=not number_keys,
         use_list=True,
         max_buffer_size=max(max_size, 1),
         max_str_len=limits.string,
@@ -110,11 +112,11 @@ def unpack(data: Any, *, max_size: int | None = None,
                             code="bad_message") from None
     if trailing:
         raise ProtocolError("the frame holds bytes after its message", code="bad_message")
-    _guard(value, limits.depth)
+    _guard(value, limits.depth, number_keys)
     return value
 
 
-def _guard(value: Any, max_depth: int) -> None:
+def _guard(value: Any, max_depth: int, number_keys: bool = False) -> None:
     # Depth and key check without recursion: a hostile frame cannot exhaust the stack.
     # Only containers go on the stack (a scalar needs no check), in the order they are met,
     # so the first breach found is the one a walk over every value would find; a view holds
@@ -134,7 +136,7 @@ def _guard(value: Any, max_depth: int) -> None:
                     push((sub, depth))
             continue
         for key, sub in item.items():
-            if type(key) is not str:
+            if type(key) is not str and not (number_keys and type(key) is int):
                 raise ProtocolError("map keys must be strings", code="bad_message")
             if type(sub) is dict or type(sub) is list:
                 push((sub, depth))
@@ -154,10 +156,24 @@ def decode_request(data: Any, *, max_size: int | None = None,
 
 
 def decode_server(data: Any, *, max_size: int | None = None,
-                  limits: FrameLimits = DEFAULT_LIMITS) -> ServerMessage:
+                  limits: FrameLimits = DEFAULT_LIMITS,
+                  packed_room: str | None = None) -> ServerMessage:
     """The reply or push in one frame, as a client reads it; a request type is
-    ``unknown_type``."""
-    value = unpack(data, max_size=max_size, limits=limits)
+    ``unknown_type``.
+
+    A client that asked for packed patches gives ``packed_room``, the room it is in: a ``p``
+    push then comes back as the :class:`~shared.messages.Patch` it stands for, of that room
+    (:mod:`shared.packed`); every other frame is read as without it."""
+    if packed_room is None:
+        value = unpack(data, max_size=max_size, limits=limits)
+        return from_wire(value, sender="server")  # type: ignore[return-value]
+    value = unpack(data, max_size=max_size, limits=limits, number_keys=True)
+    if type(value) is dict and value.get("type") == packed.TYPE:
+        base, version, changes, events = packed.unpack(value)
+        value = {"type": Patch.TYPE, "room": packed_room, "base": base, "version": version,
+                 "changes": changes, "events": events}
+    else:
+        _guard(value, limits.depth)  # any other frame: its keys strings, as always
     return from_wire(value, sender="server")  # type: ignore[return-value]
 
 

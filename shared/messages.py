@@ -91,6 +91,9 @@ class Hello:
     #: Whether this connection takes view patches (an addition: :class:`Patch`); left off
     #: the wire when false, so a server that does not know it is not asked.
     patches: bool = attrs.field(default=False, metadata={OMIT_NONE: True})
+    #: Whether its patches come packed (an addition, with ``patches``: :class:`PackedPatch`);
+    #: left off the wire when false.
+    packed: bool = attrs.field(default=False, metadata={OMIT_NONE: True})
 
 
 @attrs.frozen
@@ -439,6 +442,21 @@ class Patch:
     version: Version
     changes: tuple[Any, ...] = attrs.field(converter=_changes)
     events: tuple[dict[str, Any], ...] = attrs.field(converter=_events)
+
+
+@attrs.frozen
+class PackedPatch:
+    """Push (an addition, to a connection that said ``packed`` at hello): a :class:`Patch`
+    told shorter (:mod:`shared.packed`): ``b`` its base, ``v`` its version, ``c`` its changes
+    and ``e`` its events, map keys as the table's codes; of the room the connection is in.
+    A client reads it with :func:`shared.codec.decode_server` (``packed_room``), which gives
+    the :class:`Patch` back."""
+
+    TYPE: ClassVar[str] = "p"
+    b: Version
+    v: Version
+    c: tuple[Any, ...] = attrs.field(converter=_changes)
+    e: tuple[Any, ...] = attrs.field(converter=_changes)
 
 
 @attrs.frozen
@@ -1219,7 +1237,7 @@ Message = Request | ServerMessage | Leaderboard | ProfileRequest | QuickMatch | 
     | Follow | Unfollow | FriendsRequest | PresenceRequest | Block | Unblock \
     | InboxRequest | FriendsReply | InboxReply | NotePush | InboxNewPush \
     | ChallengeRequest | ChallengeSent | AcceptChallenge | DeclineChallenge \
-    | CancelChallenge | ChallengePush | ChallengeEndedPush
+    | CancelChallenge | ChallengePush | ChallengeEndedPush | PackedPatch
 
 #: Client → server messages by ``type``.
 REQUEST_TYPES: Final[dict[str, type]] = {
@@ -1414,3 +1432,6 @@ REQUEST_TYPES.update({cls.TYPE: cls for cls in (Follow, Unfollow, FriendsRequest
                                                 InboxRequest)})
 SERVER_TYPES.update({cls.TYPE: cls for cls in (FriendsReply, InboxReply, NotePush,
                                                InboxNewPush)})
+
+
+SERVER_TYPES.update({PackedPatch.TYPE: PackedPatch})

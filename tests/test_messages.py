@@ -38,7 +38,7 @@ PROTOCOL_REPLIES_AND_PUSHES = {"welcome", "rooms", "joined", "ok", "error", "sta
                                "review_progress", "tournaments", "tournament",
                                "tournament_table", "tournament_ended",
                                "friends", "inbox", "note", "inbox_new",
-                               "challenge_sent", "challenge", "challenge_ended"}
+                               "challenge_sent", "challenge", "challenge_ended", "p"}
 
 
 def test_registries_hold_the_protocol_types_by_direction():

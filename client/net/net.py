@@ -7,7 +7,9 @@ client, the bots' load generator and the tests all speak through it.
 
 It asks for view patches at ``hello`` (``patches``, docs/protocol.md): a ``patch`` push is
 applied to the view it holds (:func:`shared.patch.apply`) and queued as the ``state`` push of
-the whole view it makes, so whoever reads the pushes sees whole views either way. A patch
+the whole view it makes, so whoever reads the pushes sees whole views either way. It asks
+for them packed too (``packed``: ``p`` pushes, :mod:`shared.packed`), which read as the same
+``patch``. A patch
 that does not fit the view held (another base, or a path the view lacks) is dropped and the
 whole view asked for again (``resync``).
 
@@ -125,6 +127,8 @@ class GameClient:
         self.views = 0
         self.patched = 0
         self.resyncs = 0
+        #: Whether this connection's patches come packed (said at hello, and taken).
+        self.packed = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self.closed = asyncio.Event()
         self._reader = asyncio.create_task(self._read())
@@ -167,17 +171,23 @@ class GameClient:
         return reply
 
     async def hello(self, name: str, key: str | None = None, *,
-                    patches: bool = True) -> m.Welcome:
+                    patches: bool = True, packed: bool = True) -> m.Welcome:
         """Say hello as ``name``; with ``key``, signed in to that key's account (registered
-        under ``name`` the first time). View patches are asked for unless told not to (a
-        server that does not know them refuses the field: then hello again without)."""
-        if not patches:
-            return await self.request(m.Hello, name=name, key=key)
-        try:
-            return await self.request(m.Hello, name=name, key=key, patches=True)
-        except ServerError as exc:
-            if exc.code != "invalid_field" or exc.error.field != "patches":
-                raise
+        under ``name`` the first time). View patches are asked for unless told not to, and
+        packed (:mod:`shared.packed`) unless told not to; a server that does not know one
+        refuses its field: then hello again without it."""
+        asks = [{"patches": True, "packed": True}] if patches and packed else []
+        asks += [{"patches": True}] if patches else []
+        for fields in asks:
+            try:
+                welcome: m.Welcome = await self.request(m.Hello, name=name, key=key, **fields)
+            except ServerError as exc:
+                if exc.code != "invalid_field" or exc.error.field not in fields:
+                    raise
+                continue
+            self.packed = "packed" in fields
+            return welcome
+        self.packed = False
         return await self.request(m.Hello, name=name, key=key)
 
     async def identify(self) -> str | None:
@@ -221,7 +231,9 @@ class GameClient:
                 if isinstance(data, str):
                     continue
                 try:
-                    msg = decode_server(data, max_size=MAX_SIZE)
+                    msg = decode_server(data, max_size=MAX_SIZE, packed_room=(
+                        None if not self.packed else
+                        self.view.room if self.view is not None else ""))
                 except ProtocolError as exc:
                     self._refused(data, exc)
                     continue

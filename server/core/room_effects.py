@@ -11,7 +11,8 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
-from shared.codec import encode_patch, encode_state
+from shared import packed
+from shared.codec import encode_patch, encode_state, event_to_wire
 from shared.patch import diff
 from shared.state import GameState
 
@@ -83,6 +84,8 @@ class Push(Generic[M]):
     base: Shown | None = None
     _data: bytes | None = None
     _patch: bytes | None = None
+    _packed: bytes | None = None
+    _changes: list[Any] | None = None
     _patched: bool = False
 
     @property
@@ -96,15 +99,33 @@ class Push(Generic[M]):
     def patch(self) -> bytes | None:
         """The ``patch`` push against ``base``; None when there is no base, or the view
         changed too much for a patch to be worth it."""
+        if self._patch is None and self._diffed() is not None:
+            assert self.base is not None and self._changes is not None
+            self._patch = encode_patch(self.room, self.base.version, self.shown.version,
+                                       self._changes, self.events)
+        return self._patch
+
+    def packed(self) -> bytes | None:
+        """The same patch as a ``p`` push (:mod:`shared.packed`), for the members that take
+        patches packed; None when :meth:`patch` is."""
+        if self._packed is None and self._diffed() is not None:
+            assert self.base is not None and self._changes is not None
+            self._packed = packed.encode(self.base.version, self.shown.version,
+                                         self._changes,
+                                         tuple(event_to_wire(e) for e in self.events))
+        return self._packed
+
+    def _diffed(self) -> list[Any] | None:
+        """The changes from ``base`` (computed once); None when there is no base or too many
+        changes for a patch to be worth it."""
         if not self._patched:
             self._patched = True
             base = self.base
             if base is not None:
                 changes = diff(base.view, self.shown.view)
                 if len(changes) <= MAX_CHANGES:
-                    self._patch = encode_patch(self.room, base.version, self.shown.version,
-                                               changes, self.events)
-        return self._patch
+                    self._changes = changes
+        return self._changes
 
 
 @attrs.frozen

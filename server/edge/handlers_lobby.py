@@ -17,7 +17,7 @@ from server.edge.dispatch import reply
 from server.edge.states import ConnState
 from server.features.ratings import check_may_sit
 from shared import messages as m
-from shared.errors import CastellError, RoomMoved, RoomNotFound
+from shared.errors import CastellError, ProtocolError, RoomMoved, RoomNotFound
 from shared.messages import PROTOCOL_VERSION
 
 if TYPE_CHECKING:
@@ -41,6 +41,9 @@ class LobbyHandlers:
 
     async def hello(self, conn: Connection, msg: m.Hello) -> None:
         requests = self.requests
+        if msg.packed and not msg.patches:
+            raise ProtocolError("packed patches need patches: say patches true too",
+                                code="invalid_field", field="packed")
         name = clean_name(msg.name)  # trimmed; no invisible characters, no mixed scripts
         requests.moderation.check_name(name)
         if msg.key is not None:
@@ -59,7 +62,7 @@ class LobbyHandlers:
                 raise CastellError(f"{name!r} is the name of an account of this server: "
                                    "choose another name", code="name_taken")
             self.accounts.detach(conn)
-        conn.said_hello(name, msg.patches)
+        conn.said_hello(name, msg.patches, packed=msg.packed)
         log.info("%s is %r%s", conn.id, name, " (signed in)" if conn.account else "")
         reply(conn, m.Welcome(re=msg.id, player=conn.id, server=SERVER_VERSION,
                               protocol=PROTOCOL_VERSION, account=conn.account is not None,

@@ -34,8 +34,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from shared import turn
 from shared.actions import (
     Build,
@@ -52,6 +50,7 @@ from shared.actions import (
 )
 from shared.errors import GameOver, NotYourTurn, RuleError
 from shared.events import ActionTaken, Event, GameEnded, Resigned, Undone
+from shared.evolve import evolve
 from shared.legal import legal_actions
 from shared.rounds import end_turn
 from shared.scoring import final_scores
@@ -89,7 +88,7 @@ def apply(state: GameState, seat: int, action: Recorded) -> tuple[GameState, lis
     new, events = handler(state, seat, action)
     # an ended turn cannot be taken back: the next one starts with no steps
     step = None if isinstance(action, EndTurn) else TurnStep(state, action)
-    new = attrs.evolve(new, undo=step)
+    new = evolve(new, undo=step)
     return new, [ActionTaken(seat=seat, action=action_fields(action)), *events]
 
 
@@ -113,11 +112,11 @@ def _resign(state: GameState, seat: int, action: Resign) -> tuple[GameState, lis
     # The turn under way goes on: another seat's keeps its steps (each resigned as well);
     # the resigner's own is played out from here by whoever plays the seat now.
     steps = None if seat == state.turn else _resigned_steps(state.undo, resigned)
-    new = attrs.evolve(state, resigned=resigned, undo=steps)
+    new = evolve(state, resigned=resigned, undo=steps)
     events: list[Event] = [Resigned(seat=seat)]
     if action.ends or len(left) < 2:
         scores, winners = final_scores(new.players, resigned)
-        new = attrs.evolve(new, turn=None, done=(), scores=scores, winners=winners, undo=None)
+        new = evolve(new, turn=None, done=(), scores=scores, winners=winners, undo=None)
         events.append(GameEnded(scores=scores, winners=winners))
     return new, events
 
@@ -126,6 +125,6 @@ def _resigned_steps(step: TurnStep | None, resigned: tuple[int, ...]) -> TurnSte
     """The turn's undo steps, each state before them with ``resigned`` as it is now."""
     if step is None:
         return None
-    before = attrs.evolve(step.before, resigned=resigned,
+    before = evolve(step.before, resigned=resigned,
                           undo=_resigned_steps(step.before.undo, resigned))
     return TurnStep(before, step.action)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import attrs
-
 from shared.board import PRIZE_BY_RANK
 from shared.events import FestivalResolved, FestivalResult
+from shared.evolve import evolve
 from shared.state import Festival, GameState, Player, Taken
 from shared.tower import enters_festival, festival_score
 
@@ -66,18 +65,18 @@ def resolve(state: GameState, index: int) -> tuple[GameState, FestivalResolved]:
 
     for seat in order:
         player = players[seat]
-        player = attrs.evolve(player, best=max(player.best, scores[seat]))  # §5.2 never down
+        player = evolve(player, best=max(player.best, scores[seat]))  # §5.2 never down
         won = prize_of[seat]
         if won is not None:
-            player = attrs.evolve(player, prizes=(*player.prizes, Taken(won, festival.region)))
+            player = evolve(player, prizes=(*player.prizes, Taken(won, festival.region)))
         if seat == claimer:
-            player = attrs.evolve(
+            player = evolve(
                 player, sizes=(*player.sizes, Taken(festival.size, festival.region))
             )
         players[seat] = player
     festivals = list(state.festivals)
-    festivals[index] = attrs.evolve(festival, done=True)
-    state = attrs.evolve(
+    festivals[index] = evolve(festival, done=True)
+    state = evolve(
         state, players=tuple(players), prizes=supply, festivals=tuple(festivals)
     )
     results = tuple(

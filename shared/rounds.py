@@ -8,10 +8,9 @@ clockwise and the next round — or, after round 10, final scoring.
 
 from __future__ import annotations
 
-import attrs
-
 from shared.board import REFILL_ROUNDS, REGIONS, ROUNDS
 from shared.events import Event, GameEnded, Refilled, RoundStarted, TurnStarted
+from shared.evolve import evolve
 from shared.festival import resolve_round
 from shared.scoring import final_scores
 from shared.state import GameState
@@ -28,7 +27,7 @@ def refill(state: GameState) -> tuple[GameState, Refilled]:
         del bag[:need]
         drawn[region] = sorted(new, reverse=True)
         regions.append(tuple(sorted((*here, *new), reverse=True)))
-    state = attrs.evolve(state, bag=tuple(bag), regions=tuple(regions))
+    state = evolve(state, bag=tuple(bag), regions=tuple(regions))
     return state, Refilled(drawn=drawn)
 
 
@@ -38,7 +37,7 @@ def end_turn(state: GameState) -> tuple[GameState, list[Event]]:
     taken = state.turns_taken + 1
     if taken < state.seats:
         seat = (state.turn + 1) % state.seats
-        return attrs.evolve(state, turn=seat, turns_taken=taken, done=()), [TurnStarted(seat)]
+        return evolve(state, turn=seat, turns_taken=taken, done=()), [TurnStarted(seat)]
     return end_round(state)
 
 
@@ -51,10 +50,10 @@ def end_round(state: GameState) -> tuple[GameState, list[Event]]:
         events.append(refilled)
     # §8.3 the wheel turns by itself: what it shows is computed from the round number
     first = (state.first + 1) % state.seats
-    state = attrs.evolve(state, first=first, turns_taken=0, done=())
+    state = evolve(state, first=first, turns_taken=0, done=())
     if state.round >= ROUNDS:
         scores, winners = final_scores(state.players, state.resigned)
-        state = attrs.evolve(state, turn=None, scores=scores, winners=winners)
+        state = evolve(state, turn=None, scores=scores, winners=winners)
         return state, [*events, GameEnded(scores=scores, winners=winners)]
-    state = attrs.evolve(state, round=state.round + 1, turn=first)
+    state = evolve(state, round=state.round + 1, turn=first)
     return state, [*events, RoundStarted(round=state.round, first=first), TurnStarted(first)]

@@ -1,9 +1,10 @@
 """The game state of ``docs/rules.md`` as frozen attrs classes.
 
 A :class:`GameState` is a complete, immutable snapshot; the engine returns a new one for
-every applied action (changes go through ``attrs.evolve``). Per-region data is kept in
-tuples indexed like :data:`shared.board.REGIONS` (board order). The bag's order is part of
-the state because refills draw from it, but it is secret: only its length is ever shown.
+every applied action (changes go through :func:`shared.evolve.evolve`). Per-region data is
+kept in tuples indexed like :data:`shared.board.REGIONS` (board order). The bag's order is
+part of the state because refills draw from it, but it is secret: only its length is ever
+shown.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import attrs
 
 from shared.actions import Action
 from shared.board import REGION_INDEX, REGIONS, SKILLS, wheel_segments, wheel_tile_index
+from shared.evolve import evolve
 
 
 def _sorted_desc(sizes: Iterable[int]) -> tuple[int, ...]:
@@ -38,7 +40,7 @@ class Skills:
         return {s.value: getattr(self, s.value) for s in SKILLS}
 
     def raised(self, skill: str) -> Skills:
-        return attrs.evolve(self, **{skill: getattr(self, skill) + 1})
+        return evolve(self, **{skill: getattr(self, skill) + 1})
 
 
 #: What a :class:`Taken` holds: a tile id or a prize name (str), or a size (int).
@@ -103,7 +105,7 @@ class Prizes:
         return getattr(self, prize)
 
     def take(self, prize: str) -> Prizes:
-        return attrs.evolve(self, **{prize: getattr(self, prize) - 1})
+        return evolve(self, **{prize: getattr(self, prize) - 1})
 
 
 @attrs.frozen

@@ -14,8 +14,6 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
-import attrs
-
 from shared.actions import EFFECT_FIELD, Build, Dismantle, Move, Recruit, Special, Train
 from shared.board import (
     ALL_SEGMENT,
@@ -30,6 +28,7 @@ from shared.board import (
 )
 from shared.errors import RuleError
 from shared.events import Event, Performed, Trained
+from shared.evolve import evolve
 from shared.state import GameState, Player, Taken
 from shared.tower import check_tile, check_tower
 
@@ -63,11 +62,11 @@ def _count(n: int, size: int) -> str:
 def _with_player(state: GameState, player: Player, **changes: Any) -> GameState:
     players = list(state.players)
     players[player.seat] = player
-    return attrs.evolve(state, players=tuple(players), **changes)
+    return evolve(state, players=tuple(players), **changes)
 
 
 def _mark_done(state: GameState, kind: str) -> GameState:
-    return attrs.evolve(state, done=(*state.done, kind))
+    return evolve(state, done=(*state.done, kind))
 
 
 def _once(state: GameState, kind: str) -> None:
@@ -120,7 +119,7 @@ def _move_to(state: GameState, seat: int, target: object) -> GameState:
         refuse("already_there", f"your pawn is already in {REGION_NAMES[region]}")
     if here is not None and not adjacent(here, region):
         refuse("not_adjacent", f"{REGION_NAMES[region]} is not adjacent to {REGION_NAMES[here]}")
-    return _with_player(state, attrs.evolve(player, region=region))
+    return _with_player(state, evolve(player, region=region))
 
 
 def _take(state: GameState, seat: int, sizes: tuple[int, ...]) -> GameState:
@@ -137,7 +136,7 @@ def _take(state: GameState, seat: int, sizes: tuple[int, ...]) -> GameState:
             )
     regions = list(state.regions)
     regions[REGION_INDEX[region]] = _without(here, sizes)
-    player = attrs.evolve(player, team=(*player.team, *sizes))
+    player = evolve(player, team=(*player.team, *sizes))
     return _with_player(state, player, regions=tuple(regions))
 
 
@@ -156,10 +155,10 @@ def _perform(state: GameState, seat: int, value: object) -> Result:
     if not check.legal:
         refuse(check.code, check.reason)
     rows = list(state.rows)
-    rows[REGION_INDEX[region]] = attrs.evolve(
+    rows[REGION_INDEX[region]] = evolve(
         row, tiles=tuple(t for t in row.tiles if t != tile_id), tokens=0
     )
-    player = attrs.evolve(
+    player = evolve(
         player,
         tiles=(*player.tiles, Taken(tile_id, region)),
         taken_tokens=player.taken_tokens + row.tokens,
@@ -245,7 +244,7 @@ def train(state: GameState, seat: int, action: Train) -> Result:
         )
     if player.skills.rank(tile) >= MAX_RANK:
         refuse("rank_max", f"{tile.capitalize()} is already at rank {MAX_RANK}")
-    state = _with_player(state, attrs.evolve(player, skills=player.skills.raised(tile)))
+    state = _with_player(state, evolve(player, skills=player.skills.raised(tile)))
     return _mark_done(state, "train"), [Trained(seat=seat, tile=tile)]
 
 
@@ -260,8 +259,8 @@ def special(state: GameState, seat: int, action: Special) -> Result:
     # §4 the spent token goes on the row of the pawn's region, before a special move
     rows = list(state.rows)
     row = rows[REGION_INDEX[region]]
-    rows[REGION_INDEX[region]] = attrs.evolve(row, tokens=row.tokens + 1)
-    state = _with_player(state, attrs.evolve(player, tokens=player.tokens - 1), rows=tuple(rows))
+    rows[REGION_INDEX[region]] = evolve(row, tokens=row.tokens + 1)
+    state = _with_player(state, evolve(player, tokens=player.tokens - 1), rows=tuple(rows))
     state, events = _do_effect(state, seat, effect, value)
     return _mark_done(state, "special"), events
 
@@ -281,7 +280,7 @@ def build(state: GameState, seat: int, action: Build) -> Result:
     for size, wanted in sorted(Counter(s for level in levels for s in level).items(), reverse=True):
         if wanted > have[size]:
             refuse("not_in_team", f"your team has {_count(have[size], size)}")
-    return _with_player(state, attrs.evolve(player, tower=levels)), []
+    return _with_player(state, evolve(player, tower=levels)), []
 
 
 def dismantle(state: GameState, seat: int, action: Dismantle) -> Result:
@@ -289,4 +288,4 @@ def dismantle(state: GameState, seat: int, action: Dismantle) -> Result:
     player = state.players[seat]
     if not player.tower:
         refuse("no_tower", "you have no tower to dismantle")
-    return _with_player(state, attrs.evolve(player, tower=())), []
+    return _with_player(state, evolve(player, tower=())), []

@@ -335,13 +335,15 @@ class ViewParts:
     copies what it changes).
     """
 
-    __slots__ = ("festivals", "players", "rows", "wheel")
+    __slots__ = ("festivals", "players", "regions", "rows", "wheel")
 
     def __init__(self) -> None:
         self.players: dict[int, tuple[Player, SeatInfo | None, dict[str, Any]]] = {}
         self.wheel: tuple[tuple[str, ...], int, str, dict[str, str]] | None = None
         self.festivals: tuple[tuple[Festival, ...], list[dict[str, Any]]] | None = None
         self.rows: tuple[tuple[Row, ...], dict[str, Any]] | None = None
+        #: Each region's castellers and pawns, and the map made of them.
+        self.regions: dict[str, tuple[tuple[int, ...], list[int], dict[str, Any]]] = {}
 
 
 def build_view(room: RoomInfo, state: GameState | None,
@@ -361,13 +363,20 @@ def build_view(room: RoomInfo, state: GameState | None,
     if state is None:
         return converter.unstructure(make_view(room, state), View)
     seats = _seat_info(room)
+    prizes = state.prizes
+    if parts is None:
+        parts = ViewParts()
     pawns: dict[str, list[int]] = {r: [] for r in REGIONS}
     for p in state.players:
         if p.region is not None:
             pawns[p.region].append(p.seat)
-    prizes = state.prizes
-    if parts is None:
-        parts = ViewParts()
+    regions: dict[str, Any] = {}
+    for r, c in zip(REGIONS, state.regions, strict=True):
+        known_region = parts.regions.get(r)
+        if known_region is None or known_region[0] is not c or known_region[1] != pawns[r]:
+            known_region = parts.regions[r] = (
+                c, pawns[r], {"castellers": sorted(c, reverse=True), "pawns": pawns[r]})
+        regions[r] = known_region[2]
     wheel = parts.wheel
     if (wheel is None or wheel[0] is not state.wheel or wheel[1] != state.round
             or wheel[2] != state.variant):
@@ -402,10 +411,7 @@ def build_view(room: RoomInfo, state: GameState | None,
         "deadline": room.deadline,
         "bag": len(state.bag),
         "wheel": wheel[3],
-        "regions": {
-            r: {"castellers": sorted(c, reverse=True), "pawns": pawns[r]}
-            for r, c in zip(REGIONS, state.regions, strict=True)
-        },
+        "regions": regions,
         "festivals": festivals[1],
         "performances": rows[1],
         "prizes": {"trophy": prizes.trophy, "medal": prizes.medal, "ribbon": prizes.ribbon},

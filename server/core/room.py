@@ -276,6 +276,8 @@ class Room(Generic[M]):
                              stand_in=None if rated else "normal")
         self.versions = RoomVersions(room_id, now=now, fenced=fenced)
         self.views: RoomViews[M] = RoomViews(self)
+        #: The facts :meth:`info` made last, and what they were made of.
+        self._info: tuple[tuple[Any, ...], RoomInfo] | None = None
         self.extras = RoomExtras(rated=rated)
 
     @classmethod
@@ -325,26 +327,38 @@ class Room(Generic[M]):
         return room, [*effects, *room.resume_play(now=now)]
 
     def info(self) -> RoomInfo:
-        return RoomInfo(
+        """The room's facts as a view shows them: made again only when one of them changed
+        (a change of the game's state alone, most changes, keeps them), so that the view
+        of every change does not build the seats again."""
+        extras, game = self.extras, self.game
+        ratings, before, provisional = extras.ratings, extras.ratings_before, extras.provisional
+        seats = tuple((s.index, s.name, s.bot is not None, s.connected, ratings.get(s.index),
+                       before.get(s.index), provisional.get(s.index))
+                      for s in self.presence.seats if s is not None)
+        key = (seats, tuple(self.presence.spectators.values()), game.status, game.deadline,
+               extras.unrated, self.private, self.name, game.turn_seconds)
+        cached = self._info
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        info = RoomInfo(
             room=self.id,
             name=self.name,
             variant=self.variant,
             seats=self.size,
-            turn_seconds=self.turn_seconds,
-            status=self.status,
-            deadline=self.deadline,
+            turn_seconds=game.turn_seconds,
+            status=game.status,
+            deadline=game.deadline,
             players=tuple(
-                SeatInfo(seat=s.index, name=s.name, bot=s.bot is not None, connected=s.connected,
-                         rating=self.ratings.get(s.index),
-                         rating_before=self.ratings_before.get(s.index),
-                         provisional=self.provisional.get(s.index))
-                for s in self.seats
-                if s is not None
+                SeatInfo(seat=index, name=name, bot=bot, connected=connected, rating=rating,
+                         rating_before=rating_before, provisional=provisional_)
+                for index, name, bot, connected, rating, rating_before, provisional_ in seats
             ),
-            spectators=tuple(self.spectators.values()),
-            unrated=self.unrated,
+            spectators=key[1],
+            unrated=extras.unrated,
             private=self.private,
         )
+        self._info = (key, info)
+        return info
 
     # -- the one write path ----------------------------------------------------------------
 

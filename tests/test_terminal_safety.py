@@ -29,9 +29,9 @@ from client.local.seats import SeatStore
 from client.net.net import GameClient, ServerError
 from client.net.session import Session
 from client.screens.render import chat_text, event_lines, render, render_plain
-from client.screens.sanitize import safe
 from shared import messages as m
 from shared.errors import ProtocolError
+from shared.sanitize import safe
 from shared.view import parse_view
 from shared.wire import printable
 from tests.support import sample_views

@@ -1,9 +1,11 @@
-"""Neutralising text that comes from the server before it reaches the terminal.
+"""Neutralising text that comes from other people before it reaches a terminal or a page.
 
 Player names, room names and chat lines are typed by other people. Printed as they are, an
 escape sequence in a name could recolour the screen, move the cursor, set the window title or
 reverse the reading direction of a line. :func:`safe` removes all of that; every string the
-client shows that did not originate in the client itself goes through it first.
+client shows that did not originate in the client itself goes through it first; the server's
+web pages (``server.web``) put the same text through it before HTML escaping, so that a page
+read in a text browser, or copied into a terminal, is as safe.
 """
 
 from __future__ import annotations

@@ -58,26 +58,52 @@ async def fetch(url: str, path: str, headers: dict[str, str] | None = None) -> F
     return Fetched(int(status_line.split()[1]), found, body)
 
 
+#: The elements of HTML that have no end tag.
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                  "source", "track", "wbr"})
+
+
 class Parsed(HTMLParser):
     """A page read by the standard library's HTML parser: every start tag with its
-    attributes, the links (``href``, ``src``, ``action``) and the text."""
+    attributes, the links (``href``, ``src``), the forms' actions, the text, and every
+    element left open or closed out of order (``problems``)."""
 
     def __init__(self, text: str) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
         self.links: list[str] = []
+        self.actions: list[str] = []
         self.chunks: list[str] = []
+        self.problems: list[str] = []
+        self._open: list[str] = []
         self.feed(text)
         self.close()
+        self.problems += [f"<{tag}> never closed" for tag in self._open]
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+    def _start(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, attrs))
         for name, value in attrs:
-            if name in ("href", "src", "action") and value is not None:
+            if name in ("href", "src") and value is not None:
                 self.links.append(value)
+            elif name == "action" and value is not None:
+                self.actions.append(value)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._start(tag, attrs)
+        if tag not in VOID:
+            self._open.append(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
+        self._start(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self._open or self._open[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self._open[-1:] or 'nothing'}")
+            if tag in self._open:
+                while self._open.pop() != tag:
+                    pass
+            return
+        self._open.pop()
 
     def handle_data(self, data: str) -> None:
         self.chunks.append(data)
@@ -92,13 +118,15 @@ class Parsed(HTMLParser):
         found = [tag for tag, _ in self.tags if tag == "script"]
         found += [f"{tag} {name}" for tag, attrs in self.tags for name, _ in attrs
                   if name.lower().startswith("on")]
-        found += [link for link in self.links if link.strip().lower().startswith("javascript")]
+        found += [link for link in [*self.links, *self.actions]
+                  if link.strip().lower().startswith("javascript")]
         return found
 
 
 async def crawl(url: str, start: str = "/", limit: int = 300) -> dict[str, Fetched]:
     """Every page of this server reachable by links from ``start`` (at most ``limit``),
-    by path (its query included), each fetched once."""
+    by path (its query included), each fetched once. A replay's steps are followed from
+    its game's page, not from one step to the next (a game has hundreds)."""
     seen: dict[str, Fetched] = {}
     todo = [start]
     while todo and len(seen) < limit:
@@ -114,6 +142,8 @@ async def crawl(url: str, start: str = "/", limit: int = 300) -> dict[str, Fetch
             if parts.scheme or parts.netloc or link.startswith("data:"):
                 continue  # not a page of this server
             local = parts.path + (f"?{parts.query}" if parts.query else "")
+            if "step=" in path and "step=" in local:
+                continue
             if local not in seen and local not in todo:
                 todo.append(local)
     return seen

@@ -398,3 +398,23 @@ async def test_a_page_request_writes_nothing_to_the_log_at_info(caplog):
             await fetch(url, "/")
             await fetch(url, "/nope")
         assert [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO] == []
+
+
+async def test_a_page_is_only_read_head_has_no_body_and_a_post_is_refused():
+    async with serving() as (_, url):
+        host, port = url.removeprefix("ws://").rsplit(":", 1)
+
+        async def raw(request: bytes) -> bytes:
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(request)
+            data = await reader.read()
+            writer.close()
+            return data
+
+        got = await fetch(url, "/")
+        asked = f"HEAD / HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+        head, _, body = (await raw(asked)).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200") and body == b""
+        assert f"Content-Length: {len(got.body)}".encode() in head
+        posted = await raw(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        assert posted.startswith(b"HTTP/1.1 405") and b"Allow: GET, HEAD" in posted

@@ -51,12 +51,14 @@ def wants_upgrade(headers: Headers) -> bool:
                for value in headers.get_all("Upgrade") for token in value.split(","))
 
 
-def http_response(page: Page) -> Response:
+def http_response(page: Page, *, body: bool = True) -> Response:
     """A web page (:class:`server.web.answers.Page`) as the HTTP response websockets sends
-    (and then closes the connection: one page per connection)."""
+    (and then closes the connection: one page per connection); without its ``body`` for a
+    HEAD request (its length said all the same)."""
     headers = Headers([("Date", email.utils.formatdate(usegmt=True)), ("Connection", "close"),
                        ("Content-Length", str(len(page.body))), *page.all_headers()])
-    return Response(page.status, HTTPStatus(page.status).phrase, headers, page.body)
+    return Response(page.status, HTTPStatus(page.status).phrase, headers,
+                    page.body if body else b"")
 
 
 def forwarded_for(headers: Headers) -> str | None:
@@ -162,11 +164,17 @@ class Admission:
         if self.moderation.address_ban(address) is not None:
             return quiet(connection).respond(HTTPStatus.FORBIDDEN,
                                              "Your address is barred from this server.\n")
+        method = getattr(request, "method", "GET")
+        if method not in ("GET", "HEAD"):  # the pages are read, never posted to
+            response = quiet(connection).respond(HTTPStatus.METHOD_NOT_ALLOWED,
+                                                 "Pages here are only read (GET).\n")
+            response.headers["Allow"] = "GET, HEAD"
+            return response
         headers = request.headers
         proto = headers.get("X-Forwarded-Proto") if self.config.trust_proxy else None
         page = await web.answer(request.path, address, headers.get("Host"), proto)
         quiet(connection)
-        return http_response(page)
+        return http_response(page, body=method == "GET")
 
     def _release(self, connection: ServerConnection) -> None:
         address = self.admitted.pop(connection, None)

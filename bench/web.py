@@ -76,6 +76,9 @@ def _paths(which: str, ids: list[str], rng: random.Random) -> Callable[[], str]:
     def live() -> str:
         return f"/rooms/{rng.choice(ids)}"
 
+    if which == "each":  # every room once, in turn
+        rooms = iter(ids * 1000)
+        return lambda: f"/rooms/{next(rooms)}"
     if which == "home":
         return lambda: "/"
     if which == "health":
@@ -86,14 +89,16 @@ def _paths(which: str, ids: list[str], rng: random.Random) -> Callable[[], str]:
 
 
 async def closed_loop(host: str, port: int, paths: Callable[[], str], fetchers: int,
-                      stop: float) -> tuple[int, int]:
-    """``fetchers`` fetching one page after another until ``stop`` (Unix time): pages
-    answered 200, and any other answer."""
+                      stop: float, count: int | None = None) -> tuple[int, int]:
+    """``fetchers`` fetching one page after another until ``stop`` (Unix time), or until
+    ``count`` pages were asked for: pages answered 200, and any other answer."""
     ok = bad = 0
+    asked = 0
 
     async def fetcher() -> None:
-        nonlocal ok, bad
-        while time.time() < stop:
+        nonlocal ok, bad, asked
+        while time.time() < stop and (count is None or asked < count):
+            asked += 1
             if await get(host, port, paths()) == 200:
                 ok += 1
             else:
@@ -134,7 +139,7 @@ async def paced(host: str, port: int, paths: Callable[[], str], rate: float,
     return ok, bad
 
 
-async def fetch_load(order: dict[str, Any]) -> dict[str, int]:
+async def fetch_load(order: dict[str, Any]) -> dict[str, Any]:
     """The browsers' side (run in its own process, :func:`fetching`): wait for the order's
     ``start`` (Unix time), then fetch as it says until ``start + seconds``."""
     host, port = _where(order["url"])
@@ -144,11 +149,12 @@ async def fetch_load(order: dict[str, Any]) -> dict[str, int]:
     if order["rate"]:
         ok, bad = await paced(host, port, paths, order["rate"], stop)
     else:
-        ok, bad = await closed_loop(host, port, paths, order["fetchers"], stop)
-    return {"ok": ok, "bad": bad}
+        ok, bad = await closed_loop(host, port, paths, order["fetchers"], stop,
+                                    order.get("count"))
+    return {"ok": ok, "bad": bad, "seconds": time.time() - order["start"]}
 
 
-async def fetching(order: dict[str, Any]) -> dict[str, int]:
+async def fetching(order: dict[str, Any]) -> dict[str, Any]:
     """:func:`fetch_load` in a process of its own (``python -m bench.web --fetch``, the
     order on its stdin): what it fetched."""
     proc = await asyncio.create_subprocess_exec(
@@ -158,7 +164,7 @@ async def fetching(order: dict[str, Any]) -> dict[str, int]:
     out, _ = await proc.communicate(json.dumps(order).encode())
     if proc.returncode != 0:
         raise RuntimeError(f"the page fetcher failed (exit {proc.returncode})")
-    result: dict[str, int] = json.loads(out)
+    result: dict[str, Any] = json.loads(out)
     return result
 
 
@@ -196,21 +202,25 @@ async def measure(url: str, pid: int, args: argparse.Namespace) -> None:
     print(f"{len(rooms)} rooms of four players, every game started; pages fetched from a "
           "process of their own")
     rows = [["page", "pages/s", "server CPU/page", "not 200"]]
-    for name, which in (("/", "home"), ("/rooms/ID (live game)", "live")):
+    runs = (("/", "home", None), ("/rooms/ID, each room's first (made)", "each", len(ids)),
+            ("/rooms/ID (live game, made)", "live", None))
+    for name, which, count in runs:
         order = {**base, "paths": which, "seconds": min(1.0, args.seconds)}
-        await fetching({**order, "start": time.time() + STARTUP})  # warm
+        if count is None:
+            await fetching({**order, "start": time.time() + STARTUP})  # warm
         cpu0 = cpu_seconds(pid)
-        got = await fetching({**order, "seconds": args.seconds,
-                              "start": time.time() + STARTUP})
+        got = await fetching({**order, "seconds": args.seconds if count is None else 600.0,
+                              "count": count, "start": time.time() + STARTUP})
         cpu = cpu_seconds(pid) - cpu0
-        rows.append([name, f"{got['ok'] / args.seconds:,.0f}",
+        rows.append([name, f"{got['ok'] / max(got['seconds'], 1e-3):,.0f}",
                      f"{cpu / max(got['ok'], 1) * 1e3:.2f}ms", str(got["bad"])])
-    print(f"pages/s: {args.fetchers} fetchers in a closed loop, {args.seconds:g} s each")
+    print(f"pages/s: {args.fetchers} fetchers in a closed loop, {args.seconds:g} s each (each "
+          "room's first page: until every room's is made)")
     print(table(rows))
 
     played = rooms[:args.played]
     mixed = {**base, "paths": "mixed"}
-    cases = {
+    cases: dict[str, dict[str, Any] | None] = {
         "none (baseline)": None,
         f"{args.page_rate:g}/s of /health, no page made": {**base, "paths": "health",
                                                            "rate": args.page_rate},
@@ -220,8 +230,8 @@ async def measure(url: str, pid: int, args: argparse.Namespace) -> None:
     pooled = {name: Stats(window=(0.0, 0.0)) for name in cases}
     fetched = dict.fromkeys(cases, 0)
     for _ in range(args.repeat):
-        for name, order in cases.items():
-            stats, pages = await round_trips(played, args.think, args.seconds, order)
+        for name, asked in cases.items():
+            stats, pages = await round_trips(played, args.think, args.seconds, asked)
             pooled[name].rtt += stats.rtt
             pooled[name].errors += stats.errors
             pooled[name].timeouts += stats.timeouts

@@ -56,5 +56,9 @@ def safe(text: object) -> str:
     the result in ``rich.text.Text`` objects, never through markup parsing.
     """
     s = text if isinstance(text, str) else str(text)
+    if s.isprintable():
+        # No escape, control, separator or direction character (each of them is one that
+        # str.isprintable refuses): nothing to remove. The common case, kept quick.
+        return s
     s = _SEQUENCE.sub("", s)
     return "".join(_clean_char(ch) for ch in s)

@@ -49,7 +49,8 @@ def event_lines(view: View, events: Sequence[Mapping[str, Any]],
     """The last ``limit`` lines of ``events`` (wire maps, oldest first), as the terminal's
     log writes them: a training folded with the skill it raised, each action with the
     region it happened in, a festival's results under its title."""
-    kept = [e for e in events if e.get("kind") not in LEFT_OUT]
+    # the lines come from the last events; a few more give their regions and foldings
+    kept = [e for e in events if e.get("kind") not in LEFT_OUT][-limit * 3:]
     folded = d.fold_training(kept)
     lines: list[Line] = []
     for event, where in zip(folded, d.regions_at(folded, view), strict=True):

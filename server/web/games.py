@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("castell.web")
 
 #: History entries (versions) a live page reads for its last events.
-HISTORY_ENTRIES: Final = 40
+HISTORY_ENTRIES: Final = 24
 #: Finished games whose replays are kept at once (each a few hundred states).
 REPLAYS_KEPT: Final = 16
 #: Seconds a finished game's page is kept before its review is looked for again.

@@ -19,9 +19,8 @@ from server.web.answers import NotFound, Page
 from server.web.cache import Cache
 from server.web.render import render
 from server.web.sources import Sources, finished_game
-from shared.describe import seat_name
 from shared.errors import CastellError
-from shared.view import RoomStatus, make_view
+from shared.view import RoomStatus
 
 if TYPE_CHECKING:
     from server.web.pages import Site
@@ -86,8 +85,8 @@ class HomePages:
             room = runner.room
             state = room.state
             line["round"] = state.round if state is not None else None
-            view = make_view(room.info(), state)
-            line["players"] = [seat_name(view, p.seat) for p in view.players]
+            line["players"] = [p.name for p in sorted(room.info().players,
+                                                      key=lambda p: p.seat)]
         return line
 
     def _online(self) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import msgpack
@@ -33,7 +34,7 @@ from shared.codec import event_to_wire
 from shared.describe import status_text
 from shared.replay import record_steps
 from shared.review import Review, ReviewError
-from shared.view import RoomInfo, RoomStatus, SeatInfo, make_view
+from shared.view import RoomInfo, RoomStatus, SeatInfo, View, make_view
 
 if TYPE_CHECKING:
     from server.runtime.runner import RoomRunner
@@ -55,7 +56,7 @@ class GamePages:
     """``/rooms/ID``, ``/games/ID`` and its record (see the module docstring)."""
 
     def __init__(self, sources: Sources, cache: Cache[Page], *,
-                 clock: Any = time.time) -> None:
+                 clock: Callable[[], float] = time.time) -> None:
         self.sources = sources
         self.cache = cache
         self.replays: Cache[Replay] = Cache(REPLAYS_KEPT)
@@ -105,7 +106,7 @@ class GamePages:
         state = steps[-1][0]
         return self._room_page(make_view(info, state), events, site)
 
-    def _room_page(self, view: Any, events: list[dict[str, Any]], site: Site) -> Page:
+    def _room_page(self, view: View, events: list[dict[str, Any]], site: Site) -> Page:
         shown_board = b.board(view, events, self.clock())
         playing = view.status != RoomStatus.FINISHED
         return Page(200, render("room.html", site=site, room=view.room, board=shown_board,

@@ -24,6 +24,7 @@ from client.local.keys import new_key
 from client.net.net import GameClient
 from server.ops.export import record_file
 from server.store import open_store
+from server.web.games import FRESH
 from shared import messages as m
 from shared.record import GameRecordFile
 from tests.support.servers import serving
@@ -223,12 +224,18 @@ async def test_a_live_game_s_page_is_made_once_per_version_and_follows_the_game(
         # Anna's turn (the bot may play first): the room waits for her, its version stays
         await play_seat(anna, live.seat, random.Random(5), until_round=1)
         cache = server.web.pages.cache
+        now = [1000.0]
+        cache.clock = lambda: now[0]  # the pages' time, moved on by the test
         first = await fetch(url, f"/rooms/{live.room}")
         misses = cache.misses
         for _ in range(5):
             assert (await fetch(url, f"/rooms/{live.room}")).body == first.body
         assert cache.misses == misses  # the same version: made once
         await play_seat(anna, live.seat, random.Random(5), until_round=2)
+        # the game moved on: shown as it stood at most FRESH seconds ago, not made again
+        assert (await fetch(url, f"/rooms/{live.room}")).body == first.body
+        assert cache.misses == misses
+        now[0] += FRESH
         later = await fetch(url, f"/rooms/{live.room}")
         assert cache.misses > misses and later.body != first.body
         text = Parsed(later.text).text

@@ -5,7 +5,9 @@ and ``/games/ID/record`` (its record, for ``castell replay``).
 A room this server has in memory is shown from its public view (:meth:`Room.info` and its
 state, as every member is pushed them) and its history's last events; its page is cached by
 the room's version and public facts, so a change makes a new page and a page asked for a
-thousand times between two changes is made once. A room not in memory (unloaded, or served
+thousand times between two changes is made once; and a game that changes faster than that
+is shown as it stood at most :data:`FRESH` seconds ago, so that its page is made at most so
+often however fast it moves. A room not in memory (unloaded, or served
 by another node of a cluster) is read from the store and replayed for its page, which is
 kept a few seconds. A private room is never shown, nor its game: its pages answer as those
 of a room that does not exist. A finished game is replayed once (off the event loop) and
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("castell.web")
 
+#: Seconds a live game's page is served as it is, however the game moved meanwhile (its
+#: watchers reload every --web-refresh seconds, 5 unless told).
+FRESH: Final = 2.0
 #: History entries (versions) a live page reads for its last events.
 HISTORY_ENTRIES: Final = 24
 #: Finished games whose replays are kept at once (each a few hundred states).
@@ -72,11 +77,18 @@ class GamePages:
             room = runner.room
             if room.private:
                 raise NotFound(room_id)
+            # A game that moves faster than its watchers reload is shown as it was at most
+            # FRESH seconds ago: its page is made at most that often, however many ask.
+            latest = self.cache.peek(("latest", room_id, site))
+            if latest is not None:
+                return latest
             info = room.info()
             key = ("room", room_id, room.version, info, site)
             # the time left on a turn is said as of the page: made again once a refresh old
-            return await self.cache.get(key, lambda: self._live(runner, info, site),
+            page = await self.cache.get(key, lambda: self._live(runner, info, site),
                                         ttl=refresh if info.deadline is not None else None)
+            self.cache.put(("latest", room_id, site), page, ttl=FRESH)
+            return page
         return await self.cache.get(("stored room", room_id, site),
                                     lambda: self._stored(room_id, site), ttl=refresh)
 

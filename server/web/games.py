@@ -64,6 +64,9 @@ class GamePages:
                  clock: Callable[[], float] = time.time) -> None:
         self.sources = sources
         self.cache = cache
+        #: The page made last for each room, for :data:`FRESH` seconds (on the cache's
+        #: clock); the pages themselves are the cache's.
+        self.latest: Cache[Page] = Cache(cache.size, clock=lambda: cache.clock())
         self.replays: Cache[Replay] = Cache(REPLAYS_KEPT)
         self.clock = clock
 
@@ -79,7 +82,7 @@ class GamePages:
                 raise NotFound(room_id)
             # A game that moves faster than its watchers reload is shown as it was at most
             # FRESH seconds ago: its page is made at most that often, however many ask.
-            latest = self.cache.peek(("latest", room_id, site))
+            latest = self.latest.peek((room_id, site))
             if latest is not None:
                 return latest
             info = room.info()
@@ -87,7 +90,7 @@ class GamePages:
             # the time left on a turn is said as of the page: made again once a refresh old
             page = await self.cache.get(key, lambda: self._live(runner, info, site),
                                         ttl=refresh if info.deadline is not None else None)
-            self.cache.put(("latest", room_id, site), page, ttl=FRESH)
+            self.latest.put((room_id, site), page, ttl=FRESH)
             return page
         return await self.cache.get(("stored room", room_id, site),
                                     lambda: self._stored(room_id, site), ttl=refresh)

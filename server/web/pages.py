@@ -21,8 +21,9 @@ from server.web.home import HomePages
 from server.web.people import PeoplePages
 from server.web.sources import Sources
 
-#: Pages kept at once (the least recently asked for go first).
-PAGES_KEPT: Final = 512
+#: Pages kept at once (the least recently asked for go first): a live page for each room
+#: a server holds by default (--max-rooms), and the others.
+PAGES_KEPT: Final = 2048
 
 
 @attrs.frozen

@@ -27,6 +27,8 @@ BENCHMARKS: dict[str, list[str]] = {
     "mygames": ["--games", "20", "--turns", "6", "--calls", "20"],
     "botshare": ["--rooms", "5", "--turns", "1", "--think", "0.1"],
     "review": ["--games", "1"],
+    "web": ["--rooms", "50", "--played", "5", "--seconds", "2", "--page-rate", "50",
+            "--repeat", "1"],
 }
 
 

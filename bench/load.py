@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -71,12 +71,12 @@ class ServerProcess:
 
 def server_command(kind: str, connections: int, profile: str | None = None,
                    db: str = ":memory:", group_commit: bool = True,
-                   loop: str = "asyncio") -> list[str]:
+                   loop: str = "asyncio", extra: Sequence[str] = ()) -> list[str]:
     """The command line of a ``castell`` or ``bare`` server sized for ``connections``
     (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`), on the
     database ``db`` with group commit on or off, on the event loop ``loop``
-    (:mod:`server.runtime.loop`). Its bots (the ``bots`` case) act 0.1 s
-    apart, so that they think often in a short run."""
+    (:mod:`server.runtime.loop`), with the ``extra`` flags of a castell server. Its bots
+    (the ``bots`` case) act 0.1 s apart, so that they think often in a short run."""
     python = [sys.executable, *(["-m", "bench.cpuprofile", profile] if profile else [])]
     if kind == "bare":
         return [*python, "-m", "bench.bare", "--port", "0", "--loop", loop]
@@ -90,16 +90,18 @@ def server_command(kind: str, connections: int, profile: str | None = None,
         # every bench client connects from 127.0.0.1: lift the budget of one address too
         "--address-rate", "1000000", "--address-burst", "1000000", "--bot-delay", "0.1",
         # thousands of clients opened from one process may say hello late: not measured here
-        "--hello-timeout", "300",
+        "--hello-timeout", "300", *extra,
     ]
 
 
 @contextlib.contextmanager
 def running(kind: str, connections: int, profile: str | None = None, db: str = ":memory:",
-            group_commit: bool = True, loop: str = "asyncio") -> Iterator[ServerProcess]:
-    """Start a server of ``kind`` and stop it (SIGTERM, then SIGKILL) on the way out."""
+            group_commit: bool = True, loop: str = "asyncio",
+            extra: Sequence[str] = ()) -> Iterator[ServerProcess]:
+    """Start a server of ``kind`` (a castell one with the ``extra`` flags) and stop it
+    (SIGTERM, then SIGKILL) on the way out."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = server_command(kind, connections, profile, db, group_commit, loop)
+    command = server_command(kind, connections, profile, db, group_commit, loop, extra)
     with tempfile.TemporaryFile(mode="w+") as log:
         proc = subprocess.Popen(command, cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=log, text=True)

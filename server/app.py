@@ -50,6 +50,8 @@ from server.runtime.thinking import Thinkers
 from server.store import open_store
 from server.store.base import Store
 from server.store.sqlite import MEMORY
+from server.web.router import Web
+from server.web.sources import Sources
 from shared.logs import frame_safe_logger
 from shared.messages import SUBPROTOCOL
 from shared.review import Budget
@@ -139,9 +141,6 @@ class CastellServer:
         self.presence = Presence(self.accounts, self.cluster)
         self.social = Social(self.store, self.accounts, self.presence, self.inbox)
         self.matchmaker = Matchmaker(cfg, self.lobby, self.ratings, self.directory)
-        self.admission = Admission(cfg, moderation=self.moderation,
-                                   metrics=self.metrics if cfg.metrics_listen is None
-                                   else None)
         #: Who this server is, read from its store at the start (server.features.identity).
         self.identity = Identity(self.store)
         #: Finished games' reviews, computed in the bot workers and kept in the store.
@@ -160,6 +159,14 @@ class CastellServer:
             lease_key=f"{cluster.prefix}tournaments:director" if cluster else "",
             node_id=self.cluster.node_id if self.cluster else "",
             lease_ms=cluster.lease_ms if cluster else 5000)
+        #: The web pages a browser is given on the game's port (server.web; None: --web off).
+        self.web: Web | None = Web(cfg, Sources(
+            cfg, self.lobby, self.directory, self.store, self.ratings, self.tournaments,
+            self.accounts, self.presence, connected=lambda: len(self.connections)),
+            metrics=self.metrics) if cfg.web else None
+        self.admission = Admission(cfg, moderation=self.moderation,
+                                   metrics=self.metrics if cfg.metrics_listen is None
+                                   else None, web=self.web)
         self.requests = Requests(cfg, self.lobby, self.directory, accounts=self.accounts,
                                  tournaments=self.tournaments,
                                  ratings=self.ratings, matchmaker=self.matchmaker,

@@ -76,6 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="serve no /metrics (the Prometheus metrics)")
     ops.add_argument("--metrics-listen", default=None, metavar="HOST:PORT",
                      help="serve /metrics there instead of on the game's port")
+    ops.add_argument("--web", choices=("on", "off"), default="on",
+                     help="serve the web pages (the lobby, games in play, replays, players, "
+                          "tournaments) to browsers on the game's port (default on)")
+    ops.add_argument("--web-name", default=d.web_name, metavar="NAME",
+                     help=f"the server's name on its web pages (default {d.web_name})")
+    ops.add_argument("--web-join", default=None, metavar="URL",
+                     help="the address the web pages tell players to join, such as "
+                          "wss://castell.example.org behind a proxy (default: the address "
+                          "the browser used)")
+    ops.add_argument("--web-refresh", type=int, default=d.web_refresh, metavar="SECONDS",
+                     help="how often the page of a game in play reloads itself (default "
+                          f"{d.web_refresh})")
     ops.add_argument("--moderation-refresh", type=float, default=d.moderation_refresh,
                      metavar="SECONDS",
                      help="on a cluster node, how often the bans, mutes and kicks other nodes "
@@ -116,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
           "all its connections")
     limit("--address-burst", float, d.address_burst, "REQUESTS",
           "room requests one address may send in one burst")
+    limit("--web-rate", float, d.web_rate, "PAGES_PER_SECOND",
+          "web pages one address may fetch per second (more: 429)")
+    limit("--web-burst", float, d.web_burst, "PAGES", "web pages one address may fetch in "
+          "one burst")
     limit("--max-connections", int, d.max_connections, "N", "open connections (more: 503)")
     limit("--max-per-address", int, d.max_per_address, "N",
           "open connections from one address (more: 429)")
@@ -277,6 +293,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_spectators=args.max_spectators, room_chat_rate=args.room_chat_rate,
         no_metrics=args.no_metrics, metrics_listen=args.metrics_listen,
         admin_socket=args.admin_socket,
+        web=args.web == "on", web_name=args.web_name[:60] or ServerConfig().web_name,
+        web_join=args.web_join, web_refresh=max(1, args.web_refresh),
+        web_rate=args.web_rate, web_burst=max(1.0, args.web_burst),
         moderation_refresh=max(0.05, args.moderation_refresh),
         leaderboard_min_games=args.leaderboard_min_games,
         rated_turn_seconds=args.rated_turn_seconds, match_interval=args.match_interval,

@@ -56,6 +56,10 @@ class ServerConfig:
     #: server most (list, create, join and leave rooms): more is ``rate_limited``.
     address_rate: float = 20.0
     address_burst: float = 60.0
+    #: Token bucket per address for the web pages (``--web``): pages one address may fetch
+    #: per second, and in one burst; more is HTTP 429.
+    web_rate: float = 5.0
+    web_burst: float = 30.0
 
     # -- connections ------------------------------------------------------------------------
     #: Open connections, those still in their handshake included (more: HTTP 503).
@@ -153,6 +157,15 @@ class ServerConfig:
     metrics_listen: str | None = None
     #: The admin console's Unix socket (None: no console).
     admin_socket: str | None = None
+    #: Serve the web pages on the game's port (server.web, docs/operations.md "Web pages").
+    web: bool = True
+    #: The server's name at the top of every page.
+    web_name: str = "Castell"
+    #: The address the pages tell players to join (``castell URL``); None: the address the
+    #: browser asked (its ``Host``), with ``ws://`` or ``wss://`` as this server speaks.
+    web_join: str | None = None
+    #: Seconds after which a page of a game in play reloads itself.
+    web_refresh: int = 5
     # -- ratings and quick match -------------------------------------------------------------
     #: Seconds between two reads of the stored bans, mutes and kicks on a cluster node (what
     #: the other nodes set meanwhile).

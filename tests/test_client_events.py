@@ -40,12 +40,12 @@ from websockets.typing import Subprotocol
 
 from client.control.controller import Controller
 from client.net.session import RoomState, Session
-from client.screens import describe as d
 from client.screens import eventline
 from client.screens.app import ANSWER_ROOM, TerminalScreen
 from client.screens.eventline import action_brief, entries, pick
 from server.ops.export import record_file
 from server.store import open_store
+from shared import describe as d
 from shared import messages as m
 from shared.actions import EndTurn, action_fields
 from shared.codec import encode

@@ -19,8 +19,8 @@ from client.learn.lessons import LEARNER, LESSONS
 from client.local.learning import LearnProgress
 from client.local.results import BotResults, Result
 from client.modes.learn import LearnController, LessonTable
-from client.screens import describe as d
 from client.screens import rulebook
+from shared import describe as d
 from shared.actions import EndTurn
 from shared.engine import apply
 from shared.errors import RuleError

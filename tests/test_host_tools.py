@@ -138,9 +138,12 @@ async def test_health_and_metrics_answer_one_content_type_and_log_nothing(caplog
 async def test_metrics_can_be_turned_off_or_served_elsewhere(tmp_path):
     async with serving(no_metrics=True) as (_, url):
         status, _ = await http_get(url, "/metrics")
-        assert status == 400  # not a page of this server: a WebSocket endpoint
+        assert status == 404  # not a page of this server (its web pages say so)
+    async with serving(no_metrics=True, web=False) as (_, url):
+        status, _ = await http_get(url, "/metrics")
+        assert status == 400  # no web pages: a WebSocket endpoint, and nothing else
     async with serving(metrics_listen="127.0.0.1:0") as (server, url):
-        assert (await http_get(url, "/metrics"))[0] == 400
+        assert (await http_get(url, "/metrics"))[0] == 404
         port = server._metrics_http.server_address[1]
         parsed = await scrape(f"ws://127.0.0.1:{port}")
         assert ("castell_ready", ()) in parsed

@@ -294,9 +294,12 @@ def test_every_limit_has_a_flag_that_sets_it():
         flag = "--" + field.name.replace("_", "-")
         assert flag in flags, f"{field.name} has no flag"
         default = field.default
-        if isinstance(default, bool):
+        if field.name == "web":  # (on by default: --web off turns it off)
+            argv, want = [flag, "off"], False
+        elif isinstance(default, bool):
             argv, want = [flag], True
-        elif field.name in ("certfile", "keyfile", "metrics_listen", "admin_socket"):
+        elif field.name in ("certfile", "keyfile", "metrics_listen", "admin_socket",
+                            "web_name", "web_join"):
             argv, want = [flag, "some.pem"], "some.pem"
         elif field.name == "organisers":  # (a list of account names)
             argv, want = [flag, "Anna,Biel"], ("Anna", "Biel")

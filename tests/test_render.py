@@ -10,10 +10,10 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from client.screens import describe
 from client.screens.render import FESTIVAL_ROWS, chat_text, print_view, render_plain
 from client.screens.rulebook import rules_page
-from client.screens.sanitize import safe
+from shared import describe
+from shared.sanitize import safe
 from shared.scoring import score_player
 from shared.view import state_from_view
 from tests.support import sample_views as sv
@@ -75,7 +75,7 @@ def test_countdown_needs_a_clock_and_never_goes_negative():
 
 
 def test_a_correspondence_turn_s_time_left_reads_in_hours_and_days():
-    from client.screens.describe import countdown
+    from shared.describe import countdown
 
     assert countdown(1000.0 + 59 * 60 + 59, 1000.0) == "59:59"
     assert countdown(1000.0 + 5 * 3600 + 12 * 60 + 30, 1000.0) == "5 h 12 min"

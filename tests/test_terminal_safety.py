@@ -29,9 +29,9 @@ from client.local.seats import SeatStore
 from client.net.net import GameClient, ServerError
 from client.net.session import Session
 from client.screens.render import chat_text, event_lines, render, render_plain
-from client.screens.sanitize import safe
 from shared import messages as m
 from shared.errors import ProtocolError
+from shared.sanitize import _SEQUENCE, _clean_char, safe
 from shared.view import parse_view
 from shared.wire import printable
 from tests.support import sample_views
@@ -133,6 +133,13 @@ async def _next_chat(client: GameClient) -> m.ChatPush:
        .map("".join))
 def test_safe_leaves_nothing_a_terminal_acts_on(text):
     assert inert(safe(text), lines=False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.characters(codec="utf-8")) | st.lists(st.sampled_from([*ATTACKS, "ab", "["]))
+       .map("".join))
+def test_safe_s_quick_way_for_printable_text_changes_nothing_the_full_one_would(text):
+    assert safe(text) == "".join(_clean_char(ch) for ch in _SEQUENCE.sub("", text))
 
 
 def test_safe_drops_whole_sequences_and_keeps_the_words():

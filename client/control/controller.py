@@ -34,17 +34,17 @@ from client.local.seats import HeldSeat
 from client.local.settings import Settings
 from client.net.net import ServerError
 from client.net.session import RoomState, Session
-from client.screens.describe import mark_regions, score_lines
 from client.screens.render import event_lines
 from client.screens.rulebook import rules_page
-from client.screens.sanitize import safe
 from shared import messages as m
 from shared.actions import Action, EndTurn, Move, Recruit, Special, Train
 from shared.board import ROUNDS
+from shared.describe import mark_regions, score_lines
 from shared.engine import legal_actions
 from shared.errors import CastellError
 from shared.record import GameRecordFile
 from shared.review import Review
+from shared.sanitize import safe
 from shared.state import Skills
 from shared.view import RoomStatus, View, state_from_view
 from shared.wire import ROOM_NAME_MAX

@@ -14,7 +14,6 @@ from typing import Final
 import attrs
 
 from client.control.commands import Chat, CommandError, Help, Quit, did_you_mean
-from client.screens.sanitize import safe
 from shared.messages import (
     TOURNAMENT_TURN_SECONDS,
     Friend,
@@ -24,6 +23,7 @@ from shared.messages import (
     Note,
     ProfileReply,
 )
+from shared.sanitize import safe
 from shared.wire import CHAT_MAX, ROOM_NAME_MAX, TURN_SECONDS_MAX, TURN_SECONDS_MIN
 
 VARIANTS: Final = ("normal", "advanced")

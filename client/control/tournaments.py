@@ -5,8 +5,8 @@ standings and current tables (``tournament N``), and what the ``tournament_table
 from __future__ import annotations
 
 from client.control.lobby import timer_text
-from client.screens.sanitize import safe
 from shared import messages as m
+from shared.sanitize import safe
 
 
 def list_lines(entries: tuple[m.TournamentEntry, ...]) -> list[str]:

@@ -34,10 +34,10 @@ from client.control.controller import Controller, yes_answer
 from client.learn.lessons import LEARNER, LESSONS, Lesson, Verdict
 from client.local.learning import LearnProgress
 from client.net.session import RoomState, Session
-from client.screens.describe import mark_regions
 from client.screens.render import event_lines
 from shared.actions import Action
 from shared.codec import event_to_wire
+from shared.describe import mark_regions
 from shared.engine import apply
 from shared.errors import RuleError
 from shared.events import Event

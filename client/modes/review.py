@@ -26,7 +26,6 @@ from rich.text import Text
 from client.screens.charts import CHARTS
 from client.screens.render import render
 from client.screens.review import plain_lines, summary_lines, turn_lines
-from client.screens.sanitize import safe
 from shared.codec import event_to_wire
 from shared.engine import apply
 from shared.errors import CastellError
@@ -34,6 +33,7 @@ from shared.events import Event
 from shared.record import GameRecordFile
 from shared.replay import record_steps
 from shared.review import DEFAULT_BUDGET, Budget, Review, TurnReview, review_game
+from shared.sanitize import safe
 from shared.state import GameState
 from shared.view import RoomInfo, RoomStatus, SeatInfo, View, make_view
 

@@ -37,7 +37,6 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.typing import Subprotocol
 
-from client.screens.sanitize import safe
 from shared import messages as m
 from shared.actions import Action
 from shared.codec import decode_server, encode, unpack
@@ -46,6 +45,7 @@ from shared.logs import frame_safe_logger
 from shared.patch import apply
 from shared.record import GameRecordFile, RecordError
 from shared.review import Review, ReviewError
+from shared.sanitize import safe
 
 
 async def fetch_record(request: Callable[..., Awaitable[Any]], room: str) -> GameRecordFile:

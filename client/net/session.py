@@ -34,13 +34,13 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI, W
 from client.local.keys import KeyStore
 from client.local.seats import HeldSeat, SeatStore
 from client.net.net import GameClient, ServerError, fetch_record, fetch_review, join_anywhere
-from client.screens.describe import NOTICE_NAME
-from client.screens.sanitize import safe
 from shared import messages as m
 from shared.actions import Action
+from shared.describe import NOTICE_NAME
 from shared.errors import CastellError, ProtocolError
 from shared.record import GameRecordFile
 from shared.review import Review
+from shared.sanitize import safe
 from shared.view import RoomStatus, View, parse_view
 
 FIRST_RETRY = 0.5

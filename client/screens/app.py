@@ -70,14 +70,14 @@ from client.control.completion import CommandCompleter
 from client.control.controller import Controller
 from client.modes.replay import Viewer
 from client.net.session import RoomState
-from client.screens import describe as d
 from client.screens import eventline
 from client.screens.render import render
-from client.screens.sanitize import safe
+from shared import describe as d
 from shared import messages as m
 from shared.errors import CastellError
 from shared.record import GameRecordFile
 from shared.review import Review
+from shared.sanitize import safe
 from shared.view import RoomStatus
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ Three charts, each sized to the screen it is drawn on (80x24 and up):
 * the points lost: each player's expected points lost (:mod:`shared.review`) round by
   round, one bar per player and round.
 
-Names come from a record file and go through :func:`~client.screens.sanitize.safe`.
+Names come from a record file and go through :func:`~shared.sanitize.safe`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Final
 import plotext as plt
 
 from client.screens.render import SEAT_STYLES
-from client.screens.sanitize import safe
 from shared.review import CATEGORIES, Review
+from shared.sanitize import safe
 
 #: Each §9 category's letter in the breakdown, and its short name.
 CATEGORY_MARKS: Final = {"tower": "T", "diversity": "D", "prizes": "P", "sizes": "S",

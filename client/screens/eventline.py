@@ -35,10 +35,10 @@ import attrs
 from rich.console import Console
 from rich.text import Text
 
-from client.screens import describe as d
-from client.screens.describe import Event, Part
 from client.screens.render import seat_style
-from client.screens.sanitize import safe
+from shared import describe as d
+from shared.describe import Event, Part
+from shared.sanitize import safe
 from shared.view import View
 
 #: How many of the log's latest events are read: a few turns, more than any screen shows.

@@ -23,10 +23,10 @@ from client.control.controller import Controller
 from client.net.session import RoomState
 from client.screens.render import chat_text, event_lines, render_plain
 from client.screens.review import plain_lines
-from client.screens.sanitize import safe
 from shared import messages as m
 from shared.record import GameRecordFile
 from shared.review import Review
+from shared.sanitize import safe
 from shared.view import RoomStatus
 
 #: A line that stands for Ctrl-C typed on a terminal (a line read never holds it).

@@ -16,7 +16,7 @@ lines.
 
 The renderer never forces styles: colours and bold are only requests that a Console created
 with ``no_color`` or ``color_system=None`` drops. Text from the server is made safe
-(:func:`client.screens.sanitize.safe`) and put in ``Text`` objects, never parsed as markup.
+(:func:`shared.sanitize.safe`) and put in ``Text`` objects, never parsed as markup.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from rich.table import Table
 from rich.text import Text
 
 from client.control.hints import supply_note, supply_text
-from client.screens import describe as d
-from client.screens.describe import Part
-from client.screens.sanitize import safe
+from shared import describe as d
 from shared.board import REGIONS, ROUNDS
+from shared.describe import Part
+from shared.sanitize import safe
 from shared.state import Row
 from shared.view import Festival, PlayerView, RegionView, RoomStatus, View
 

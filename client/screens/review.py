@@ -4,7 +4,7 @@ board, its summary page, and the whole review as ``--plain`` prints it.
 Everything is read off a :class:`shared.review.Review`; actions are written as the commands
 that play them (:func:`client.control.commands.action_to_command`), towers as ``build``
 writes them. Player names come from a record file and go through
-:func:`~client.screens.sanitize.safe`.
+:func:`~shared.sanitize.safe`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ from typing import Final
 from client.control.commands import action_to_command
 from client.screens.charts import breakdown_table, lost_table, race_table
 from client.screens.charts import table as _table
-from client.screens.describe import region_name
-from client.screens.sanitize import safe
 from shared.actions import Action, EndTurn
 from shared.board import ROUNDS
+from shared.describe import region_name
 from shared.review import (
     CATEGORIES,
     THRESHOLDS,
@@ -29,6 +28,7 @@ from shared.review import (
     TowerCheck,
     TurnReview,
 )
+from shared.sanitize import safe
 
 #: How a mark reads in a sentence.
 MARK_WORDS: Final = {"good": "a good move", "inaccuracy": "an inaccuracy",

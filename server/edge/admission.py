@@ -3,19 +3,23 @@
 :class:`Admission` refuses over plain HTTP what it would only close afterwards (not a Castell
 client, the server full, too many connections from one address), answers ``/health``, and
 counts every admitted connection against its address from its handshake until its socket
-closes, however it closes. An answer over plain HTTP (``/health``, ``/ready``,
-``/metrics``: probes that come every few seconds) writes nothing to the log above DEBUG.
+closes, however it closes. A plain GET that asks for no WebSocket upgrade is a browser's: it
+is given its web page (:mod:`server.web`, unless ``--web off``), never admitted nor counted.
+An answer over plain HTTP (``/health``, ``/ready``, ``/metrics``: probes that come every few
+seconds; and the web pages) writes nothing to the log above DEBUG.
 The limits are :class:`~server.config.ServerConfig` fields,
 explained in ``docs/security.md``.
 """
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import socket
 from collections import Counter
+from collections.abc import Awaitable
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
@@ -26,6 +30,10 @@ from server.features.moderation import Moderation, until
 from server.ops.metrics import CONTENT_TYPE_LATEST, Metrics
 from shared.messages import SUBPROTOCOL
 
+if TYPE_CHECKING:
+    from server.web.answers import Page
+    from server.web.router import Web
+
 log = logging.getLogger("castell.server")
 
 
@@ -35,6 +43,22 @@ def offered_subprotocols(headers: Headers) -> list[str]:
         for value in headers.get_all("Sec-WebSocket-Protocol")
         for token in value.split(",")
     ]
+
+
+def wants_upgrade(headers: Headers) -> bool:
+    """Whether a request asks for the WebSocket upgrade (a browser's page does not)."""
+    return any(token.strip().lower() == "websocket"
+               for value in headers.get_all("Upgrade") for token in value.split(","))
+
+
+def http_response(page: Page, *, body: bool = True) -> Response:
+    """A web page (:class:`server.web.answers.Page`) as the HTTP response websockets sends
+    (and then closes the connection: one page per connection); without its ``body`` for a
+    HEAD request (its length said all the same)."""
+    headers = Headers([("Date", email.utils.formatdate(usegmt=True)), ("Connection", "close"),
+                       ("Content-Length", str(len(page.body))), *page.all_headers()])
+    return Response(page.status, HTTPStatus(page.status).phrase, headers,
+                    page.body if body else b"")
 
 
 def forwarded_for(headers: Headers) -> str | None:
@@ -76,9 +100,10 @@ class Admission:
     """The connection caps of one server (see the module docstring)."""
 
     def __init__(self, config: ServerConfig, *, moderation: Moderation,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None, web: Web | None = None) -> None:
         """``moderation``: the bans checked at the handshake; ``metrics``: served at
-        ``/metrics`` (None: not on this port)."""
+        ``/metrics`` (None: not on this port); ``web``: the web pages a browser is given
+        (None: none, ``--web off``)."""
         self.config = config
         #: Every admitted connection, from process_request until its socket closes, with
         #: the address it counts against: what the connection caps count.
@@ -88,9 +113,13 @@ class Admission:
         self.ready = False
         self.metrics = metrics
         self.moderation = moderation
+        self.web = web
 
-    def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        """websockets' hook: refuse, or admit and count, one connection."""
+    def process_request(self, connection: ServerConnection, request: Request,
+                        ) -> Response | Awaitable[Response] | None:
+        """websockets' hook: refuse, or admit and count, one connection; a browser's
+        request (no upgrade asked) is answered its web page (a coroutine websockets
+        awaits)."""
         if request.path == "/health":
             return quiet(connection).respond(HTTPStatus.OK, "ok\n")
         if request.path == "/ready":
@@ -101,6 +130,8 @@ class Admission:
             del response.headers["Content-Type"]  # (respond's text/plain: one type only)
             response.headers["Content-Type"] = CONTENT_TYPE_LATEST
             return response
+        if self.web is not None and not wants_upgrade(request.headers):
+            return self._page(self.web, connection, request)
         if SUBPROTOCOL not in offered_subprotocols(request.headers):
             return connection.respond(
                 HTTPStatus.BAD_REQUEST,
@@ -125,6 +156,25 @@ class Admission:
             lambda _: self._release(connection))
         bound_send_buffer(connection, self.config.socket_send_buffer)
         return None
+
+    async def _page(self, web: Web, connection: ServerConnection, request: Request,
+                    ) -> Response:
+        """A browser's page, for its address (a barred one gets 403, as at the upgrade)."""
+        address = self.address(connection, request)
+        if self.moderation.address_ban(address) is not None:
+            return quiet(connection).respond(HTTPStatus.FORBIDDEN,
+                                             "Your address is barred from this server.\n")
+        method = getattr(request, "method", "GET")
+        if method not in ("GET", "HEAD"):  # the pages are read, never posted to
+            response = quiet(connection).respond(HTTPStatus.METHOD_NOT_ALLOWED,
+                                                 "Pages here are only read (GET).\n")
+            response.headers["Allow"] = "GET, HEAD"
+            return response
+        headers = request.headers
+        proto = headers.get("X-Forwarded-Proto") if self.config.trust_proxy else None
+        page = await web.answer(request.path, address, headers.get("Host"), proto)
+        quiet(connection)
+        return http_response(page, body=method == "GET")
 
     def _release(self, connection: ServerConnection) -> None:
         address = self.admitted.pop(connection, None)

@@ -120,6 +120,11 @@ class Metrics:
                                   "from a node that stopped serving them", registry=r)
         self.moved = PCounter("castell_cluster_moved", "Requests answered moved (the room "
                               "is served by another node)", registry=r)
+        self.web_pages = PCounter("castell_web_pages", "Web pages answered (server.web), by "
+                                  "HTTP status", ["status"], registry=r)
+        self.web_seconds = Histogram("castell_web_page_seconds", "Making one web page, from "
+                                     "its request to its answer", buckets=_BUCKETS,
+                                     registry=r)
 
     def bot_waited(self, level: str, seconds: float) -> None:
         """A bot's decision of ``level`` (or a turn of a game's review: ``review``) waited
@@ -131,6 +136,11 @@ class Metrics:
         """A ``review`` answered: ``computed`` (here, now), ``joined`` (a computation under
         way for another asker) or ``stored`` (read from the store)."""
         self.reviews.labels(source=source).inc()
+
+    def page(self, status: int, seconds: float) -> None:
+        """A web page answered with ``status`` after ``seconds``."""
+        self.web_pages.labels(status=str(status)).inc()
+        self.web_seconds.observe(seconds)
 
     def refused(self, code: str) -> None:
         self.refusals.labels(code=code).inc()

@@ -35,12 +35,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: The settings of an in-process test server: a free port, bots without delay that think in
 #: a thread (the worker processes have their own tests: tests/test_thinking.py), no pings,
-#: rate limits no test reaches (every test connects from one address), and for the same
+#: rate limits no test reaches (every test connects from one address: its web pages too),
+#: and for the same
 #: reason accounts of one network meet in rated play; quick closes.
 TEST_CONFIG = ServerConfig(host="127.0.0.1", port=0, bot_delay=0.0, bot_workers=0,
                            ping_interval=None,
                            rate=1000.0, burst=1000.0, address_rate=1e6, address_burst=1e6,
-                           room_chat_rate=1e6, close_timeout=1.0,
+                           room_chat_rate=1e6, web_rate=1e6, web_burst=1e6,
+                           close_timeout=1.0,
                            accounts_per_address=1_000_000, accounts_per_network=1_000_000,
                            rated_one_network=True)
 

@@ -1,10 +1,12 @@
-"""The view and its events in words: the text shared by the boxed screen and ``--plain``.
+"""The view and its events in words: the text shared by the client's boxed screen, its
+``--plain`` lines and the server's web pages (``server.web``), so pure and in ``shared``.
 
 Every function takes parts of a protocol view (``docs/protocol.md``, "The view"), as the
 typed :class:`shared.view.View` the session parsed it into, and returns plain strings, or
 :class:`Part` lists when a piece of text belongs to a seat (so the boxed renderer can colour
 it). Events stay the wire maps they came as. Strings that come from the server go through
-:func:`client.screens.sanitize.safe` here, once, so neither renderer prints them raw.
+:func:`shared.sanitize.safe` here, once, so no renderer prints them raw (the web pages
+escape them for HTML besides).
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from client.screens.sanitize import safe
 from shared.board import ADJACENT, PRIZE_BY_RANK, REGION_NAMES, REGIONS, ROUNDS, SKILLS, TILES
 from shared.errors import CastellError
 from shared.festival import ranks
+from shared.sanitize import safe
 from shared.scoring import places, ranked, score_player, winners
 from shared.state import Festival, Prizes, Skills
 from shared.view import PlayerView, RoomStatus, TakenView, View, state_from_view

@@ -1,9 +1,11 @@
-"""Neutralising text that comes from the server before it reaches the terminal.
+"""Neutralising text that comes from other people before it reaches a terminal or a page.
 
 Player names, room names and chat lines are typed by other people. Printed as they are, an
 escape sequence in a name could recolour the screen, move the cursor, set the window title or
 reverse the reading direction of a line. :func:`safe` removes all of that; every string the
-client shows that did not originate in the client itself goes through it first.
+client shows that did not originate in the client itself goes through it first; the server's
+web pages (``server.web``) put the same text through it before HTML escaping, so that a page
+read in a text browser, or copied into a terminal, is as safe.
 """
 
 from __future__ import annotations
@@ -54,5 +56,9 @@ def safe(text: object) -> str:
     the result in ``rich.text.Text`` objects, never through markup parsing.
     """
     s = text if isinstance(text, str) else str(text)
+    if s.isprintable():
+        # No escape, control, separator or direction character (each of them is one that
+        # str.isprintable refuses): nothing to remove. The common case, kept quick.
+        return s
     s = _SEQUENCE.sub("", s)
     return "".join(_clean_char(ch) for ch in s)

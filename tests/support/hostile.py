@@ -13,6 +13,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
+import attrs
 import msgpack
 from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
@@ -25,8 +26,9 @@ from shared.errors import ProtocolError
 from tests.support.wire import play_legal
 
 SUBPROTOCOL = m.SUBPROTOCOL
-#: Every push a server sends unasked (a reply has a `re`, a push has none).
-PUSHES = (m.StatePush, m.ChatPush, m.NoticePush, m.Patch, m.InvitePush, m.YourTurnPush)
+#: Every push a server sends unasked (a reply has a `re`, a push has none): read off the
+#: registry, so that a push added to the protocol is never taken for a reply here.
+PUSHES = tuple(cls for cls in m.SERVER_TYPES.values() if "re" not in attrs.fields_dict(cls))
 
 
 async def raw(url: str, **kwargs: Any) -> ClientConnection:

@@ -23,7 +23,7 @@ from server.features.moderation import closed_reason, refuse_closed, refuse_clos
 from server.runtime.retries import PROBE_EVERY, Retries
 from server.runtime.runner import RoomRunner
 from server.runtime.thinking import Thinkers
-from server.runtime.timers import Scheduler
+from server.runtime.timers import LoopScheduler, Scheduler
 from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
 from shared.errors import CastellError, RoomNotFound
 from shared.setup import SEED_BITS
@@ -83,8 +83,9 @@ class Lobby:
                  scheduler: Scheduler | None = None) -> None:
         """``guard``: whether this server still holds a room (a cluster node's lease; None:
         it holds every room it has); ``metrics``: the server's, given to every room (None:
-        not counted); ``clock`` and ``scheduler``: the rooms' time and where their waits go
-        (None: the event loop's real seconds), given to every room made after they are set
+        not counted); ``clock`` and ``scheduler``: the rooms' time and where their waits and
+        turn deadlines go (None: the event loop's real seconds, one heap of deadlines for
+        every room of the lobby), given to every room made after they are set
         (a test gives a :class:`~server.runtime.timers.VirtualClock` as both);
         ``store_probe_every``: seconds between two probes of a store that refused a write
         while a room waits to try again."""
@@ -110,7 +111,9 @@ class Lobby:
         self.stopping = False
         self.turn_time_scale = turn_time_scale
         self.clock = clock
-        self.scheduler = scheduler
+        #: One scheduler for every room of this lobby: their turn deadlines share its one
+        #: heap (server.runtime.deadlines), however many rooms wait.
+        self.scheduler: Scheduler = scheduler if scheduler is not None else LoopScheduler()
         self._on_change: list[Listener] = []
         #: The public rooms' list keys (:func:`list_key`), in list order, and each one's key
         #: by room id: a page is a slice of it, whatever the number of rooms.

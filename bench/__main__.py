@@ -18,6 +18,7 @@ BENCHMARKS: dict[str, list[str]] = {
                "--bot-rooms", "5", "--bot-seconds", "3",
                "--sat-seconds", "3", "--repeat", "1"],
     "memory": ["--connections", "200"],
+    "idle": ["--games", "200", "--connections", "200"],
     "store": ["--count", "100", "--writers", "20", "--writer-seconds", "1"],
     "solver": ["--runs", "10"],
     "cluster": ["--count", "100"],

@@ -50,6 +50,8 @@ def test_the_load_generator_picks_only_legal_actions(seed, variant):
     ("store", ["--count", "5", "--writers", "4", "--writer-seconds", "0.2"], "on ÷ off"),
     ("solver", ["--runs", "1"], "baseline"),
     ("memory", ["--connections", "8", "--settle", "0"], "castell ÷ bare"),
+    ("idle", ["--games", "6", "--actions", "3", "--connections", "8", "--settle", "0"],
+     "one server holding 6 idle correspondence games"),
     ("cluster", ["--count", "3"], "cluster node"),
     ("bots", ["--games", "2", "--seats", "2", "--jobs", "1"], "baseline: a random bot"),
     ("matchmaking", ["--players", "6", "--seats", "3", "--rated"], "grouping alone (baseline)"),

@@ -49,6 +49,7 @@ import attrs
 
 from bench import memory
 from bench.common import NAMES, ROOT, machine, rss_kib, table
+from server.config import ServerConfig
 from server.store import ActionRecord, RoomRecord, SeatRecord, SQLiteStore, hash_token
 from server.store.records import Progress
 from shared import engine
@@ -125,23 +126,26 @@ class Held:
     tasks: int
     handles: int
     playing: int  # games in the server's memory, by its metrics
+    back: float | None = None  # seconds a player coming back waited for their game's view
 
 
-def _command(db: Path, games: int, out: Path) -> list[str]:
+def _command(db: Path, games: int, out: Path, holding: bool) -> list[str]:
+    """The server's command line: holding every game it has (``holding``: no unloading of
+    a game nobody attends), or with a lone server's own residency (the defaults)."""
     limit = str(max(games + 100, 2000))
+    held = ["--room-unattended-after", "0", "--room-unload-after", "0"] if holding else []
     return [sys.executable, str(ROOT / "bench" / "loopstats.py"), str(out), "-m", "server",
             "--port", "0", "--db", str(db), "--admin-socket", "off", "--log-level", "warning",
-            "--max-rooms", limit, "--room-unattended-after", "0", "--room-unload-after", "0",
-            "--bot-workers", "0"]
+            "--max-rooms", limit, *held, "--bot-workers", "0"]
 
 
 @contextmanager
-def _started(root: Path, db: Path, games: int, out: Path,
+def _started(root: Path, db: Path, games: int, out: Path, holding: bool,
              ) -> Iterator[tuple[subprocess.Popen[str], str, float]]:
     """A server on ``db`` (the checkout ``root``'s), its URL and its start-up time."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     began = time.perf_counter()
-    proc = subprocess.Popen(_command(db, games, out), cwd=root, env=env, text=True,
+    proc = subprocess.Popen(_command(db, games, out, holding), cwd=root, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert proc.stdout is not None
@@ -149,7 +153,7 @@ def _started(root: Path, db: Path, games: int, out: Path,
         if "ws://" not in line:
             raise RuntimeError(f"the server did not start: {line!r}")
         url = line[line.index("ws://"):].split()[0]
-        http = "http" + url[2:]
+        http = "http" + url[2:]  # ws://HOST:PORT → http://HOST:PORT
         deadline = began + WAIT
         while True:
             with suppress(OSError), urllib.request.urlopen(f"{http}/ready", timeout=5) as answer:
@@ -158,7 +162,7 @@ def _started(root: Path, db: Path, games: int, out: Path,
             if time.perf_counter() > deadline:
                 raise RuntimeError("the server was not ready in time")
             time.sleep(0.01)
-        yield proc, http, time.perf_counter() - began
+        yield proc, url, time.perf_counter() - began
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -183,9 +187,9 @@ def _count(proc: subprocess.Popen[str], out: Path, answered: int) -> dict[str, i
     raise RuntimeError("the server's loop did not answer its count")
 
 
-def _playing(http: str) -> int:
+def _playing(url: str) -> int:
     """Games in the server's memory, as its ``/metrics`` say."""
-    with urllib.request.urlopen(f"{http}/metrics", timeout=30) as answer:
+    with urllib.request.urlopen(f"http{url[2:]}/metrics", timeout=30) as answer:
         text = answer.read().decode()
     for line in text.splitlines():
         if line.startswith('castell_rooms{status="playing"}'):
@@ -193,18 +197,37 @@ def _playing(http: str) -> int:
     return 0
 
 
-def hold(root: Path, db: Path, games: int, settle: float) -> Held:
-    """Start a server on ``db`` and measure it once it is ready (see the module docstring)."""
+async def _come_back(url: str, room: str) -> float:
+    """Seconds from a player's ``join_room`` with their seat token to their game's view."""
+    from client.net.net import GameClient
+    from shared import messages as m
+
+    client = await GameClient.connect(url)
+    try:
+        await client.hello("Anna")
+        began = time.perf_counter()
+        await client.request(m.JoinRoom, room=room, token=token(room, 0))
+        await client.wait_state(timeout=WAIT)
+        return time.perf_counter() - began
+    finally:
+        await client.close()
+
+
+def hold(root: Path, db: Path, games: int, settle: float, *, holding: bool = True,
+         come_back: str | None = None) -> Held:
+    """Start a server on ``db`` and measure it once it is ready (see the module docstring);
+    then, with ``come_back``, a player comes back to that room (:attr:`Held.back`)."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "loop.json"
-        with _started(root, db, games, out) as (proc, http, startup):
+        with _started(root, db, games, out, holding) as (proc, url, startup):
             time.sleep(settle)
             _count(proc, out, 1)  # a first collection: what start-up left is gone
             time.sleep(settle)
             counted = _count(proc, out, 2)
             rss = rss_kib(proc.pid)
-            playing = _playing(http)
-    return Held(startup, rss, counted["tasks"], counted["handles"], playing)
+            playing = _playing(url)
+            back = asyncio.run(_come_back(url, come_back)) if come_back else None
+    return Held(startup, rss, counted["tasks"], counted["handles"], playing, back)
 
 
 def report(games: int, base: Held, held: Held) -> str:
@@ -227,13 +250,25 @@ def report(games: int, base: Held, held: Held) -> str:
 
 
 def measure(root: Path, empty: Path, full: Path, games: int, settle: float,
-            ) -> tuple[Held, Held]:
-    """The server of checkout ``root`` started on the empty file, then on the games'."""
+            ) -> tuple[Held, Held, Held]:
+    """The server of checkout ``root`` started on the empty file, then on the games' holding
+    them all, then on the games' with a lone server's own residency (a player then comes
+    back to one of them)."""
     base = hold(root, empty, games, settle)
     held = hold(root, full, games, settle)
     if held.playing != games:
         raise RuntimeError(f"the server held {held.playing} games of {games}")
-    return base, held
+    lone = hold(root, full, games, settle, holding=False, come_back=f"r{games // 2:08x}")
+    return base, held, lone
+
+
+def lone_report(games: int, base: Held, lone: Held) -> str:
+    return (f"a lone server's own residency (unloading a game nobody is in after "
+            f"{ServerConfig().room_unattended_after:g} s): start-up until /ready "
+            f"{lone.startup:.2f} s (no game: {base.startup:.2f} s), {lone.playing:,} of the "
+            f"{games:,} games read into memory, RSS {lone.rss_kib / 1024:.1f} MiB; a player "
+            f"coming back to one waited {(lone.back or 0.0) * 1e3:.1f} ms for its view "
+            f"(joined, loaded and replayed)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -272,12 +307,14 @@ def main(argv: list[str] | None = None) -> None:
         results = {}
         for name, where in runs:
             print(f"\n(load average now {os.getloadavg()[0]:.1f})")
-            results[name] = measure(where, empty, full, games, settle)
+            base, held, lone = results[name] = measure(where, empty, full, games, settle)
             print(f"{name}: one server holding {games:,} idle correspondence games (all in "
-                  f"memory), beside the same server holding none")
-            print(report(games, *results[name]))
+                  f"memory, as a cluster node holds its games), beside the same server "
+                  f"holding none")
+            print(report(games, base, held))
+            print(lone_report(games, base, lone))
     if before is not None:
-        (was_base, was), (now_base, now) = results.values()
+        (was_base, was, was_lone), (now_base, now, now_lone) = results.values()
         rows = [["", "before", "after"]]
         rows.append(["per idle game", f"{(was.rss_kib - was_base.rss_kib) / games:.1f} KiB",
                      f"{(now.rss_kib - now_base.rss_kib) / games:.1f} KiB"])
@@ -287,6 +324,10 @@ def main(argv: list[str] | None = None) -> None:
                      str(was.tasks), str(now.tasks)])
         rows.append([f"timer handles at {games:,} games (none: {was_base.handles} / "
                      f"{now_base.handles})", str(was.handles), str(now.handles)])
+        rows.append(["lone server: start-up", f"{was_lone.startup:.2f} s",
+                     f"{now_lone.startup:.2f} s"])
+        rows.append(["lone server: games read at start", f"{was_lone.playing:,}",
+                     f"{now_lone.playing:,}"])
         print("\nbefore → after")
         print(table(rows))
     if args.connections:

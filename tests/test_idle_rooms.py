@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.idle import WEEK, store_games
+from bench.idle import WEEK, store_games, token
+from client.net.net import GameClient
 from server.runtime.lobby import Lobby
 from server.runtime.timers import LoopScheduler, VirtualClock
 from server.store import SQLiteStore, open_store
+from shared import messages as m
 from shared.state import GameState
 from tests.support.servers import serving
 
@@ -116,3 +118,30 @@ async def test_week_long_turns_end_on_time_from_one_heap_and_are_armed_again(
         for r in rooms[25:]:
             lobby.remove(r)
         assert clock.deadlines == []
+
+
+async def test_a_lone_server_leaves_correspondence_games_in_the_store_until_a_player_comes(
+        tmp_path: Path) -> None:
+    # Nobody is in them, and their turns last a week: on a lone server a game nobody is in
+    # leaves memory within a minute (--room-unattended-after), long before its turn could
+    # end, so a start-up reads none of them back; each comes back with its player
+    path = tmp_path / "games.sqlite3"
+    ids = await _stored(path, 50)
+    async with serving(open_store(str(path))) as (server, url):
+        assert server.config.room_unattended_after is not None
+        assert server.lobby.rooms == {}
+        assert len(server.lobby.scheduler.deadlines) == 0  # type: ignore[attr-defined]
+        anna = await GameClient.connect(url)
+        try:
+            await anna.hello("Anna")
+            joined = await anna.request(m.JoinRoom, room=ids[7], token=token(ids[7], 0))
+            assert joined.seat == 0
+            state = await anna.wait_state()
+            assert state.view["status"] == "playing"
+            # loaded back with a fresh turn of a week, in the one heap
+            runner = server.lobby.rooms[ids[7]]
+            assert runner.timer.armed and runner.room.deadline is not None
+            assert runner.room.deadline == pytest.approx(time.time() + WEEK, abs=60)
+            assert list(server.lobby.rooms) == [ids[7]]
+        finally:
+            await anna.close()

@@ -235,17 +235,29 @@ class Lobby:
         once; returns how many.
 
         Reading a game back means replaying it, so only these are, newest first, as long as
-        ``max_rooms`` allows: a started game that moves by itself (a turn timer, bots), then
-        waiting rooms (so that they are listed again). Every other stored game stays in the
-        store until one of its players comes back with a seat token (:meth:`find_or_load`).
+        ``max_rooms`` allows: a started game that moves by itself (bots, or a turn timer
+        that runs out while the game is still in memory), then waiting rooms (so that they
+        are listed again). Every other stored game stays in the store until one of its
+        players comes back with a seat token (:meth:`find_or_load`): a game nobody is in,
+        whose turn lasts longer than such a game stays in memory (:meth:`sweep`: a
+        correspondence game's days), would only be unloaded before its timer ran out, and
+        it gets a fresh turn when it is loaded back, as it would after that unloading.
         """
         stored = await self.store.unfinished_summaries()
+        # How long a started game nobody is in stays in memory here (None: for ever).
+        limits = [s for s in (self.unattended_after, self.unload_after) if s is not None]
+        stays = min(limits) if limits else None
 
         def rank(summary: StoredRoom) -> int | None:
             room = summary.room
             if room.status == RoomStatus.WAITING:
                 return 1
-            return 0 if room.turn_seconds is not None or summary.bots else None
+            if summary.bots:
+                return 0
+            if room.turn_seconds is None:
+                return None
+            turn = room.turn_seconds * self.turn_time_scale
+            return 0 if stays is None or turn <= stays else None
 
         ranked = [(rank(summary), -summary.room.created_at, summary.room.room)
                   for summary in stored]

@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "server": ["--rooms", "20", "--seconds", "3", "--warmup", "1", "--sat-rooms", "10",
                "--bot-rooms", "5", "--bot-seconds", "3",
                "--sat-seconds", "3", "--repeat", "1"],
+    "scale": ["--rooms", "20,40", "--load-procs", "2", "--seconds", "2", "--warmup", "1"],
     "memory": ["--connections", "200"],
     "idle": ["--games", "200", "--connections", "200"],
     "store": ["--count", "100", "--writers", "20", "--writer-seconds", "1"],

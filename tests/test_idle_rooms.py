@@ -56,7 +56,14 @@ async def _held(path: Path, games: int) -> tuple[int, int]:
         # and nothing else of theirs waits: no bot, no task
         assert all(r.bots._task is None for r in server.lobby.rooms.values())
         await asyncio.sleep(0)  # the start's last callbacks run
-        return len(asyncio.all_tasks()), _live_handles(asyncio.get_running_loop())
+        tasks, handles = len(asyncio.all_tasks()), _live_handles(asyncio.get_running_loop())
+        # what the host's metrics say of it
+        metrics = server.metrics
+        assert metrics is not None
+        scraped = metrics.scrape().decode()
+        assert f"castell_deadlines {float(games)}" in scraped
+        assert "castell_event_loop_tasks " in scraped
+        return tasks, handles
 
 
 async def test_idle_correspondence_games_add_no_task_and_no_loop_handle(tmp_path: Path) -> None:

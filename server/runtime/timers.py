@@ -52,6 +52,9 @@ class Scheduler(Protocol):
         """Call ``callback(*args)`` (a plain function) in ``delay`` seconds; at once, on
         the loop's next turn, when ``delay`` is not positive."""
 
+    def pending(self) -> int:
+        """The deadlines set and still waiting (those of no delay not counted)."""
+
 
 class LoopScheduler:
     """Real seconds, on the running event loop; its deadlines share one heap
@@ -75,6 +78,9 @@ class LoopScheduler:
         if delay <= 0:
             return asyncio.get_running_loop().call_soon(callback, *args)
         return self.deadlines.call_later(delay, callback, *args)
+
+    def pending(self) -> int:
+        return len(self.deadlines)
 
 
 def _wake(done: asyncio.Future[None]) -> None:
@@ -123,6 +129,9 @@ class VirtualClock:
         entry = self._heap.push(self.now + delay, callback, *args)
         self._changed.set()
         return entry
+
+    def pending(self) -> int:
+        return len(self._heap)
 
     @property
     def deadlines(self) -> list[float]:

@@ -22,6 +22,7 @@ from server.runtime.lobby import Lobby
 from server.runtime.timers import LoopScheduler, VirtualClock
 from server.store import SQLiteStore, open_store
 from shared import messages as m
+from shared.actions import EndTurn
 from shared.state import GameState
 from tests.support.servers import serving
 
@@ -152,3 +153,39 @@ async def test_a_lone_server_leaves_correspondence_games_in_the_store_until_a_pl
             assert list(server.lobby.rooms) == [ids[7]]
         finally:
             await anna.close()
+
+
+async def test_a_room_its_members_left_keeps_its_state_not_its_view() -> None:
+    async with serving(room_unattended_after=None) as (server, url):
+        anna, bru = await GameClient.connect(url), await GameClient.connect(url)
+        await anna.hello("Anna")
+        await bru.hello("Bru")
+        joined = await anna.request(m.CreateRoom, name="Letters", seats=2, turn_seconds=WEEK)
+        again = await bru.request(m.JoinRoom, room=joined.room)
+        await anna.request(m.StartGame)
+        await anna.wait_state(lambda p: p.view["status"] == "playing")
+        runner = server.lobby.rooms[joined.room]
+        tokens = {joined.seat: (anna, joined.token), again.seat: (bru, again.token)}
+        first = runner.room.state.turn  # type: ignore[union-attr]
+        version = await tokens[first][0].act(EndTurn())
+        await anna.wait_state(lambda p: p.version >= version)
+        assert runner.room.views.shown is not None  # shown to its members: patched against
+        for client in (anna, bru):
+            await client.close()
+        await until(lambda: not runner.room.members())
+        # nobody is in it: what it showed is let go, its game stays
+        assert runner.room.views.shown is None and runner.room.state is not None
+        assert joined.room in server.lobby.rooms and runner.timer.armed
+        # a player back with the seat's token sees the game whole, then patched, as it is
+        seat = runner.room.state.turn
+        back = await GameClient.connect(url)
+        try:
+            await back.hello("Back")
+            await back.request(m.JoinRoom, room=joined.room, token=tokens[seat][1])
+            whole = await back.wait_state()
+            assert whole.view == runner.room.view()
+            version = await back.act(EndTurn())
+            after = await back.wait_state(lambda p: p.version >= version)
+            assert back.patched > 0 and after.view == runner.room.view()
+        finally:
+            await back.close()

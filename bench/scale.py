@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
 
 from bench.common import ROOT, cpu_seconds, machine, rss_kib, table
 from bench.load import (
@@ -44,6 +46,8 @@ from bench.load import (
 MAX_ROOMS = 4000
 #: A server keeps up while it serves at least this share of the actions its rooms ask for.
 KEEPS_UP = 0.95
+#: A server's share of one core (%) from which it is taken to be at its own limit.
+FULL_CORE = 80.0
 
 
 async def open_share(url: str, kind: str, rooms: int, first: int, seed: int,
@@ -108,10 +112,21 @@ def _shares(rooms: int, procs: int) -> list[tuple[int, int]]:
     return out
 
 
+def waited_seconds(pid: int) -> float:
+    """Seconds the threads of process ``pid`` have spent runnable but waiting for a CPU (on
+    a run queue) so far (Linux ``/proc/PID/task/*/schedstat``, its second field)."""
+    total = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        with suppress(OSError, ValueError, IndexError):
+            total += int(stat.read_text().split()[1])
+    return total / 1e9
+
+
 def run(kind: str, rooms: int, *, procs: int, seconds: float, warmup: float, think: float,
-        seed: int = 1, patches: bool = True) -> Result:
+        seed: int = 1, patches: bool = True) -> tuple[Result, float]:
     """One bounded run: a fresh server of ``kind``, ``rooms`` rooms of four driven by
-    ``procs`` worker processes for ``warmup + seconds``; their samples merged."""
+    ``procs`` worker processes for ``warmup + seconds``; their samples merged, and the
+    seconds the server waited for a CPU in the window (:func:`waited_seconds`)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with running(kind, rooms * 4) as server:
         workers = [subprocess.Popen(
@@ -131,9 +146,9 @@ def run(kind: str, rooms: int, *, procs: int, seconds: float, warmup: float, thi
                 worker.stdin.write(json.dumps({"begin": begin, "seconds": seconds}) + "\n")
                 worker.stdin.flush()
             time.sleep(max(0.0, begin - time.monotonic()))
-            cpu0 = cpu_seconds(server.pid)
+            cpu0, wait0 = cpu_seconds(server.pid), waited_seconds(server.pid)
             time.sleep(max(0.0, begin + seconds - time.monotonic()))
-            cpu1 = cpu_seconds(server.pid)
+            cpu1, wait1 = cpu_seconds(server.pid), waited_seconds(server.pid)
             rss = rss_kib(server.pid)
             got = []
             for worker in workers:
@@ -149,19 +164,23 @@ def run(kind: str, rooms: int, *, procs: int, seconds: float, warmup: float, thi
                   [t for g in got for t in g["rtt"]], [t for g in got for t in g["broadcast"]],
                   sum(g["errors"] for g in got), sum(g["timeouts"] for g in got),
                   sum(g["games"] for g in got), cpu1 - cpu0, sum(g["cpu"] for g in got),
-                  sum(g["received"] for g in got), rss)
+                  sum(g["received"] for g in got), rss), wait1 - wait0
 
 
 def _median(results: list[Result], figure: Callable[[Result], float]) -> float:
     return statistics.median(figure(r) for r in results)
 
 
-def curve_report(curve: dict[int, dict[str, list[Result]]], think: float, procs: int,
-                 loads: dict[int, float]) -> str:
+#: One point of the curve: each server's runs.
+Point = dict[str, list[Result]]
+
+
+def curve_report(curve: dict[int, Point], waits: dict[int, dict[str, list[float]]],
+                 think: float, procs: int, loads: dict[int, float]) -> str:
     """The curve as one table (castell beside bare at each point), and where castell stops
-    keeping up."""
+    keeping up, and why."""
     rows = [["rooms of 4", "", "asked/s", "actions/s", "CPU/action", "÷ bare", "rtt p50",
-             "rtt p99", "server CPU", "load CPU", "refused/timed out", "load avg"]]
+             "rtt p99", "server CPU", "waiting", "load CPU", "refused/timed out", "load avg"]]
     stops: int | None = None
     for n, results in curve.items():
         asked = n / think if think else 0.0
@@ -176,14 +195,17 @@ def curve_report(curve: dict[int, dict[str, list[Result]]], think: float, procs:
                          f"{_median(runs, lambda r: r.rtt_at(0.5)) * 1e3:.2f}ms",
                          f"{_median(runs, lambda r: r.rtt_at(0.99)) * 1e3:.2f}ms",
                          f"{_median(runs, lambda r: r.server_cpu / r.seconds * 100):.0f}%",
+                         f"{statistics.median(waits[n][kind]):.0f}%",
                          f"{_median(runs, lambda r: r.load_cpu / r.seconds * 100):.0f}%",
                          f"{sum(r.errors for r in runs)}/{sum(r.timeouts for r in runs)}",
                          f"{loads[n]:.1f}" if kind == "bare" else ""])
         if asked and stops is None and not _keeps_up(results["castell"], asked):
             stops = n
     lines = [f"the scale curve: each room about one action every {think:g} s, the load from "
-             f"{procs} processes (load CPU: theirs together, in % of one core; load avg: the "
-             f"machine's, after the point's runs); median of the runs", table(rows)]
+             f"{procs} processes; server CPU: its share of one core; waiting: its share of "
+             f"the window spent runnable, waiting for a CPU (the machine's other work and "
+             f"the load generator had it); load CPU: the load processes' together; load avg: "
+             f"the machine's, after the point's runs; median of the runs", table(rows)]
     if not think:
         return "\n".join(lines)
     last = curve[max(curve)]["castell"]
@@ -198,16 +220,28 @@ def curve_report(curve: dict[int, dict[str, list[Result]]], think: float, procs:
     c, b = curve[stops]["castell"], curve[stops]["bare"]
     rate = _median(c, lambda r: r.throughput)
     server = _median(c, lambda r: r.server_cpu / r.seconds * 100)
+    waiting = statistics.median(waits[stops]["castell"])
     load = _median(c, lambda r: r.load_cpu / r.seconds * 100)
     bare = _median(b, lambda r: r.throughput)
-    why = ("the bare server did not keep up either: the machine (its cores, shared by the "
-           "server, the load generator and any other work) is the limit there, not castell"
-           if not _keeps_up(b, stops / think) else
-           "the bare server did, in the same machine: castell's own cost is the limit")
+    limits = []
+    if server >= FULL_CORE:
+        limits.append("castell is near a full core, its own limit (one process, one core)")
+    elif server + waiting >= FULL_CORE:
+        limits.append(f"castell was runnable most of the window but had a CPU for only "
+                      f"{server:.0f}% of it (waiting {waiting:.0f}%): the machine's cores "
+                      f"were the limit")
+    if not _keeps_up(b, stops / think):
+        limits.append("the bare server did not keep up either: the machine (its cores, "
+                      "shared by the server, the load generator and any other work) is a "
+                      "limit there")
+    elif server + waiting < FULL_CORE:
+        limits.append("the bare server did, on the same machine, and castell was neither "
+                      "busy nor waiting for a CPU all the time: castell waits on something "
+                      "of its own")
     lines.append(f"castell stops keeping up at {stops:,} rooms: {rate:,.0f} of the "
                  f"{stops / think:,.0f} actions/s asked (bare {bare:,.0f}), the server at "
                  f"{server:.0f}% of a core, the load generator at {load:.0f}% (on "
-                 f"{os.cpu_count()} cpu(s)); {why}")
+                 f"{os.cpu_count()} cpu(s)); " + "; ".join(limits))
     return "\n".join(lines)
 
 
@@ -229,7 +263,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--load-procs", type=int, default=4,
                         help="processes the load generator runs in")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per run")
-    parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds first")
+    parser.add_argument("--warmup", type=float, default=3.0,
+                        help="unmeasured seconds first (at least one think time)")
     parser.add_argument("--think", type=float, default=1.0,
                         help="mean seconds between a room's actions")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each server per point")
@@ -239,25 +274,29 @@ def main(argv: list[str] | None = None) -> None:
     counts = [max(1, min(int(n), MAX_ROOMS)) for n in args.rooms.split(",") if n.strip()]
     procs = max(1, min(args.load_procs, 16))
     seconds = max(0.1, min(args.seconds, 300.0))
-    warmup = max(0.0, min(args.warmup, 60.0))
     think = max(0.0, min(args.think, 60.0))
+    # every room has begun acting (each waits up to one think time first) before the window
+    warmup = max(think, min(args.warmup, 60.0))
     repeat = max(1, min(args.repeat, 10))
     print(f"scale curve — {machine()}")
-    curve: dict[int, dict[str, list[Result]]] = {}
+    curve: dict[int, Point] = {}
+    waits: dict[int, dict[str, list[float]]] = {}
     loads: dict[int, float] = {}
     for n in counts:
-        results: dict[str, list[Result]] = {"bare": [], "castell": []}
+        results: Point = {"bare": [], "castell": []}
+        waited: dict[str, list[float]] = {"bare": [], "castell": []}
         for i in range(repeat):
             order = ("bare", "castell") if i % 2 == 0 else ("castell", "bare")
             for kind in order:
-                results[kind].append(run(kind, n, procs=procs, seconds=seconds, warmup=warmup,
-                                         think=think, seed=1 + i,
-                                         patches=args.patches == "on"))
-        curve[n] = results
+                result, wait = run(kind, n, procs=procs, seconds=seconds, warmup=warmup,
+                                   think=think, seed=1 + i, patches=args.patches == "on")
+                results[kind].append(result)
+                waited[kind].append(wait / seconds * 100)
+        curve[n], waits[n] = results, waited
         loads[n] = os.getloadavg()[0]
         print(f"({n:,} rooms done; load average {os.getloadavg()[0]:.1f})", flush=True)
     print()
-    print(curve_report(curve, think, procs, loads))
+    print(curve_report(curve, waits, think, procs, loads))
 
 
 if __name__ == "__main__":

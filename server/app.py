@@ -181,6 +181,8 @@ class CastellServer:
         #: Connections whose handler runs (handshake done).
         self.connections: set[Connection] = set()
         self._server: Server | None = None
+        #: The event loop the server runs on (set at start).
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.Task[None] | None = None
         #: A cluster node's reading of the bans, mutes and kicks other nodes stored.
         self._rereader: asyncio.Task[None] | None = None
@@ -198,6 +200,7 @@ class CastellServer:
         restores nothing itself: once listening, it joins its cluster and takes over the
         rooms that no node serves."""
         cfg = self.config
+        self._loop = asyncio.get_running_loop()
         await self.store.open()
         await self.identity.load()
         await self.moderation.load()  # the kicks, before the rooms they end turns of
@@ -252,7 +255,10 @@ class CastellServer:
         return {"connections": {s.value: states.get(s.value, 0) for s in ConnState},
                 "rooms": {str(s): rooms.get(str(s), 0) for s in RoomStatus},
                 "ready": self.admission.ready,
-                "leases": self.directory.leases()}
+                "leases": self.directory.leases(),
+                "deadlines": self.lobby.scheduler.pending(),
+                # (a scrape may come on the metrics' own thread: --metrics-listen)
+                "tasks": len(asyncio.all_tasks(self._loop)) if self._loop is not None else 0}
 
     def drain(self) -> str:
         """Stop taking players (``/ready`` false, no new rooms), finish or hand over this

@@ -50,6 +50,8 @@ def test_the_load_generator_picks_only_legal_actions(seed, variant):
     ("store", ["--count", "5", "--writers", "4", "--writer-seconds", "0.2"], "on ÷ off"),
     ("solver", ["--runs", "1"], "baseline"),
     ("memory", ["--connections", "8", "--settle", "0"], "castell ÷ bare"),
+    ("idle", ["--games", "6", "--actions", "3", "--connections", "8", "--settle", "0"],
+     "one server holding 6 idle correspondence games"),
     ("cluster", ["--count", "3"], "cluster node"),
     ("bots", ["--games", "2", "--seats", "2", "--jobs", "1"], "baseline: a random bot"),
     ("matchmaking", ["--players", "6", "--seats", "3", "--rated"], "grouping alone (baseline)"),
@@ -100,6 +102,22 @@ def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys, tmp_
            "commit on': 0, 'postgresql, group commit off': 0" in out
     # the profiled run's summary charges CPU time to our code by path
     assert profile.exists() and "ours: server/" in out and "server/app.py" in out
+
+
+def test_the_scale_curve_merges_the_load_of_its_processes(capsys):
+    # two load processes share each point's rooms (3 rooms: 2 and 1), both servers at each
+    bench_main.run("scale", ["--rooms", "2,3", "--load-procs", "2", "--seconds", "0.3",
+                             "--warmup", "0", "--think", "0.02"])
+    out = capsys.readouterr().out
+    assert "the load from 2 processes" in out
+    table = out.split("median of the runs", 1)[1].splitlines()[2:6]
+    rows = [row.split() for row in table]
+    assert [cells[:2] if cells[1] == "bare" else cells[:1] for cells in rows] == \
+        [["2", "bare"], ["castell"], ["3", "bare"], ["castell"]]
+    for cells in rows:  # every run counted actions (the column after asked/s), none refused
+        actions = cells[3] if cells[1] == "bare" else cells[2]
+        assert int(actions.replace(",", "")) > 0 and "0/0" in cells, cells
+    assert "one castell process fills one core at about" in out
 
 
 def test_python_m_bench_dispatches():

@@ -382,6 +382,8 @@ class Room(Generic[M]):
         skip = None if welcome is None else welcome.member
         to = tuple(member for member in self.members() if member != skip)
         effects.append(self.views.show(to, said.events))
+        if not to and welcome is None:
+            _unseen(self)
         if welcome is not None:
             seat = self.seat_of(welcome.member)
             code = self.code if self.creator == welcome.member else None
@@ -762,4 +764,15 @@ def _spectators_changed(room: Room[M], *, skip: M | None = None) -> list[Effect[
     """Show the others who is watching now: the current view again, at the same version
     (watching changes nothing of the room), with no events."""
     to = tuple(member for member in room.members() if member != skip)
+    if not to and not room.members():
+        _unseen(room)
     return [room.views.show(to, ())] if to else []
+
+
+def _unseen(room: Room[M]) -> None:
+    """Nobody is in the room any more: what it showed last, which the next patch would be
+    taken against, and the maps its next view would reuse, are let go (about 8 KiB a room:
+    a game nobody looks at keeps its state, not its view). A member who comes shows it
+    whole, as a joiner always sees it."""
+    if room.views.shown is not None:
+        room.views = RoomViews(room)

@@ -26,8 +26,8 @@ requests:
 
 The expiry is armed on the node that made the challenge, and on every node at its start for
 the challenges the store holds open; an ``accept`` of an expired challenge ends it then.
-Its wait goes through the lobby's scheduler, so a test moves a virtual clock instead of
-waiting.
+Its wait is a deadline in the lobby's scheduler (one heap for the node, no task while it
+waits), so a test moves a virtual clock instead of waiting.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.features.matchmaking import unique_names
 from server.features.reservations import Reservations
-from server.runtime.timers import LoopScheduler, Scheduler
+from server.runtime.timers import Cancellable, Scheduler
 from server.store.records import ChallengeRecord
 from shared import messages as m
 from shared.errors import CastellError, ProtocolError
@@ -76,8 +76,11 @@ class Challenges:
         self.accounts = requests.accounts
         self.directory = requests.directory
         self.reservations = Reservations(self.lobby, max(HELD, self.config.match_reserve))
-        #: The expiry armed on this node, by challenge id.
-        self.expiries: dict[str, asyncio.Task[None]] = {}
+        #: The expiry armed on this node, by challenge id: a deadline in the lobby's
+        #: scheduler (no task while a challenge waits: a correspondence game's waits a day).
+        self.expiries: dict[str, Cancellable] = {}
+        #: The challenges whose expiry came, being ended.
+        self._ending: set[asyncio.Task[None]] = set()
 
     # -- the seams other features plug into ---------------------------------------------------
 
@@ -109,8 +112,7 @@ class Challenges:
 
     @property
     def scheduler(self) -> Scheduler:
-        scheduler: Scheduler | None = self.lobby.scheduler
-        return scheduler if scheduler is not None else LoopScheduler()
+        return self.lobby.scheduler
 
     async def start(self) -> None:
         """Arm the expiry of every challenge the store holds open."""
@@ -118,8 +120,10 @@ class Challenges:
             self._arm(challenge)
 
     async def close(self) -> None:
-        tasks = list(self.expiries.values())
+        for deadline in self.expiries.values():
+            deadline.cancel()
         self.expiries.clear()
+        tasks = list(self._ending)
         for task in tasks:
             task.cancel()
         if tasks:
@@ -129,18 +133,23 @@ class Challenges:
     def _arm(self, challenge: ChallengeRecord) -> None:
         if challenge.id in self.expiries:
             return
-        task = asyncio.get_running_loop().create_task(self._expire_at(challenge))
-        self.expiries[challenge.id] = task
-        task.add_done_callback(lambda _: self.expiries.pop(challenge.id, None))
+        self.expiries[challenge.id] = self.scheduler.call_later(
+            max(0.0, challenge.expires_at - self.now()), self._expired, challenge.id)
 
-    async def _expire_at(self, challenge: ChallengeRecord) -> None:
+    def _expired(self, challenge: str) -> None:
+        """The expiry of ``challenge`` came: it is ended, in a task of its own."""
+        self.expiries.pop(challenge, None)
+        task = asyncio.get_running_loop().create_task(self._expire(challenge))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
+
+    async def _expire(self, challenge: str) -> None:
         try:
-            await self.scheduler.sleep(max(0.0, challenge.expires_at - self.now()))
-            await self._end(challenge.id, "expired", None)
+            await self._end(challenge, "expired", None)
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("challenge %s: its expiry failed", challenge.id)
+            log.exception("challenge %s: its expiry failed", challenge)
 
     # -- the requests ---------------------------------------------------------------------------
 
@@ -261,9 +270,9 @@ class Challenges:
         return conn.account
 
     def _disarm(self, challenge: str) -> None:
-        task = self.expiries.pop(challenge, None)
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
+        deadline = self.expiries.pop(challenge, None)
+        if deadline is not None:
+            deadline.cancel()
 
     async def _end(self, challenge: str, why: str, by: str | None) -> bool:
         """End ``challenge`` for ``why`` unless it has ended; whether this call ended it

@@ -3,7 +3,8 @@
 :class:`Metrics` owns one registry per server (several servers may share a process, as in
 the tests): counters and histograms the server's parts move as things happen (a push sent,
 an action stored, a request refused), and gauges read from the server when scraped
-(connections by state, rooms by status, leases held). Every name starts with ``castell_``;
+(connections by state, rooms by status, deadlines waiting, the event loop's tasks, leases
+held). Every name starts with ``castell_``;
 docs/operations.md lists them with their meaning.
 """
 
@@ -49,6 +50,12 @@ class _Live(Collector):
         yield rooms
         yield GaugeMetricFamily("castell_ready", "1 when this server takes new players (not "
                                 "starting, not draining)", value=1 if now["ready"] else 0)
+        yield GaugeMetricFamily("castell_deadlines", "Turn deadlines and challenge expiries "
+                                "waiting in this server's one heap of deadlines",
+                                value=now["deadlines"])
+        yield GaugeMetricFamily("castell_event_loop_tasks", "Tasks in this server's event loop "
+                                "(a room waiting for its next action has none)",
+                                value=now["tasks"])
         if now["leases"] is not None:
             yield GaugeMetricFamily("castell_cluster_leases_held", "Room leases this node "
                                     "holds", value=now["leases"])

@@ -23,7 +23,7 @@ from server.features.moderation import closed_reason, refuse_closed, refuse_clos
 from server.runtime.retries import PROBE_EVERY, Retries
 from server.runtime.runner import RoomRunner
 from server.runtime.thinking import Thinkers
-from server.runtime.timers import Scheduler
+from server.runtime.timers import LoopScheduler, Scheduler
 from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
 from shared.errors import CastellError, RoomNotFound
 from shared.setup import SEED_BITS
@@ -83,8 +83,9 @@ class Lobby:
                  scheduler: Scheduler | None = None) -> None:
         """``guard``: whether this server still holds a room (a cluster node's lease; None:
         it holds every room it has); ``metrics``: the server's, given to every room (None:
-        not counted); ``clock`` and ``scheduler``: the rooms' time and where their waits go
-        (None: the event loop's real seconds), given to every room made after they are set
+        not counted); ``clock`` and ``scheduler``: the rooms' time and where their waits and
+        turn deadlines go (None: the event loop's real seconds, one heap of deadlines for
+        every room of the lobby), given to every room made after they are set
         (a test gives a :class:`~server.runtime.timers.VirtualClock` as both);
         ``store_probe_every``: seconds between two probes of a store that refused a write
         while a room waits to try again."""
@@ -110,7 +111,9 @@ class Lobby:
         self.stopping = False
         self.turn_time_scale = turn_time_scale
         self.clock = clock
-        self.scheduler = scheduler
+        #: One scheduler for every room of this lobby: their turn deadlines share its one
+        #: heap (server.runtime.deadlines), however many rooms wait.
+        self.scheduler: Scheduler = scheduler if scheduler is not None else LoopScheduler()
         self._on_change: list[Listener] = []
         #: The public rooms' list keys (:func:`list_key`), in list order, and each one's key
         #: by room id: a page is a slice of it, whatever the number of rooms.
@@ -232,17 +235,29 @@ class Lobby:
         once; returns how many.
 
         Reading a game back means replaying it, so only these are, newest first, as long as
-        ``max_rooms`` allows: a started game that moves by itself (a turn timer, bots), then
-        waiting rooms (so that they are listed again). Every other stored game stays in the
-        store until one of its players comes back with a seat token (:meth:`find_or_load`).
+        ``max_rooms`` allows: a started game that moves by itself (bots, or a turn timer
+        that runs out while the game is still in memory), then waiting rooms (so that they
+        are listed again). Every other stored game stays in the store until one of its
+        players comes back with a seat token (:meth:`find_or_load`): a game nobody is in,
+        whose turn lasts longer than such a game stays in memory (:meth:`sweep`: a
+        correspondence game's days), would only be unloaded before its timer ran out, and
+        it gets a fresh turn when it is loaded back, as it would after that unloading.
         """
         stored = await self.store.unfinished_summaries()
+        # How long a started game nobody is in stays in memory here (None: for ever).
+        limits = [s for s in (self.unattended_after, self.unload_after) if s is not None]
+        stays = min(limits) if limits else None
 
         def rank(summary: StoredRoom) -> int | None:
             room = summary.room
             if room.status == RoomStatus.WAITING:
                 return 1
-            return 0 if room.turn_seconds is not None or summary.bots else None
+            if summary.bots:
+                return 0
+            if room.turn_seconds is None:
+                return None
+            turn = room.turn_seconds * self.turn_time_scale
+            return 0 if stays is None or turn <= stays else None
 
         ranked = [(rank(summary), -summary.room.created_at, summary.room.room)
                   for summary in stored]

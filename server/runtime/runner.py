@@ -2,7 +2,8 @@
 performs the effects it returns.
 
 A :class:`RoomRunner` owns what the room itself may not: the room's lock, the store calls, the
-turn timer's task, the bots' task, and the connections the effects name. Every public
+turn timer (a deadline in the lobby's one heap), the bots' task, and the connections the
+effects name. Every public
 coroutine takes the lock itself; none expects its caller to hold it, and none calls another
 while holding it (an asyncio lock is not reentrant). So inputs reach the room one at a time,
 and each change's writes are stored, in order, before the change is committed:

@@ -3,28 +3,39 @@
 A :class:`Scheduler` is where a runner's waits go: :class:`LoopScheduler` waits on the event
 loop (real seconds); :class:`VirtualClock` is both a clock and a scheduler whose time moves
 only when told (:meth:`VirtualClock.advance`), so that a test drives a turn timer to its end
-without waiting real time.
+without waiting real time. Besides its waits (a coroutine that sleeps), a scheduler takes
+deadlines (:meth:`Scheduler.call_later`: a callback at a time, no task): those of one
+scheduler share one heap (:mod:`server.runtime.deadlines`), and the lobby gives one scheduler
+to every room of the node.
 
 :class:`TurnTimer` is one room's turn timer: one deadline at a time (arming it again replaces
-the last), and when it runs out, the room's ``timer_fired`` input, stored through the runner
-(:class:`Host`); when the store refuses that, the timer is armed again after the room's
-backoff, cut short as soon as the store takes a write again (:mod:`server.runtime.retries`).
+the last), waiting in its scheduler's heap, and when it runs out, a task that gives the room
+its ``timer_fired`` input, stored through the runner (:class:`Host`); when the store refuses
+that, the timer is armed again after the room's backoff, cut short as soon as the store
+takes a write again (:mod:`server.runtime.retries`). So a room whose turn lasts days costs
+its entry in the heap while it waits, and no task.
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from server.runtime.deadlines import DeadlineHeap, LoopDeadlines
 from server.runtime.runner_writes import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.core.room import Change, Room, TurnKey
     from server.ops.metrics import Metrics
     from server.runtime.retries import Retries
+
+
+class Cancellable(Protocol):
+    """A deadline that was set: it can be called off."""
+
+    def cancel(self) -> None:
+        """It will not run (nothing happens when it ran already)."""
 
 
 class Scheduler(Protocol):
@@ -36,9 +47,21 @@ class Scheduler(Protocol):
     async def wait(self, event: asyncio.Event, timeout: float) -> None:
         """Return when ``event`` is set, or after ``timeout`` seconds, whichever is first."""
 
+    def call_later(self, delay: float, callback: Callable[..., object],
+                   *args: Any) -> Cancellable:
+        """Call ``callback(*args)`` (a plain function) in ``delay`` seconds; at once, on
+        the loop's next turn, when ``delay`` is not positive."""
+
+    def pending(self) -> int:
+        """The deadlines set and still waiting (those of no delay not counted)."""
+
 
 class LoopScheduler:
-    """Real seconds, on the running event loop."""
+    """Real seconds, on the running event loop; its deadlines share one heap
+    (:class:`~server.runtime.deadlines.LoopDeadlines`: one loop handle for them all)."""
+
+    def __init__(self) -> None:
+        self.deadlines = LoopDeadlines()
 
     async def sleep(self, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -50,15 +73,29 @@ class LoopScheduler:
         except TimeoutError:
             pass
 
+    def call_later(self, delay: float, callback: Callable[..., object],
+                   *args: Any) -> Cancellable:
+        if delay <= 0:
+            return asyncio.get_running_loop().call_soon(callback, *args)
+        return self.deadlines.call_later(delay, callback, *args)
+
+    def pending(self) -> int:
+        return len(self.deadlines)
+
+
+def _wake(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
 
 class VirtualClock:
     """A clock (call it for the time) and a :class:`Scheduler` whose time moves only by
-    :meth:`advance`: a wait returns once the time has been advanced to its deadline."""
+    :meth:`advance`: a wait returns, and a deadline runs, once the time has been advanced to
+    it. Its waits and deadlines share one heap."""
 
     def __init__(self, now: float = 0.0) -> None:
         self.now = now
-        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
-        self._order = itertools.count()
+        self._heap = DeadlineHeap()
         self._changed = asyncio.Event()
 
     def __call__(self) -> float:
@@ -69,9 +106,12 @@ class VirtualClock:
             await asyncio.sleep(0)
             return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._sleepers, (self.now + delay, next(self._order), done))
+        entry = self._heap.push(self.now + delay, _wake, done)
         self._changed.set()
-        await done
+        try:
+            await done
+        finally:
+            entry.cancel()  # (nothing, once it ran)
 
     async def wait(self, event: asyncio.Event, timeout: float) -> None:
         sleeping = asyncio.ensure_future(self.sleep(timeout))
@@ -82,14 +122,25 @@ class VirtualClock:
             sleeping.cancel()
             waiting.cancel()
 
+    def call_later(self, delay: float, callback: Callable[..., object],
+                   *args: Any) -> Cancellable:
+        if delay <= 0:
+            return asyncio.get_running_loop().call_soon(callback, *args)
+        entry = self._heap.push(self.now + delay, callback, *args)
+        self._changed.set()
+        return entry
+
+    def pending(self) -> int:
+        return len(self._heap)
+
     @property
     def deadlines(self) -> list[float]:
-        """The deadlines of the waits still waiting, soonest first."""
-        return sorted(at for at, _, done in self._sleepers if not done.done())
+        """The deadlines of the waits and deadlines still waiting, soonest first."""
+        return self._heap.waiting()
 
     async def deadline(self, later_than: float = float("-inf")) -> float:
-        """The soonest deadline after ``later_than`` of a wait still waiting, once there is
-        one (waits for a wait to begin, never for time to pass)."""
+        """The soonest deadline after ``later_than`` of a wait (or deadline) still waiting,
+        once there is one (waits for one to be set, never for time to pass)."""
         while True:
             later = [at for at in self.deadlines if at > later_than]
             if later:
@@ -98,17 +149,16 @@ class VirtualClock:
             await self._changed.wait()
 
     def advance(self, seconds: float) -> None:
-        """Move the time on by ``seconds``: every wait whose deadline that reaches returns."""
+        """Move the time on by ``seconds``: every wait whose deadline that reaches returns,
+        and every deadline it reaches runs."""
         self.advance_to(self.now + seconds)
 
     def advance_to(self, at: float) -> None:
         """Move the time on to ``at`` (a deadline, exactly: no rounding of a difference),
-        unless it is there already: every wait whose deadline that reaches returns."""
+        unless it is there already: every wait whose deadline that reaches returns, and
+        every deadline it reaches runs, soonest first."""
         self.now = max(self.now, at)
-        while self._sleepers and self._sleepers[0][0] <= self.now:
-            _, _, done = heapq.heappop(self._sleepers)
-            if not done.done():
-                done.set_result(None)
+        self._heap.run_due(self.now)
 
 
 class Host(Hashable, Protocol):
@@ -140,18 +190,29 @@ class TurnTimer:
 
     def __init__(self, host: Host) -> None:
         self.host = host
+        #: The deadline armed, waiting in the scheduler's heap (None: none waits).
+        self._deadline: Cancellable | None = None
+        #: The task ending a turn whose deadline came, while it does (None: none).
         self._task: asyncio.Task[None] | None = None
         #: The turn whose timer is armed again to retry what the store refused (None: not
         #: retrying).
         self.retrying: TurnKey | None = None
 
+    @property
+    def armed(self) -> bool:
+        """Whether a deadline waits, or a turn is being ended by this timer."""
+        return self._deadline is not None or self._task is not None
+
     def arm(self, key: TurnKey, delay: float) -> None:
         """The turn ``key`` ends in ``delay`` seconds (the last deadline is replaced)."""
         self.cancel()
         if not self.host.closed:
-            self._task = asyncio.get_running_loop().create_task(self._run(key, delay))
+            self._deadline = self.host.scheduler.call_later(delay, self._fire, key)
 
     def cancel(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
         if self._task is not None and self._task is not asyncio.current_task():
             self._task.cancel()
         self._task = None
@@ -162,9 +223,13 @@ class TurnTimer:
         if self.retrying is not None:
             self.arm(self.retrying, 0.0)
 
-    async def _run(self, key: TurnKey, delay: float) -> None:
+    def _fire(self, key: TurnKey) -> None:
+        """The deadline of turn ``key`` came: end the turn, in a task of its own."""
+        self._deadline = None
+        self._task = asyncio.get_running_loop().create_task(self._run(key))
+
+    async def _run(self, key: TurnKey) -> None:
         host = self.host
-        await host.scheduler.sleep(delay)
         async with host.lock:
             if self._task is asyncio.current_task():
                 self._task = None
@@ -184,6 +249,6 @@ class TurnTimer:
 
     def _wait_for_store(self, key: TurnKey) -> None:
         """The timer of turn ``key`` is armed again to retry what the store refused."""
-        if self._task is not None and not self.host.closed:
+        if self._deadline is not None and not self.host.closed:
             self.retrying = key
             self.host.retries.wait(self.host)

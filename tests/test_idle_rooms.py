@@ -1,0 +1,191 @@
+"""What a game nobody is looking at costs its server: its room and its state, and an entry in
+the node's one heap of deadlines (server/runtime/deadlines.py), not a task or a loop handle
+of its own, however many such games the server holds; and that their week-long turns still
+end on time, each re-armed, from that heap.
+
+The games are stored through the store's API (bench/idle.py's filler: correspondence games
+of 2-4 seats, seven days a turn, a few actions in) in a real SQLite file; the servers are
+real. No test here waits a real timer: a virtual clock is moved, or nothing is to fire."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.idle import WEEK, store_games, token
+from client.net.net import GameClient
+from server.runtime.lobby import Lobby
+from server.runtime.timers import LoopScheduler, VirtualClock
+from server.store import SQLiteStore, open_store
+from shared import messages as m
+from shared.actions import EndTurn
+from shared.state import GameState
+from tests.support.servers import serving
+
+pytestmark = pytest.mark.timeout(120)
+
+#: How many correspondence games the servers here hold.
+GAMES = 300
+
+
+async def _stored(path: Path, games: int) -> list[str]:
+    async with SQLiteStore(str(path), synchronous="NORMAL", thread=False) as store:
+        return await store_games(store, games, actions=6)
+
+
+def _live_handles(loop: asyncio.AbstractEventLoop) -> int:
+    """Timer handles waiting in the loop's queue (asyncio's own loop; a test only)."""
+    return sum(not handle.cancelled() for handle in loop._scheduled)  # type: ignore[attr-defined]
+
+
+async def _held(path: Path, games: int) -> tuple[int, int]:
+    """The tasks and live loop handles while a server holds the ``games`` stored in ``path``
+    (every one in memory, none unloaded for nobody attending it)."""
+    async with serving(open_store(str(path)), max_rooms=GAMES + 10,
+                       room_unattended_after=None, room_unload_after=None) as (server, _):
+        assert len(server.lobby.rooms) == games
+        scheduler = server.lobby.scheduler
+        assert isinstance(scheduler, LoopScheduler)
+        # every game's turn timer is armed, in the one heap of the lobby's scheduler
+        assert all(r.timer.armed and r.timer.retrying is None for r in server.lobby.rooms.values())
+        assert len(scheduler.deadlines) == games
+        assert scheduler.deadlines.handles == (1 if games else 0)
+        # and nothing else of theirs waits: no bot, no task
+        assert all(r.bots._task is None for r in server.lobby.rooms.values())
+        await asyncio.sleep(0)  # the start's last callbacks run
+        tasks, handles = len(asyncio.all_tasks()), _live_handles(asyncio.get_running_loop())
+        # what the host's metrics say of it
+        metrics = server.metrics
+        assert metrics is not None
+        scraped = metrics.scrape().decode()
+        assert f"castell_deadlines {float(games)}" in scraped
+        assert "castell_event_loop_tasks " in scraped
+        return tasks, handles
+
+
+async def test_idle_correspondence_games_add_no_task_and_no_loop_handle(tmp_path: Path) -> None:
+    one, many = tmp_path / "one.sqlite3", tmp_path / "many.sqlite3"
+    await _stored(one, 1)
+    await _stored(many, GAMES)
+    tasks_one, handles_one = await _held(one, 1)
+    tasks_many, handles_many = await _held(many, GAMES)
+    # a task or a handle per game would be GAMES more; a start's stray callback, one or two
+    assert tasks_many - tasks_one <= 2, (tasks_one, tasks_many)
+    assert handles_many - handles_one <= 2, (handles_one, handles_many)
+
+
+def _turn(state: GameState | None) -> tuple[int, int | None]:
+    assert state is not None
+    return state.round, state.turn
+
+
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Wait until ``condition`` holds (the rooms storing what their timers did)."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_week_long_turns_end_on_time_from_one_heap_and_are_armed_again(
+        tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite3"
+    ids = await _stored(path, 40)
+    now = time.time()
+    clock = VirtualClock(now)
+    async with open_store(str(path)) as store:
+        lobby = Lobby(store=store, max_rooms=100, bot_delay=0.0, room_linger=600.0,
+                      clock=clock, scheduler=clock)
+        assert await lobby.restore() == 40
+        rooms = [lobby.rooms[room] for room in ids]
+        before = {r.id: (r.room.version, _turn(r.room.state)) for r in rooms}
+        # restored together: forty turns of a week, all due at one time, in one heap
+        assert clock.deadlines == [now + WEEK] * 40
+        tasks = len(asyncio.all_tasks())
+        clock.advance(WEEK - 1.0)
+        await asyncio.sleep(0)
+        assert all(r.room.version == before[r.id][0] for r in rooms)  # not a second early
+        clock.advance(1.0)
+        # each turn ran out: stored as a timeout, the next seat to play, its week armed
+        await until(lambda: all(r.room.version == before[r.id][0] + 1 for r in rooms))
+        await until(lambda: len(clock.deadlines) == 40)
+        assert clock.deadlines == [now + 2 * WEEK] * 40
+        for r in rooms:
+            assert _turn(r.room.state) != before[r.id][1]  # the next turn (or the next round)
+        record = await store.load(ids[0])
+        assert record is not None and record.actions[-1].timed_out
+        # the tasks that ended the turns are gone once they did
+        await until(lambda: len(asyncio.all_tasks()) <= tasks)
+        # a room let go of takes its deadline with it; the others' stay
+        for r in rooms[:25]:
+            lobby.remove(r)
+        assert clock.deadlines == [now + 2 * WEEK] * 15
+        for r in rooms[25:]:
+            lobby.remove(r)
+        assert clock.deadlines == []
+
+
+async def test_a_lone_server_leaves_correspondence_games_in_the_store_until_a_player_comes(
+        tmp_path: Path) -> None:
+    # Nobody is in them, and their turns last a week: on a lone server a game nobody is in
+    # leaves memory within a minute (--room-unattended-after), long before its turn could
+    # end, so a start-up reads none of them back; each comes back with its player
+    path = tmp_path / "games.sqlite3"
+    ids = await _stored(path, 50)
+    async with serving(open_store(str(path))) as (server, url):
+        assert server.config.room_unattended_after is not None
+        assert server.lobby.rooms == {}
+        assert len(server.lobby.scheduler.deadlines) == 0  # type: ignore[attr-defined]
+        anna = await GameClient.connect(url)
+        try:
+            await anna.hello("Anna")
+            joined = await anna.request(m.JoinRoom, room=ids[7], token=token(ids[7], 0))
+            assert joined.seat == 0
+            state = await anna.wait_state()
+            assert state.view["status"] == "playing"
+            # loaded back with a fresh turn of a week, in the one heap
+            runner = server.lobby.rooms[ids[7]]
+            assert runner.timer.armed and runner.room.deadline is not None
+            assert runner.room.deadline == pytest.approx(time.time() + WEEK, abs=60)
+            assert list(server.lobby.rooms) == [ids[7]]
+        finally:
+            await anna.close()
+
+
+async def test_a_room_its_members_left_keeps_its_state_not_its_view() -> None:
+    async with serving(room_unattended_after=None) as (server, url):
+        anna, bru = await GameClient.connect(url), await GameClient.connect(url)
+        await anna.hello("Anna")
+        await bru.hello("Bru")
+        joined = await anna.request(m.CreateRoom, name="Letters", seats=2, turn_seconds=WEEK)
+        again = await bru.request(m.JoinRoom, room=joined.room)
+        await anna.request(m.StartGame)
+        await anna.wait_state(lambda p: p.view["status"] == "playing")
+        runner = server.lobby.rooms[joined.room]
+        tokens = {joined.seat: (anna, joined.token), again.seat: (bru, again.token)}
+        first = runner.room.state.turn  # type: ignore[union-attr]
+        version = await tokens[first][0].act(EndTurn())
+        await anna.wait_state(lambda p: p.version >= version)
+        assert runner.room.views.shown is not None  # shown to its members: patched against
+        for client in (anna, bru):
+            await client.close()
+        await until(lambda: not runner.room.members())
+        # nobody is in it: what it showed is let go, its game stays
+        assert runner.room.views.shown is None and runner.room.state is not None
+        assert joined.room in server.lobby.rooms and runner.timer.armed
+        # a player back with the seat's token sees the game whole, then patched, as it is
+        seat = runner.room.state.turn
+        back = await GameClient.connect(url)
+        try:
+            await back.hello("Back")
+            await back.request(m.JoinRoom, room=joined.room, token=tokens[seat][1])
+            whole = await back.wait_state()
+            assert whole.view == runner.room.view()
+            version = await back.act(EndTurn())
+            after = await back.wait_state(lambda p: p.version >= version)
+            assert back.patched > 0 and after.view == runner.room.view()
+        finally:
+            await back.close()

@@ -411,13 +411,16 @@ class Room:
 
 
 async def open_rooms(url: str, kind: str, rooms: int, seed: int,
-                     bots: str | None = None, patches: bool = True) -> list[Room]:
+                     bots: str | None = None, patches: bool = True, *,
+                     first: int = 0) -> list[Room]:
     """``rooms`` rooms of four connected clients (or one, and three ``bots``), said hello,
-    seated, game started."""
+    seated, game started; numbered from ``first`` (their numbers name them, so the shares
+    of several load processes never meet in one room)."""
     gate = asyncio.Semaphore(CONNECT_AT_ONCE)
     size = 1 if bots else 4
     members = await asyncio.gather(*(open_member(url, gate) for _ in range(rooms * size)))
-    out = [Room(kind, i, list(members[size * i: size * i + size]), seed + i, bots, patches)
+    out = [Room(kind, first + i, list(members[size * i: size * i + size]), seed + first + i,
+                bots, patches)
            for i in range(rooms)]
 
     async def ready(room: Room) -> None:

@@ -32,13 +32,11 @@ from pathlib import Path
 
 from bench.common import ROOT, cpu_seconds, machine, rss_kib, table
 from bench.load import (
-    CONNECT_AT_ONCE,
     WAIT,
     Result,
-    Room,
     Stats,
     close_rooms,
-    open_member,
+    open_rooms,
     running,
 )
 
@@ -50,29 +48,11 @@ KEEPS_UP = 0.95
 FULL_CORE = 80.0
 
 
-async def open_share(url: str, kind: str, rooms: int, first: int, seed: int,
-                     patches: bool) -> list[Room]:
-    """Rooms ``first`` to ``first + rooms - 1`` of a run (their numbers name them, so the
-    shares of several processes never meet in one room), four members each, ready."""
-    gate = asyncio.Semaphore(CONNECT_AT_ONCE)
-    members = await asyncio.gather(*(open_member(url, gate) for _ in range(rooms * 4)))
-    out = [Room(kind, first + i, list(members[4 * i: 4 * i + 4]), seed + first + i,
-                patches=patches) for i in range(rooms)]
-
-    async def ready(room: Room) -> None:
-        async with gate:
-            await room.hello()
-            await room.setup()
-
-    await asyncio.gather(*(ready(room) for room in out))
-    return out
-
-
 async def _work(url: str, kind: str, rooms: int, first: int, seed: int, think: float,
                 patches: bool) -> None:
     """A worker: open its rooms, say ``ready``, wait for the window (a line on stdin:
     ``{"begin": monotonic seconds, "seconds": ...}``), drive them, print what it measured."""
-    opened = await open_share(url, kind, rooms, first, seed, patches)
+    opened = await open_rooms(url, kind, rooms, seed, patches=patches, first=first)
     print(json.dumps({"ready": rooms}), flush=True)
     line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     told = json.loads(line)

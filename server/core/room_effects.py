@@ -87,13 +87,14 @@ class Push(Generic[M]):
     _packed: bytes | None = None
     _changes: list[Any] | None = None
     _patched: bool = False
+    _wire: tuple[dict[str, Any], ...] | None = None
 
     @property
     def data(self) -> bytes:
         """The ``state`` push of the whole view."""
         if self._data is None:
             self._data = encode_state(self.room, self.shown.version, self.shown.view,
-                                      self.events)
+                                      self._wired())
         return self._data
 
     def patch(self) -> bytes | None:
@@ -102,7 +103,7 @@ class Push(Generic[M]):
         if self._patch is None and self._diffed() is not None:
             assert self.base is not None and self._changes is not None
             self._patch = encode_patch(self.room, self.base.version, self.shown.version,
-                                       self._changes, self.events)
+                                       self._changes, self._wired())
         return self._patch
 
     def packed(self) -> bytes | None:
@@ -111,9 +112,15 @@ class Push(Generic[M]):
         if self._packed is None and self._diffed() is not None:
             assert self.base is not None and self._changes is not None
             self._packed = packed.encode(self.base.version, self.shown.version,
-                                         self._changes,
-                                         tuple(event_to_wire(e) for e in self.events))
+                                         self._changes, self._wired())
         return self._packed
+
+    def _wired(self) -> tuple[dict[str, Any], ...]:
+        """The events as wire maps, made once for every form of the push (the encoders pass
+        a wire map as it is)."""
+        if self._wire is None:
+            self._wire = tuple(event_to_wire(e) for e in self.events)
+        return self._wire
 
     def _diffed(self) -> list[Any] | None:
         """The changes from ``base`` (computed once); None when there is no base or too many

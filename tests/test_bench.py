@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from bench import __main__ as bench_main
+from bench import peer
 from bench.load import next_action
 from shared.actions import Action, action_fields
 from shared.engine import legal_actions
@@ -118,6 +119,49 @@ def test_the_scale_curve_merges_the_load_of_its_processes(capsys):
         actions = cells[3] if cells[1] == "bare" else cells[2]
         assert int(actions.replace(",", "")) > 0 and "0/0" in cells, cells
     assert "one castell process fills one core at about" in out
+
+
+#: Why the Colyseus comparison cannot run here (no Node, or no `npm install` done), or None.
+PEER_MISSING = peer.missing()
+
+
+@pytest.mark.skipif(PEER_MISSING is not None, reason=f"{PEER_MISSING}")
+def test_the_peer_benchmark_drives_bare_castell_and_colyseus_alike():
+    # A tiny load through `python -m bench peer`: two rooms paced (a room acts every 0.02 s)
+    # and two saturated, one run of each server; the six server processes are most of it.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "bench", "peer", "--rooms", "2",
+                           "--seconds", "0.5", "--warmup", "0", "--think", "0.02",
+                           "--sat-rooms", "2", "--repeat", "1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    # the versions that ran, read off the installed packages
+    assert "@colyseus/core 0." in out and "@colyseus/sdk 0." in out
+    # the paced table and the saturated one, three servers side by side, none refused
+    assert out.count("colyseus ÷ bare") == 2
+    assert out.count("refused/timed out: bare 0/0, castell 0/0, colyseus 0/0") == 2
+    for row in ("rtt p99", "actions/s", "server CPU/action", "bytes/action"):
+        assert out.count(f"\n{row}  ") == 2, row  # a table row (the note says one space)
+    # however short the runs, every server's run counted actions
+    counted = re.findall(r"actions counted per run: \{'bare': \[(\d+)\], 'castell': "
+                         r"\[(\d+)\], 'colyseus': \[(\d+)\]\}", out)
+    assert len(counted) == 2 and all(int(n) > 0 for run in counted for n in run), counted
+    # Colyseus's patches reached every member: bytes were counted for its actions
+    saturated = out.split("saturated:", 1)[1]
+    colyseus_bytes = re.search(r"\nbytes/action +\S+ B +\S+ B +([\d,]+) B", saturated)
+    assert colyseus_bytes and int(colyseus_bytes[1].replace(",", "")) > 0
+
+
+def test_the_peer_benchmark_says_what_to_install_without_node(tmp_path):
+    # PATH holds an empty folder: no node, whatever this machine has
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "bench", "peer", "--rooms", "1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "needs Node" in done.stderr and "npm install` in bench/peers/colyseus" in \
+        done.stderr, done.stderr
+    assert not done.stdout
 
 
 def test_python_m_bench_dispatches():

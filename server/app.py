@@ -43,6 +43,7 @@ from server.features.tournaments import Tournaments, told_and_kept
 from server.ops.admin import AdminConsole
 from server.ops.metrics import Metrics
 from server.ops.tls import server_ssl_context
+from server.runtime.collector import Collector
 from server.runtime.connection import CastellWebSocket, Connection, ConnState
 from server.runtime.directory import Directory, LocalDirectory
 from server.runtime.lobby import Lobby
@@ -98,15 +99,18 @@ class CastellServer:
     """
 
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None,
-                 *, cluster: ClusterConfig | None = None) -> None:
+                 *, cluster: ClusterConfig | None = None,
+                 collector: Collector | None = None) -> None:
         """``store``: where the games are kept (none given: a SQLite database in memory,
         for as long as the server runs); ``cluster``: the cluster this server is a node of
-        (its nodes share ``store``)."""
+        (its nodes share ``store``); ``collector``: the process's collector policy, when
+        this server owns the process (castell-server), for the metrics to read."""
         if cluster and not store:
             raise ValueError("a cluster node needs the store the cluster shares")
         cfg = self.config = config or ServerConfig()
         self.store: Store = store or open_store(MEMORY)
         self.cluster_config = cluster
+        self.collector = collector
         # The host's tools (docs/operations.md): metrics, bans and mutes, the console.
         self.metrics: Metrics | None = None if cfg.no_metrics else Metrics(self._sample)
         self.thinkers = Thinkers(cfg.bot_workers, waited=self.metrics.bot_waited
@@ -257,6 +261,9 @@ class CastellServer:
                 "ready": self.admission.ready,
                 "leases": self.directory.leases(),
                 "deadlines": self.lobby.scheduler.pending(),
+                "collector": None if self.collector is None else
+                (self.collector.frozen, self.collector.thaws,
+                 self.collector.last_thaw_seconds),
                 # (a scrape may come on the metrics' own thread: --metrics-listen)
                 "tasks": len(asyncio.all_tasks(self._loop)) if self._loop is not None else 0}
 

@@ -346,7 +346,8 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
     from server.app import CastellServer
     from server.ops.lan import listening_line
     from server.ops.tls import server_ssl_context
-    from server.runtime.loop import loop_name, settle_collector
+    from server.runtime.collector import Collector
+    from server.runtime.loop import loop_name
     from server.store import open_store
     from shared.errors import CastellError
 
@@ -362,7 +363,8 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
     # The nodes of a cluster share their database; a lone server keeps it to itself.
     store = open_store(db, shared=True, group_commit=group_commit) if cluster \
         else open_store(db, group_commit=group_commit)
-    server = CastellServer(config, store, cluster=cluster)
+    collector = Collector(loop.call_soon_threadsafe)
+    server = CastellServer(config, store, cluster=cluster, collector=collector)
     try:
         await server.start()
     except OSError as exc:
@@ -373,12 +375,13 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
     # the addresses to give friends.
     print(listening_line(config.scheme, config.host, server.port), flush=True)
     logging.getLogger("castell.server").info("running on the %s event loop", loop_name())
-    settle_collector()
+    collector.start()
     stopping = asyncio.create_task(stop.wait())
     drained = asyncio.create_task(server.drained.wait())
     await asyncio.wait({stopping, drained}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()
     drained.cancel()
+    collector.stop()
     logging.getLogger("castell.server").info("shutting down")
     await server.close()
 

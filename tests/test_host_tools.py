@@ -75,6 +75,8 @@ async def test_metrics_are_scraped_and_move_as_a_game_is_played(tmp_path):
         assert await http_get(url, "/ready") == (200, "ready\n")
         before = await scrape(url)
         assert all(name.startswith("castell_") for name, _ in before)
+        # a server in another program's process leaves that process's collector alone
+        assert not any(name.startswith("castell_collector") for name, _ in before)
         anna, _made = await bot_game(url)
         with pytest.raises(ServerError):  # a refusal, counted by its code
             await anna.request(m.StartGame)
@@ -165,6 +167,11 @@ def test_json_logs_are_one_object_per_line_with_no_secret(short_dir):
             with pytest.raises(ServerError):
                 await watcher.request(m.JoinRoom, room=made.room, token="not-a-token")
             await watcher.close()
+            # castell-server owns its process: its collector policy is in place, and counted
+            parsed = await scrape(server.url)
+            assert parsed[("castell_collector_frozen_objects", ())] > 10_000
+            assert ("castell_collector_thaws_total", ()) in parsed
+            assert ("castell_collector_last_thaw_seconds", ()) in parsed
             return [made.token, made.code, made.room]
 
         token, code, room = asyncio.run(play())

@@ -4,7 +4,7 @@
 the tests): counters and histograms the server's parts move as things happen (a push sent,
 an action stored, a request refused), and gauges read from the server when scraped
 (connections by state, rooms by status, deadlines waiting, the event loop's tasks, leases
-held). Every name starts with ``castell_``;
+held, the collector's frozen objects and thaws). Every name starts with ``castell_``;
 docs/operations.md lists them with their meaning.
 """
 
@@ -36,7 +36,7 @@ class _Live(Collector):
     def __init__(self, sample: Callable[[], dict[str, Any]]) -> None:
         self.sample = sample
 
-    def collect(self) -> Iterable[GaugeMetricFamily]:
+    def collect(self) -> Iterable[GaugeMetricFamily | CounterMetricFamily]:
         now = self.sample()
         conns = GaugeMetricFamily("castell_connections", "Open connections, by protocol "
                                   "state", labels=["state"])
@@ -56,6 +56,16 @@ class _Live(Collector):
         yield GaugeMetricFamily("castell_event_loop_tasks", "Tasks in this server's event loop "
                                 "(a room waiting for its next action has none)",
                                 value=now["tasks"])
+        if now.get("collector") is not None:
+            frozen, thaws, last = now["collector"]
+            yield GaugeMetricFamily("castell_collector_frozen_objects", "Objects the garbage "
+                                    "collector no longer walks (frozen after a collection)",
+                                    value=frozen)
+            yield CounterMetricFamily("castell_collector_thaws", "Whole collections of the "
+                                      "frozen objects (each when their number had doubled)",
+                                      value=thaws)
+            yield GaugeMetricFamily("castell_collector_last_thaw_seconds", "How long the "
+                                    "last whole collection paused the server", value=last)
         if now["leases"] is not None:
             yield GaugeMetricFamily("castell_cluster_leases_held", "Room leases this node "
                                     "holds", value=now["leases"])

@@ -1,5 +1,5 @@
-"""The event loop a server runs on, the start-up tidying of the garbage collector, and the
-stopping of a part's background tasks (:func:`stop_tasks`).
+"""The event loop a server runs on, and the stopping of a part's background tasks
+(:func:`stop_tasks`); the garbage collector's policy is :mod:`server.runtime.collector`.
 
 ``--loop asyncio`` (the default) runs on asyncio's own loop; ``--loop uvloop`` runs on
 uvloop, for a host who installed it (``pip install uvloop``). Measured side by side on both
@@ -10,7 +10,6 @@ whose CPU goes to its own work: so it is not the default and not a dependency.
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -49,15 +48,6 @@ def loop_name() -> str:
     """The name of the running loop's kind, for the start-up log: uvloop or asyncio."""
     return "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") \
         else "asyncio"
-
-
-def settle_collector() -> None:
-    """Once started: collect what start-up left behind, then freeze the rest (the imported
-    modules, classes, converters and the configuration, which live as long as the process)
-    into the collector's permanent generation, so that no later collection walks them
-    again. Frozen objects are still freed as usual when their last reference goes."""
-    gc.collect()
-    gc.freeze()
 
 
 #: Seconds between two cancellations of a task that is still running (:func:`stop_tasks`).

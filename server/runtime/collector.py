@@ -1,0 +1,117 @@
+"""The garbage collector's policy while a server runs: its pauses off the players' round trip.
+
+What the collector finds here, measured (BENCHMARKS.md, "The collector"): a server at play
+makes almost no cyclic garbage — a room's new state replaces its old one, freed by its last
+reference — yet with CPython's defaults it walked tens of thousands of objects several times
+a second (each action frees old objects and makes young ones, so the young generation holds
+far more than its threshold of 700 by the time it is collected), and every few seconds it
+walked every room and connection whole (100–400 ms at 2,000 connections) to free nothing.
+
+:class:`Collector` changes three things, for the server's process only:
+
+* **Young collections are rare**: the first threshold is :data:`YOUNG` allocations, not 700,
+  so that most young objects (a state an action replaces a second later) are freed by their
+  last reference before any collection looks at them.
+* **What survives is frozen**: after each collection of the middle or oldest generation the
+  survivors go into the permanent generation (``gc.freeze()``, which costs nothing however
+  many they are), where no collection walks them again. Frozen objects are freed as usual
+  when their last reference goes; only a cycle among them waits for the next thaw.
+* **A thaw only when the frozen set has doubled** (and grown by at least :data:`THAW_FLOOR`):
+  everything is unfrozen, collected whole once, and frozen again. The live set grows to its
+  size once and then holds, so a thaw comes while the server fills and then rarely; the
+  memory cycles could keep is at most what is live.
+
+The collector's callbacks may run on any thread (a store's worker allocates too), and a
+collection may not be started from inside one: they only ask ``schedule`` (the event loop's
+``call_soon_threadsafe``) to freeze or thaw soon, on the loop's thread.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("castell.server")
+
+#: Allocations (less deallocations) between two young collections; CPython's own is 700.
+YOUNG = 20_000
+#: The least growth of the frozen set, in objects, that brings a thaw (besides doubling).
+THAW_FLOOR = 200_000
+
+
+class Collector:
+    """The collector's policy for one process (see the module docstring); :meth:`start`
+    puts it in place, :meth:`stop` puts CPython's thresholds back (what is frozen stays)."""
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], Any], *,
+                 young: int = YOUNG, floor: int = THAW_FLOOR) -> None:
+        self.schedule = schedule
+        self.young = young
+        self.floor = floor
+        #: Objects frozen after the last thaw (or the start): the size a thaw waits to double.
+        self.baseline = 0
+        #: Thaws so far, and the seconds the last one took (its pause).
+        self.thaws = 0
+        self.last_thaw_seconds = 0.0
+        self._thresholds: tuple[int, int, int] | None = None
+        self._freeze_due = False
+
+    def start(self) -> None:
+        """Collect what start-up left, freeze the rest, and take over the thresholds."""
+        gc.collect()
+        gc.freeze()
+        self.baseline = gc.get_freeze_count()
+        self._thresholds = gc.get_threshold()
+        _, middle, oldest = self._thresholds
+        gc.set_threshold(self.young, middle, oldest)
+        gc.callbacks.append(self._collected)
+
+    def stop(self) -> None:
+        """CPython's thresholds again, and no more freezing or thawing."""
+        if self._collected in gc.callbacks:
+            gc.callbacks.remove(self._collected)
+        if self._thresholds is not None:
+            gc.set_threshold(*self._thresholds)
+            self._thresholds = None
+
+    @property
+    def frozen(self) -> int:
+        """Objects in the permanent generation now."""
+        return gc.get_freeze_count()
+
+    def thaw_due(self) -> bool:
+        """Whether the frozen set has doubled (by at least :attr:`floor`) since the last thaw."""
+        frozen = gc.get_freeze_count()
+        return frozen >= 2 * self.baseline and frozen - self.baseline >= self.floor
+
+    def freeze(self) -> None:
+        """Freeze what the collections so far left alive; thaw instead when one is due."""
+        self._freeze_due = False
+        if self.thaw_due():
+            self.thaw()
+        else:
+            gc.freeze()
+
+    def thaw(self) -> None:
+        """Unfreeze everything, collect it whole once (cycles among frozen objects are freed
+        here), and freeze what is left: the new baseline."""
+        started = time.perf_counter()
+        frozen = gc.get_freeze_count()
+        gc.unfreeze()
+        found = gc.collect()
+        gc.freeze()
+        self.last_thaw_seconds = time.perf_counter() - started
+        self.baseline = gc.get_freeze_count()
+        self.thaws += 1
+        log.info("collector: %d objects were frozen, %d freed in a whole collection of "
+                 "%.0f ms, %d frozen again", frozen, found, self.last_thaw_seconds * 1000,
+                 self.baseline)
+
+    def _collected(self, phase: str, info: dict[str, int]) -> None:
+        # Any thread, inside a collection: only ask for the freeze (see the module docstring).
+        if phase == "stop" and info["generation"] >= 1 and not self._freeze_due:
+            self._freeze_due = True
+            self.schedule(self.freeze)

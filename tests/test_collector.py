@@ -1,0 +1,98 @@
+"""The collector's policy (server.runtime.collector) on this process's real collector: young
+collections rare, survivors frozen after a collection of an older generation, a thaw (one
+whole collection) only once the frozen set has doubled, and CPython's thresholds back at the
+end. Each test leaves the collector as it found it."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from server.runtime.collector import Collector
+
+
+class _Cycle:
+    """An object in a reference cycle with itself: only a collection frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture
+def scheduled() -> Iterator[list[Callable[[], None]]]:
+    """What the collector asked to run soon, in order (the event loop's part, run by hand)."""
+    thresholds = gc.get_threshold()
+    frozen_before = gc.get_freeze_count()
+    asked: list[Callable[[], None]] = []
+    try:
+        yield asked
+    finally:
+        gc.set_threshold(*thresholds)
+        if gc.get_freeze_count() != frozen_before:
+            gc.unfreeze()
+
+
+def test_start_freezes_what_start_up_left_and_takes_the_young_threshold(scheduled):
+    thresholds = gc.get_threshold()
+    collector = Collector(scheduled.append, young=12_345, floor=10)
+    collector.start()
+    assert gc.get_threshold() == (12_345, *thresholds[1:])
+    assert collector.frozen == collector.baseline > 0
+    collector.stop()
+    assert gc.get_threshold() == thresholds
+    assert collector._collected not in gc.callbacks
+
+
+def test_a_young_collection_freezes_nothing_an_older_one_asks_for_a_freeze(scheduled):
+    collector = Collector(scheduled.append, floor=10**9)
+    collector.start()
+    try:
+        gc.collect(0)
+        assert scheduled == []
+        gc.collect(1)
+        assert scheduled == [collector.freeze]
+        gc.collect(1)  # one freeze asked at a time
+        assert scheduled == [collector.freeze]
+        survivors = [_Cycle() for _ in range(100)]
+        frozen = collector.frozen
+        scheduled.pop()()
+        assert collector.frozen >= frozen + len(survivors)
+        assert collector.thaws == 0
+    finally:
+        collector.stop()
+
+
+def test_cycles_frozen_then_dropped_are_freed_at_the_thaw_once_the_set_doubled(scheduled):
+    collector = Collector(scheduled.append, floor=1_000)
+    collector.start()
+    try:
+        cycles = [_Cycle() for _ in range(collector.baseline + 2_000)]
+        alive = [weakref.ref(c) for c in cycles[:10]]
+        gc.freeze()  # as a freeze after a collection would: the cycles are frozen now
+        del cycles
+        gc.collect()  # frozen: no collection frees them
+        assert all(ref() is not None for ref in alive)
+        assert collector.thaw_due()
+        scheduled.clear()
+        collector.freeze()  # the next freeze asked for is a thaw
+        assert collector.thaws == 1
+        assert all(ref() is None for ref in alive)
+        assert collector.baseline == collector.frozen
+        assert not collector.thaw_due()
+    finally:
+        collector.stop()
+
+
+def test_no_thaw_while_the_frozen_set_grew_by_less_than_the_floor(scheduled):
+    collector = Collector(scheduled.append, floor=10**9)
+    collector.start()
+    try:
+        keep = [_Cycle() for _ in range(collector.baseline + 1_000)]
+        collector.freeze()
+        assert collector.thaws == 0
+        assert collector.frozen >= collector.baseline + len(keep)
+    finally:
+        collector.stop()

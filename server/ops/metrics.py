@@ -10,13 +10,18 @@ docs/operations.md lists them with their meaning.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Histogram
 from prometheus_client import Counter as PCounter
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
@@ -93,10 +98,41 @@ class _Tallies(Collector):
                                   "connections", value=m.sent)
 
 
+class Timings(Collector):
+    """A latency histogram moved on every action (a request, a store commit), kept as plain
+    numbers: prometheus-client's ``Histogram.observe`` takes a lock for its sum and one for
+    its bucket, and the two of them per action cost 7% of a saturated server's CPU
+    (BENCHMARKS.md, "Round three"). Read at each scrape; a scrape from the metrics' own
+    thread (``--metrics-listen``) may see a sample counted in a bucket but not yet in the
+    sum, which the next scrape mends."""
+
+    def __init__(self, name: str, documentation: str, buckets: tuple[float, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.bounds = buckets
+        #: Samples at or below each bound (in no lower one), then those above every bound.
+        self.counts = [0] * (len(buckets) + 1)
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        """Count one sample of ``seconds``."""
+        self.counts[bisect_left(self.bounds, seconds)] += 1
+        self.sum += seconds
+
+    def collect(self) -> Iterable[HistogramMetricFamily]:
+        running, buckets = 0, []
+        for bound, count in zip((*map(str, self.bounds), "+Inf"), self.counts, strict=True):
+            running += count
+            buckets.append((bound, running))
+        yield HistogramMetricFamily(self.name, self.documentation, buckets=buckets,
+                                    sum_value=self.sum)
+
+
 class Metrics:
     """One server's metrics (see the module docstring). The counters of every action and
     push are plain attributes, moved with ``+=`` (:attr:`stored`, :attr:`pushed`,
-    :attr:`sent`); the rest are prometheus-client metrics."""
+    :attr:`sent`), and its two latencies plain histograms (:class:`Timings`); the rest are
+    prometheus-client metrics."""
 
     def __init__(self, sample: Callable[[], dict[str, Any]]) -> None:
         self.registry = CollectorRegistry()
@@ -117,11 +153,12 @@ class Metrics:
         self.rate_limited = PCounter("castell_rate_limited", "Requests refused for a rate "
                                      "limit (answered rate_limited)",
                                      registry=r)
-        self.request_seconds = Histogram("castell_request_seconds", "From a frame received "
-                                         "to its reply queued", buckets=_BUCKETS, registry=r)
-        self.commit_seconds = Histogram("castell_store_commit_seconds", "Storing one change "
-                                        "of a room (its writes, before the ok)",
-                                        buckets=_BUCKETS, registry=r)
+        self.request_seconds = Timings("castell_request_seconds", "From a frame received "
+                                       "to its reply queued", _BUCKETS)
+        self.commit_seconds = Timings("castell_store_commit_seconds", "Storing one change "
+                                      "of a room (its writes, before the ok)", _BUCKETS)
+        r.register(self.request_seconds)
+        r.register(self.commit_seconds)
         self.slow_closed = PCounter("castell_slow_readers_closed", "Connections closed for "
                                     "reading too slowly", registry=r)
         self.bot_seconds = Histogram("castell_bot_decision_seconds", "A bot's decision, by "

@@ -91,29 +91,29 @@ def unpack(data: Any, *, max_size: int | None = None,
         raise ProtocolError("frames must be binary MessagePack", code="bad_message")
     if len(data) > max_size:
         raise ProtocolError(f"a frame may hold at most {max_size} bytes", code="bad_message")
-    unpacker = msgpack.Unpacker(
-        raw=False,
-        strict_map_key=not number_keys,
-        use_list=True,
-        max_buffer_size=max(max_size, 1),
-        max_str_len=limits.string,
-        max_bin_len=limits.string,
-        max_array_len=limits.array,
-        max_map_len=limits.map,
-        max_ext_len=0,
-        ext_hook=_refuse_ext,
-    )
+    options = _UNPACK.get((limits, number_keys))
+    if options is None:
+        options = _UNPACK[limits, number_keys] = {
+            "raw": False, "strict_map_key": not number_keys, "use_list": True,
+            "max_str_len": limits.string, "max_bin_len": limits.string,
+            "max_array_len": limits.array, "max_map_len": limits.map, "max_ext_len": 0,
+            "ext_hook": _refuse_ext,
+        }
     try:
-        unpacker.feed(data)
-        value = unpacker.unpack()
-        trailing = unpacker.tell() != len(data)
+        value = msgpack.unpackb(data, **options)
+    except msgpack.ExtraData:
+        raise ProtocolError("the frame holds bytes after its message",
+                            code="bad_message") from None
     except Exception:  # msgpack's own errors, and whatever a hostile frame provokes in it
         raise ProtocolError("the frame is not one valid MessagePack value",
                             code="bad_message") from None
-    if trailing:
-        raise ProtocolError("the frame holds bytes after its message", code="bad_message")
     _guard(value, limits.depth, number_keys)
     return value
+
+
+#: The unpacker's settings for each set of limits (with or without number keys): one frame
+#: is read by ``msgpack.unpackb``, which refuses what follows its one value (ExtraData).
+_UNPACK: dict[tuple[FrameLimits, bool], dict[str, Any]] = {}
 
 
 def _guard(value: Any, max_depth: int, number_keys: bool = False) -> None:

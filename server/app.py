@@ -17,7 +17,6 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -376,11 +375,7 @@ class CastellServer:
         self.connections.add(conn)
         log.info("%s connected from %s", conn.id, address)
         try:
-            async for data in self._frames(conn):
-                started = time.perf_counter()
-                await self.requests.dispatcher.handle(conn, data)
-                if self.metrics is not None:
-                    self.metrics.request_seconds.observe(time.perf_counter() - started)
+            await self._frames(conn)
         except Exception:  # the connection failed under us; nothing else is affected
             log.exception("%s: connection error", conn.id)
         finally:
@@ -400,20 +395,26 @@ class CastellServer:
             log.info("%s (%s) disconnected: %s", conn.id, conn.name or "no name",
                      ws.close_code)
 
-    async def _frames(self, conn: Connection) -> AsyncIterator[bytes | str]:
-        """The frames a connection sends, until it closes or runs out of time: it has
-        ``hello_timeout`` from its opening to say hello, then is closed once idle (no frame
-        from it and nothing pushed to it) for ``idle_timeout`` (:meth:`Connection.watch`)."""
+    async def _frames(self, conn: Connection) -> None:
+        """Answer the frames a connection sends, one at a time, until it closes or runs out
+        of time: it has ``hello_timeout`` from its opening to say hello, then is closed once
+        idle (no frame from it and nothing pushed to it) for ``idle_timeout``
+        (:meth:`Connection.watch`). One loop, not an asynchronous generator: a frame costs
+        one ``recv`` and its answer, nothing more."""
         conn.watch(self.config.hello_timeout, self.config.idle_timeout)
+        recv, handle = conn.ws.recv, self.requests.dispatcher.handle
+        timings = None if self.metrics is None else self.metrics.request_seconds
         try:
             while not conn.closing:
                 try:
-                    data = await conn.ws.recv()
+                    data = await recv()
                 except ConnectionClosed:
                     return
                 if conn.closing:  # closed while the frame came: nothing more is answered
                     return
-                conn.last_seen = time.monotonic()
-                yield data
+                conn.last_seen = started = time.monotonic()
+                await handle(conn, data)
+                if timings is not None:
+                    timings.observe(time.monotonic() - started)
         finally:
             conn.unwatch()

@@ -28,6 +28,7 @@ from server.core.room import (
     UpdateRoom,
     Write,
 )
+from server.core.room_change import Played
 from server.features.ratings import finish_rated
 from server.store.base import GameRecord
 from shared import events as ev
@@ -73,8 +74,12 @@ def count_change(metrics: Metrics, change: Change, events: list[object]) -> None
     started or ended."""
     for write in change.writes:
         if isinstance(write, AppendAction):
-            fields = msgpack.unpackb(write.record.action, raw=False)
-            kind = fields.get("kind") if isinstance(fields, dict) else None
+            outcome = change.outcome
+            if isinstance(outcome, Played):  # the action itself says its kind
+                kind: object = outcome.action.KIND
+            else:
+                fields = msgpack.unpackb(write.record.action, raw=False)
+                kind = fields.get("kind") if isinstance(fields, dict) else None
             metrics.stored[str(kind)] += 1
     for event in events:
         if isinstance(event, ev.GameStarted):

@@ -506,10 +506,10 @@ async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: fl
         return sum(m.received for room in opened for m in room.members)
 
     # The load generator's own collector must not set the round trips it measures (one
-    # process holds every client): what the rooms opened is frozen, and collections are
+    # process holds every client): what the rooms opened is frozen (no whole collection
+    # first: in a test's process that would cost more than the run), and collections are
     # rare while they play, for either server alike; put back after the run.
     thresholds = gc.get_threshold()
-    gc.collect()
     gc.freeze()
     gc.set_threshold(QUIET_COLLECTOR, *thresholds[1:])
     try:

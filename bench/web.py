@@ -53,7 +53,7 @@ WEB_FLAGS = ("--web", "on", "--web-rate", "1000000", "--web-burst", "1000000")
 #: Fetches in flight at once at a paced rate, at most (a slow answer must not pile up more).
 IN_FLIGHT = 64
 MAX_ROOMS = 2000
-#: Seconds a fetcher process is given to start before its run begins.
+#: Seconds a fetcher process is given to start before its run begins (``--startup``).
 STARTUP = 1.0
 
 
@@ -177,7 +177,7 @@ async def round_trips(rooms: list[Room], think: float, seconds: float,
                       order: dict[str, Any] | None) -> tuple[Stats, int]:
     """The played rooms' round trips over ``seconds``, while a fetcher process fetches
     pages as ``order`` says (None: none); the pages it had answered 200."""
-    begin = time.time() + (STARTUP if order is not None else 0.0)
+    begin = time.time() + (order["startup"] if order is not None else 0.0)
     load = fetching({**order, "start": begin, "seconds": seconds}) \
         if order is not None else None
     task = asyncio.ensure_future(load) if load is not None else None
@@ -198,7 +198,8 @@ def _rtt(stats: Stats) -> tuple[float, float]:
 async def measure(url: str, pid: int, args: argparse.Namespace) -> None:
     rooms = await open_rooms(url, "castell", args.rooms, args.seed)
     ids = [room.view["room"] for room in rooms]
-    base = {"url": url, "ids": ids, "seed": args.seed, "fetchers": args.fetchers, "rate": 0}
+    base = {"url": url, "ids": ids, "seed": args.seed, "fetchers": args.fetchers, "rate": 0,
+            "startup": args.startup}
     print(f"{len(rooms)} rooms of four players, every game started; pages fetched from a "
           "process of their own")
     rows = [["page", "pages/s", "server CPU/page", "not 200"]]
@@ -207,10 +208,10 @@ async def measure(url: str, pid: int, args: argparse.Namespace) -> None:
     for name, which, count in runs:
         order = {**base, "paths": which, "seconds": min(1.0, args.seconds)}
         if count is None:
-            await fetching({**order, "start": time.time() + STARTUP})  # warm
+            await fetching({**order, "start": time.time() + args.startup})  # warm
         cpu0 = cpu_seconds(pid)
         got = await fetching({**order, "seconds": args.seconds if count is None else 600.0,
-                              "count": count, "start": time.time() + STARTUP})
+                              "count": count, "start": time.time() + args.startup})
         cpu = cpu_seconds(pid) - cpu0
         rows.append([name, f"{got['ok'] / max(got['seconds'], 1e-3):,.0f}",
                      f"{cpu / max(got['ok'], 1) * 1e3:.2f}ms", str(got["bad"])])
@@ -270,6 +271,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3,
                         help="times the four round-trip runs are made, interleaved")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--startup", type=float, default=STARTUP,
+                        help="seconds a fetcher process is given to start before its run (one "
+                             "that starts later loses that time from its run)")
     parser.add_argument("--fetch", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.fetch:  # the fetcher process: its order on stdin, its counts on stdout

@@ -63,7 +63,7 @@ def test_the_load_generator_picks_only_legal_actions(seed, variant):
     ("review", ["--games", "1", "--seats", "2", "--samples", "1", "--candidates", "1"],
      "baseline: the hard bot deciding once per turn"),
     ("web", ["--rooms", "4", "--played", "2", "--seconds", "0.5", "--fetchers", "2",
-             "--page-rate", "20", "--repeat", "1"],
+             "--page-rate", "20", "--repeat", "1", "--startup", "0.3"],
      "actions refused, timed out: [(0, 0), (0, 0), (0, 0), (0, 0)]"),
 ])
 def test_a_benchmark_prints_its_figures_and_baseline(name, argv, expect, capsys):

@@ -36,7 +36,7 @@ from client.screens.render import event_lines, render_plain
 from server.ops.admin_cli import main as admin_main
 from server.store import open_store
 from shared import messages as m
-from shared.board import ADJACENT, REGIONS, wheel_segments, wheel_tile_index
+from shared.board import ADJACENT, REGION_INDEX, REGIONS, wheel_segments, wheel_tile_index
 from shared.codec import event_to_wire
 from shared.festival import resolve
 from shared.solver import FestivalGoal, best_tower, best_with_training
@@ -112,11 +112,17 @@ async def _playing(server, url: str, home: Path, change: Callable[[GameState], G
 def _figueres(state: GameState, *, region: str = "gir", round_: int = 10,
               **anna: object) -> GameState:
     """Round ``round_`` (earlier festivals held), Figueres (gir, size 6) at its end, Anna's
-    pawn in ``region`` and her player changed by ``anna``."""
+    pawn in ``region`` and her player changed by ``anna``. The region has castellers to
+    recruit: where the deal (or the bot's turn before Anna's) left it empty, two come from
+    the bag, as a refill would bring them."""
     figueres = Festival(round_, "gir", "Figueres", "II", 6)
     festivals = (*(attrs.evolve(f, done=True) for f in state.festivals if f.round < round_),
                  figueres)
     state = attrs.evolve(state, round=round_, festivals=festivals)
+    if not state.region_castellers(region):
+        regions = list(state.regions)
+        regions[REGION_INDEX[region]] = state.bag[:2]
+        state = attrs.evolve(state, regions=tuple(regions), bag=state.bag[2:])
     return with_player(state, 0, region=region, **anna)
 
 

@@ -1,6 +1,6 @@
 """The garbage collector's policy while a server runs: its pauses off the players' round trip.
 
-What the collector finds here, measured (BENCHMARKS.md, "The collector"): a server at play
+What the collector finds here, measured (BENCHMARKS.md, "Round three"): a server at play
 makes almost no cyclic garbage — a room's new state replaces its old one, freed by its last
 reference — yet with CPython's defaults it walked tens of thousands of objects several times
 a second (each action frees old objects and makes young ones, so the young generation holds

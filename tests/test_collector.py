@@ -1,7 +1,7 @@
 """The collector's policy (server.runtime.collector) on this process's real collector: young
-collections rare, survivors frozen after a collection of an older generation, a thaw (one
-whole collection) only once the frozen set has doubled, and CPython's thresholds back at the
-end. Each test leaves the collector as it found it."""
+collections rare, survivors frozen after each collection, a thaw (one
+whole collection) only once the frozen set has doubled and an interval has passed, and
+CPython's thresholds back at the end. Each test leaves the collector as it found it."""
 
 from __future__ import annotations
 
@@ -46,15 +46,15 @@ def test_start_freezes_what_start_up_left_and_takes_the_young_threshold(schedule
     assert collector._collected not in gc.callbacks
 
 
-def test_a_young_collection_freezes_nothing_an_older_one_asks_for_a_freeze(scheduled):
+def test_every_collection_asks_for_one_freeze_of_its_survivors(scheduled):
     collector = Collector(scheduled.append, floor=10**9)
     collector.start()
     try:
-        gc.collect(0)
         assert scheduled == []
-        gc.collect(1)
+        gc.collect(0)
         assert scheduled == [collector.freeze]
         gc.collect(1)  # one freeze asked at a time
+        gc.collect(0)
         assert scheduled == [collector.freeze]
         survivors = [_Cycle() for _ in range(100)]
         frozen = collector.frozen
@@ -66,7 +66,7 @@ def test_a_young_collection_freezes_nothing_an_older_one_asks_for_a_freeze(sched
 
 
 def test_cycles_frozen_then_dropped_are_freed_at_the_thaw_once_the_set_doubled(scheduled):
-    collector = Collector(scheduled.append, floor=1_000)
+    collector = Collector(scheduled.append, floor=1_000, every=0.0)
     collector.start()
     try:
         cycles = [_Cycle() for _ in range(collector.baseline + 2_000)]
@@ -86,8 +86,28 @@ def test_cycles_frozen_then_dropped_are_freed_at_the_thaw_once_the_set_doubled(s
         collector.stop()
 
 
+def test_a_doubled_set_waits_for_the_thaws_interval(scheduled):
+    now = [1_000.0]
+    collector = Collector(scheduled.append, floor=1_000, every=3_600.0, clock=lambda: now[0])
+    collector.start()
+    try:
+        keep = [_Cycle() for _ in range(collector.baseline + 2_000)]
+        gc.freeze()
+        now[0] += 3_599.0
+        assert not collector.thaw_due()
+        collector.freeze()
+        assert collector.thaws == 0
+        now[0] += 1.0  # an hour since the start: the thaw comes with the next freeze
+        assert collector.thaw_due()
+        collector.freeze()
+        assert collector.thaws == 1 and collector.thawed_at == now[0]
+        assert collector.frozen >= len(keep)
+    finally:
+        collector.stop()
+
+
 def test_no_thaw_while_the_frozen_set_grew_by_less_than_the_floor(scheduled):
-    collector = Collector(scheduled.append, floor=10**9)
+    collector = Collector(scheduled.append, floor=10**9, every=0.0)
     collector.start()
     try:
         keep = [_Cycle() for _ in range(collector.baseline + 1_000)]

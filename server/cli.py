@@ -376,12 +376,14 @@ async def _serve(config: ServerConfig, db: str, cluster: ClusterConfig | None = 
     print(listening_line(config.scheme, config.host, server.port), flush=True)
     logging.getLogger("castell.server").info("running on the %s event loop", loop_name())
     collector.start()
-    stopping = asyncio.create_task(stop.wait())
-    drained = asyncio.create_task(server.drained.wait())
-    await asyncio.wait({stopping, drained}, return_when=asyncio.FIRST_COMPLETED)
-    stopping.cancel()
-    drained.cancel()
-    collector.stop()
+    try:
+        stopping = asyncio.create_task(stop.wait())
+        drained = asyncio.create_task(server.drained.wait())
+        await asyncio.wait({stopping, drained}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        drained.cancel()
+    finally:  # however this ends: no freeze is asked of a loop that is going
+        collector.stop()
     logging.getLogger("castell.server").info("shutting down")
     await server.close()
 

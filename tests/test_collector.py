@@ -5,6 +5,7 @@ CPython's thresholds back at the end. Each test leaves the collector as it found
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
 from collections.abc import Callable, Iterator
@@ -116,3 +117,14 @@ def test_no_thaw_while_the_frozen_set_grew_by_less_than_the_floor(scheduled):
         assert collector.frozen >= collector.baseline + len(keep)
     finally:
         collector.stop()
+
+
+def test_a_collection_after_the_loop_closed_stops_the_policy_quietly(scheduled):
+    loop = asyncio.new_event_loop()
+    loop.close()
+    thresholds = gc.get_threshold()
+    collector = Collector(loop.call_soon_threadsafe, young=9_999)
+    collector.start()
+    gc.collect(0)  # call_soon_threadsafe raises on a closed loop: the policy steps aside
+    assert collector._collected not in gc.callbacks
+    assert gc.get_threshold() == thresholds

@@ -129,4 +129,7 @@ class Collector:
         # Any thread, inside a collection: only ask for the freeze (see the module docstring).
         if phase == "stop" and not self._freeze_due:
             self._freeze_due = True
-            self.schedule(self.freeze)
+            try:
+                self.schedule(self.freeze)
+            except RuntimeError:  # the loop has closed: nothing is frozen any more
+                self.stop()

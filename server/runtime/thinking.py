@@ -25,11 +25,6 @@ plays the ``normal`` choice instead (``server.runtime.runner``):
 * the pool is closed (:meth:`Thinkers.close`, the server stopping): every worker is
   terminated and reaped: none outlives the server.
 
-The workers are forked from a fork server where the system has one (Linux, macOS): a process
-of its own, started with the first worker, which has imported the bots' code once, so that a
-worker costs a fork rather than a new interpreter's imports; it goes when this process goes.
-Elsewhere each worker is a new interpreter.
-
 With ``workers=0`` decisions run in a thread of the server's process instead (a host with
 one core, or tests that want no processes).
 """
@@ -178,19 +173,6 @@ class _Pending:
         self.started.set()
 
 
-def _context() -> Any:
-    """Where workers come from: a fork server where the system has one (one clean process,
-    started with the first worker, that imports the bots' code once and forks each worker
-    from itself; a worker started afresh imported it all again, a third of a second of CPU
-    each), else a fresh interpreter each. Never forked from this process: its event loop,
-    sockets and threads stay here."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["server.runtime.thinking"])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 class Thinkers:
     """The pool (see the module's text)."""
 
@@ -198,7 +180,7 @@ class Thinkers:
                  waited: Callable[[str, float], None] | None = None) -> None:
         self.size = max(0, workers)
         self.grace = grace
-        self._context = _context()
+        self._context = multiprocessing.get_context("spawn")
         self._workers: list[_Worker] = []
         self._queue: FairQueue[_Pending] = FairQueue()
         #: Told, for each decision a worker takes, its level and the seconds it waited for

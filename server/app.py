@@ -380,6 +380,8 @@ class CastellServer:
             log.exception("%s: connection error", conn.id)
         finally:
             conn.unwatch()
+            if isinstance(ws, CastellWebSocket):  # its closure holds conn, which holds ws
+                ws.on_control = None
             self.connections.discard(conn)
             account = conn.account
             self.accounts.detach(conn)

@@ -64,11 +64,12 @@ class _Live(Collector):
         if now.get("collector") is not None:
             frozen, thaws, last = now["collector"]
             yield GaugeMetricFamily("castell_collector_frozen_objects", "Objects the garbage "
-                                    "collector no longer walks (frozen after a collection)",
-                                    value=frozen)
+                                    "collector no longer walks (frozen after a collection), "
+                                    "as last counted: at the start, after a thaw, and at "
+                                    "most once an hour", value=frozen)
             yield CounterMetricFamily("castell_collector_thaws", "Whole collections of the "
-                                      "frozen objects (each when their number had doubled)",
-                                      value=thaws)
+                                      "frozen objects (at most one an hour, when they had "
+                                      "grown by 200,000)", value=thaws)
             yield GaugeMetricFamily("castell_collector_last_thaw_seconds", "How long the "
                                     "last whole collection paused the server", value=last)
         if now["leases"] is not None:

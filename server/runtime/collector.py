@@ -1,13 +1,14 @@
 """The garbage collector's policy while a server runs: its pauses off the players' round trip.
 
-What the collector finds here, measured (BENCHMARKS.md, "Round three"): a server at play
+What the collector finds here, measured (BENCHMARKS.md, "Round three"): a game at play
 makes almost no cyclic garbage — a room's new state replaces its old one, freed by its last
-reference — yet with CPython's defaults it walked tens of thousands of objects several times
-a second (each action frees old objects and makes young ones, so the young generation holds
-far more than its threshold of 700 by the time it is collected), and every few seconds it
-walked every room and connection whole (100–400 ms at 2,000 connections) to free nothing.
+reference; a closed connection leaves some — yet with CPython's defaults it walked tens of
+thousands of objects several times a second (each action frees old objects and makes young
+ones, so the young generation holds far more than its threshold of 700 by the time it is
+collected), and every few seconds it walked every room and connection whole (100–400 ms at
+2,000 connections) to free nothing.
 
-:class:`Collector` changes three things, for the server's process only:
+:class:`Collector` does this instead, for the server's process only:
 
 * **Young collections are rare**: the first threshold is :data:`YOUNG` allocations, not 700,
   so that most young objects (a state an action replaces a second later) are freed by their
@@ -18,12 +19,17 @@ walked every room and connection whole (100–400 ms at 2,000 connections) to fr
   goes; only a cycle among them waits for the next thaw. (Freezing only after collections
   of the older generations let the middle one fill with every connection and room made
   since: one of its collections took 103 ms at 1,000 rooms.)
-* **A thaw only when the frozen set has doubled** (and grown by at least :data:`THAW_FLOOR`),
-  and at most once every :data:`THAW_EVERY` seconds: everything is unfrozen, collected
-  whole once, and frozen again. That whole collection pauses the server for as long as it
-  takes to walk every live object (235 ms at 1,000 rooms of four, measured; it freed
-  nothing), so it is insurance, kept rare: the live set grows to its size once and then
-  holds, and the memory cycles could keep between two thaws is about what is live.
+* **A thaw at most once every :data:`THAW_EVERY` seconds**, and only when the frozen set
+  has grown by at least :data:`THAW_FLOOR` objects since the last: everything is unfrozen,
+  collected whole once (freeing the cycles frozen objects made since, such as a closed
+  connection's: websockets' own objects hold about 90 in cycles, measured), and frozen
+  again. That whole collection pauses the server for as long as it takes to walk every
+  live object (235 ms at 1,000 rooms of four, measured), so it is kept rare; what cycles
+  can hold meanwhile is what an interval's closed connections left.
+* **The frozen objects are counted rarely**: CPython counts them by walking every one
+  (``gc.get_freeze_count``: 24 ms at two million), so they are counted at the start, after
+  a thaw, and at most once an interval when a thaw may be due; :attr:`Collector.frozen`
+  (the metrics') is the last count.
 
 The collector's callbacks may run on any thread (a store's worker allocates too), and a
 collection may not be started from inside one: they only ask ``schedule`` (the event loop's
@@ -62,20 +68,22 @@ class Collector:
         self.clock = clock
         #: When the last thaw was (or the start).
         self.thawed_at = 0.0
-        #: Objects frozen after the last thaw (or the start): the size a thaw waits to double.
+        #: Objects frozen after the last thaw (or the start): what a thaw's growth is from.
         self.baseline = 0
+        #: The last count of the frozen objects, and when it was made.
+        self.counted = 0
+        self.counted_at = 0.0
         #: Thaws so far, and the seconds the last one took (its pause).
         self.thaws = 0
         self.last_thaw_seconds = 0.0
         self._thresholds: tuple[int, int, int] | None = None
-        self._freeze_due = False
 
     def start(self) -> None:
         """Collect what start-up left, freeze the rest, and take over the thresholds."""
         gc.collect()
         gc.freeze()
-        self.baseline = gc.get_freeze_count()
-        self.thawed_at = self.clock()
+        self.baseline = self.counted = gc.get_freeze_count()
+        self.thawed_at = self.counted_at = self.clock()
         self._thresholds = gc.get_threshold()
         _, middle, oldest = self._thresholds
         gc.set_threshold(self.young, middle, oldest)
@@ -91,19 +99,23 @@ class Collector:
 
     @property
     def frozen(self) -> int:
-        """Objects in the permanent generation now."""
-        return gc.get_freeze_count()
+        """The frozen objects as last counted (see the module docstring: counting walks them
+        all, so a scrape does not)."""
+        return self.counted
 
     def thaw_due(self) -> bool:
-        """Whether the frozen set has doubled (by at least :attr:`floor`) since the last thaw,
-        :attr:`every` seconds ago or more."""
-        frozen = gc.get_freeze_count()
-        return (frozen >= 2 * self.baseline and frozen - self.baseline >= self.floor
-                and self.clock() - self.thawed_at >= self.every)
+        """Whether :attr:`every` seconds have passed since the last thaw (or the start) and
+        the frozen set has grown by :attr:`floor` since; it is counted again only when its
+        last count is :attr:`every` seconds old."""
+        now = self.clock()
+        if now - self.thawed_at < self.every:
+            return False
+        if now - self.counted_at >= self.every:
+            self.counted, self.counted_at = gc.get_freeze_count(), now
+        return self.counted - self.baseline >= self.floor
 
     def freeze(self) -> None:
         """Freeze what the collections so far left alive; thaw instead when one is due."""
-        self._freeze_due = False
         if self.thaw_due():
             self.thaw()
         else:
@@ -111,24 +123,29 @@ class Collector:
 
     def thaw(self) -> None:
         """Unfreeze everything, collect it whole once (cycles among frozen objects are freed
-        here), and freeze what is left: the new baseline."""
+        here), and freeze what is left: the new baseline. When the collection did not run
+        (another thread's was under way: ``gc.collect`` then returns at once) it is not
+        counted, and the next freeze tries again."""
         started = time.perf_counter()
-        frozen = gc.get_freeze_count()
+        frozen = self.counted
+        whole = gc.get_stats()[2]["collections"]
         gc.unfreeze()
         found = gc.collect()
         gc.freeze()
+        if gc.get_stats()[2]["collections"] == whole:
+            return
         self.last_thaw_seconds = time.perf_counter() - started
-        self.baseline = gc.get_freeze_count()
-        self.thawed_at = self.clock()
+        self.baseline = self.counted = gc.get_freeze_count()
+        self.thawed_at = self.counted_at = self.clock()
         self.thaws += 1
-        log.info("collector: %d objects were frozen, %d freed in a whole collection of "
-                 "%.0f ms, %d frozen again", frozen, found, self.last_thaw_seconds * 1000,
-                 self.baseline)
+        log.info("collector: about %d objects were frozen, %d freed in a whole collection "
+                 "of %.0f ms, %d frozen again", frozen, found,
+                 self.last_thaw_seconds * 1000, self.baseline)
 
     def _collected(self, phase: str, info: dict[str, int]) -> None:
         # Any thread, inside a collection: only ask for the freeze (see the module docstring).
-        if phase == "stop" and not self._freeze_due:
-            self._freeze_due = True
+        # A freeze asked twice is one that moves nothing (it costs no walk).
+        if phase == "stop":
             try:
                 self.schedule(self.freeze)
             except RuntimeError:  # the loop has closed: nothing is frozen any more

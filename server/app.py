@@ -414,9 +414,10 @@ class CastellServer:
                     return
                 if conn.closing:  # closed while the frame came: nothing more is answered
                     return
-                conn.last_seen = started = time.monotonic()
+                conn.last_seen = time.monotonic()
+                started = time.perf_counter()
                 await handle(conn, data)
                 if timings is not None:
-                    timings.observe(time.monotonic() - started)
+                    timings.observe(time.perf_counter() - started)
         finally:
             conn.unwatch()

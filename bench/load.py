@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -107,8 +108,18 @@ def running(kind: str, connections: int, profile: str | None = None, db: str = "
     (SIGTERM, then SIGKILL) on the way out."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = server_command(kind, connections, profile, db, group_commit, loop, extra)
+    with started(kind, command, ROOT, env) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def started(kind: str, command: Sequence[str], cwd: Path,
+            env: dict[str, str] | None = None) -> Iterator[ServerProcess]:
+    """Run ``command`` in ``cwd``, a server of ``kind`` that says its ``ws://`` URL on its
+    first line of stdout, and stop it (SIGTERM, then SIGKILL) on the way out; its stderr is
+    kept in :attr:`ServerProcess.log`."""
     with tempfile.TemporaryFile(mode="w+") as log:
-        proc = subprocess.Popen(command, cwd=ROOT, env=env,
+        proc = subprocess.Popen(list(command), cwd=cwd, env=env,
                                 stdout=subprocess.PIPE, stderr=log, text=True)
         try:
             assert proc.stdout is not None

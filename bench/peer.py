@@ -44,7 +44,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import tempfile
@@ -53,7 +52,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from bench.common import ROOT, cpu_seconds, machine, ratio, rss_kib, table
-from bench.load import WAIT, Result, ServerProcess, run
+from bench.load import WAIT, Result, ServerProcess, run, started
 from bench.server import CAPACITY, FIGURES, MIN_SECONDS
 
 #: The Colyseus peer: its package.json (pinned versions), server.js and load.js.
@@ -93,26 +92,8 @@ def colyseus(patch_rate: int) -> Iterator[ServerProcess]:
     """Start ``node server.js`` and stop it (SIGTERM, then SIGKILL) on the way out."""
     command = ["node", "server.js", "--host", "127.0.0.1", "--port", "0",
                "--patch-rate", str(patch_rate)]
-    with tempfile.TemporaryFile(mode="w+") as log:
-        proc = subprocess.Popen(command, cwd=PEER, stdout=subprocess.PIPE, stderr=log,
-                                text=True)
-        try:
-            assert proc.stdout is not None
-            line = proc.stdout.readline()
-            if "ws://" not in line:
-                proc.wait(5)
-                log.seek(0)
-                raise RuntimeError(f"the colyseus server did not start: {line}"
-                                   f"{log.read()[-2000:]}")
-            yield ServerProcess("colyseus", proc, line[line.index("ws://"):].split()[0], log)
-        finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+    with started("colyseus", command, PEER) as server:
+        yield server
 
 
 def run_colyseus(rooms: int, *, seconds: float, warmup: float, think: float, seed: int = 1,

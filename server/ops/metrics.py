@@ -25,6 +25,7 @@ from prometheus_client.core import (
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
+from server.runtime.collector import THAW_EVERY, THAW_FLOOR
 from shared.bots import level_name
 
 __all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
@@ -66,10 +67,10 @@ class _Live(Collector):
             yield GaugeMetricFamily("castell_collector_frozen_objects", "Objects the garbage "
                                     "collector no longer walks (frozen after a collection), "
                                     "as last counted: at the start, after a thaw, and at "
-                                    "most once an hour", value=frozen)
+                                    f"most once every {THAW_EVERY:.0f} s", value=frozen)
             yield CounterMetricFamily("castell_collector_thaws", "Whole collections of the "
-                                      "frozen objects (at most one an hour, when they had "
-                                      "grown by 200,000)", value=thaws)
+                                      f"frozen objects (at most one every {THAW_EVERY:.0f} s, "
+                                      f"once they had grown by {THAW_FLOOR:,})", value=thaws)
             yield GaugeMetricFamily("castell_collector_last_thaw_seconds", "How long the "
                                     "last whole collection paused the server", value=last)
         if now["leases"] is not None:
@@ -102,7 +103,7 @@ class _Tallies(Collector):
 class Timings(Collector):
     """A latency histogram moved on every action (a request, a store commit), kept as plain
     numbers: prometheus-client's ``Histogram.observe`` takes a lock for its sum and one for
-    its bucket, and the two of them per action cost 7% of a saturated server's CPU
+    its bucket, 1.1% of a saturated server's instructions per action for the two of them
     (BENCHMARKS.md, "Round three"). Read at each scrape; a scrape from the metrics' own
     thread (``--metrics-listen``) may see a sample counted in a bucket but not yet in the
     sum, which the next scrape mends."""

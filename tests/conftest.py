@@ -75,3 +75,33 @@ def short_dir() -> Iterator[Path]:
     made = Path(tempfile.mkdtemp(prefix="cst"))
     yield made
     shutil.rmtree(made, ignore_errors=True)
+
+
+
+#: Set on a test whose xdist group was lost (below): it fails at its setup, saying why.
+_UNGROUPED = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fail the grouped tests when ``--dist loadgroup`` has silently stopped grouping.
+
+    pytest-xdist marks a test of an ``xdist_group`` by a suffix on its node id, on the worker,
+    in this same hook; the scheduler then keeps the group on one worker, so that the group's
+    module fixture (a reviewed game, a certificate, a fuzzed server) is made once. Where the
+    pytest in use ignores that suffix (pytest 9.2 with pytest-xdist 3.8: pytest-xdist issue
+    1386), every worker would make each fixture again and the suite would only be slower:
+    those tests fail instead, so that the pin in pyproject.toml is not lifted by accident."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid:
+            item.stash[_UNGROUPED] = (
+                "--dist loadgroup does not group with this pytest and pytest-xdist: this test's "
+                "node id carries no group, so its module fixture would be made in every worker "
+                "(see the pin of pytest in pyproject.toml)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _UNGROUPED in item.stash:
+        pytest.fail(item.stash[_UNGROUPED], pytrace=False)

@@ -11,16 +11,19 @@ not an empty string (``StrictUndefined``): a page never silently loses a part.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from importlib import resources
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from shared.sanitize import safe
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 
 def _clean(value: Any) -> Any:
@@ -45,16 +48,24 @@ def when(stamp: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(stamp))
 
 
-ENV: Final = Environment(
-    loader=PackageLoader("server.web", "templates"),
-    autoescape=True,
-    undefined=StrictUndefined,
-    finalize=_clean,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-ENV.filters["q"] = path_part
-ENV.filters["when"] = when
+@functools.cache
+def environment() -> Environment:
+    """The templates' environment, made when the first page is: a server most of whose
+    starts serve no page (a test's, a bench's) does not import Jinja2 for nothing."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(
+        loader=PackageLoader("server.web", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        finalize=_clean,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["q"] = path_part
+    env.filters["when"] = when
+    return env
+
 
 #: The stylesheet, and a digest of it for its address (``/style.css?v=…``): a browser keeps
 #: it for a day, and a new one has a new address.
@@ -64,4 +75,4 @@ STYLE_VERSION: Final = hashlib.sha256(STYLE).hexdigest()[:12]
 
 def render(template: str, **context: Any) -> bytes:
     """The page ``template`` makes of ``context``, as UTF-8."""
-    return ENV.get_template(template).render(style=STYLE_VERSION, **context).encode()
+    return environment().get_template(template).render(style=STYLE_VERSION, **context).encode()

@@ -292,6 +292,9 @@ def _search(
     # pointer moved down). A state without a choice ends the tower there.
     value: dict[int, int] = {}
     choice: dict[int, int] = {}
+    #: A child already solved is read here without calling f (three in five are, in the
+    #: searches of a bot game): 3.5% of the search's time.
+    memo = value.get
 
     # A level's count matters to the next one only up to what the next one can reach; a
     # bigger count is stored as "reach + 1", which no level can equal (so no Balance use is
@@ -367,7 +370,9 @@ def _search(
                 else:
                     child = jump | ((n if n <= jreach else jreach + 1) << s_prev)
                 child |= bl2 << 9
-                v = f(child)
+                v = memo(child)
+                if v is None:
+                    v = f(child)
                 if v > _NEG:
                     v += w_level + per_one * n
                     if v > best:
@@ -415,7 +420,9 @@ def _search(
                         else:
                             child = jump | ((n if n <= jreach else jreach + 1) << s_prev)
                         child |= bl2 << 9
-                        v = f(child)
+                        v = memo(child)
+                        if v is None:
+                            v = f(child)
                         if v > _NEG:
                             v += w_level + w_cast * n + top_gain
                             if q == t:

@@ -75,17 +75,25 @@ class ServerProcess:
         return self.proc.pid
 
 
+#: The bare baselines, by the name ``python -m bench server --bare`` gives them: websockets'
+#: asyncio server (:mod:`bench.bare`), or its sans-I/O layer under an asyncio Protocol
+#: (:mod:`bench.bare_sansio`).
+BARES = {"websockets": "bench.bare", "sansio": "bench.bare_sansio"}
+
+
 def server_command(kind: str, connections: int, profile: str | None = None,
                    db: str = ":memory:", group_commit: bool = True,
-                   loop: str = "asyncio", extra: Sequence[str] = ()) -> list[str]:
+                   loop: str = "asyncio", extra: Sequence[str] = (),
+                   bare: str = "websockets") -> list[str]:
     """The command line of a ``castell`` or ``bare`` server sized for ``connections``
     (profiled by CPU time into ``profile``, when given: :mod:`bench.cpuprofile`), on the
     database ``db`` with group commit on or off, on the event loop ``loop``
-    (:mod:`server.runtime.loop`), with the ``extra`` flags of a castell server. Its bots
-    (the ``bots`` case) act 0.1 s apart, so that they think often in a short run."""
+    (:mod:`server.runtime.loop`), with the ``extra`` flags of a castell server; a ``bare``
+    one is the baseline ``bare`` names (:data:`BARES`). Its bots (the ``bots`` case) act
+    0.1 s apart, so that they think often in a short run."""
     python = [sys.executable, *(["-m", "bench.cpuprofile", profile] if profile else [])]
     if kind == "bare":
-        return [*python, "-m", "bench.bare", "--port", "0", "--loop", loop]
+        return [*python, "-m", BARES[bare], "--port", "0", "--loop", loop]
     limit = str(max(connections * 2, 100))
     return [
         *python, "-m", "server", "--port", "0", "--db", db,
@@ -103,11 +111,11 @@ def server_command(kind: str, connections: int, profile: str | None = None,
 @contextlib.contextmanager
 def running(kind: str, connections: int, profile: str | None = None, db: str = ":memory:",
             group_commit: bool = True, loop: str = "asyncio",
-            extra: Sequence[str] = ()) -> Iterator[ServerProcess]:
-    """Start a server of ``kind`` (a castell one with the ``extra`` flags) and stop it
-    (SIGTERM, then SIGKILL) on the way out."""
+            extra: Sequence[str] = (), bare: str = "websockets") -> Iterator[ServerProcess]:
+    """Start a server of ``kind`` (a castell one with the ``extra`` flags; a bare one of the
+    baseline ``bare`` names) and stop it (SIGTERM, then SIGKILL) on the way out."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = server_command(kind, connections, profile, db, group_commit, loop, extra)
+    command = server_command(kind, connections, profile, db, group_commit, loop, extra, bare)
     with started(kind, command, ROOT, env) as server:
         yield server
 
@@ -547,10 +555,11 @@ async def drive(server: ServerProcess, rooms: int, *, seconds: float, warmup: fl
 def run(kind: str, rooms: int, *, seconds: float, warmup: float, think: float,
         seed: int = 1, profile: str | None = None, bots: str | None = None,
         patches: bool = True, db: str = ":memory:", group_commit: bool = True,
-        loop: str = "asyncio") -> Result:
+        loop: str = "asyncio", bare: str = "websockets") -> Result:
     """One bounded load run against a fresh server of ``kind`` (profiled into ``profile``;
     with ``bots``, each room one client and three bots of that level; ``patches``: the
-    clients ask for view patches; castell on the database ``db``, group commit on or off)."""
-    with running(kind, rooms * 4, profile, db, group_commit, loop) as server:
+    clients ask for view patches; castell on the database ``db``, group commit on or off;
+    a bare one the baseline ``bare`` names)."""
+    with running(kind, rooms * 4, profile, db, group_commit, loop, bare=bare) as server:
         return asyncio.run(drive(server, rooms, seconds=seconds, warmup=warmup, think=think,
                                  seed=seed, bots=bots, patches=patches))

@@ -4,7 +4,7 @@
                            [--sat-rooms 50] [--sat-seconds 10] [--repeat 2] [--profile FILE]
                            [--bot-rooms 50] [--bot-seconds 20] [--patches on|off]
                            [--durable-rooms 50] [--durable-seconds 10] [--postgres URL]
-                           [--loop asyncio|uvloop]
+                           [--loop asyncio|uvloop] [--bare websockets|sansio]
 
 For each room count, ``castell`` (``python -m server --db :memory:`` with generous limits) and
 ``bare`` (:mod:`bench.bare`: echo + broadcast of a pre-encoded view, same socket settings) are
@@ -34,6 +34,10 @@ memory per room as rooms are added, each beside the bare server's in the same ru
 Both servers run on the event loop ``--loop`` names (asyncio's own by default; ``uvloop``
 when it is installed), the load generator on asyncio's.
 
+``--bare sansio`` puts :mod:`bench.bare_sansio` in the bare server's place in the paced and
+saturated runs: the same echo and broadcast on websockets' sans-I/O layer under an asyncio
+Protocol, which shows what the connection layer alone costs each way.
+
 Figures, each with the bare server's and the ratio: the action round trip (send → reply) p50
 and p99, the broadcast latency (send → the new state at the room's last member) p50 and p99,
 actions per second, and the server's CPU time per action (from ``/proc``), which shows what
@@ -51,7 +55,7 @@ from typing import Any
 
 from bench.common import machine, table
 from bench.cpuprofile import summary
-from bench.load import Result, run
+from bench.load import BARES, Result, run
 
 TARGETS = {
     "rtt p50": 1.5, "rtt p99": 2.0, "broadcast p99": 1.5,
@@ -325,6 +329,10 @@ def main(argv: list[str] | None = None) -> None:
                              "as the castell client does) or get every view whole (off)")
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
                         help="the event loop both servers run on (uvloop: when installed)")
+    parser.add_argument("--bare", choices=tuple(BARES), default="websockets",
+                        help="the bare baseline of the paced and saturated runs: websockets' "
+                             "asyncio server (bench.bare), or its sans-I/O layer under an "
+                             "asyncio Protocol (bench.bare_sansio)")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="also profile one castell run of the last case into FILE by "
                              "CPU time, and summarise it (python -m bench.cpuprofile FILE)")
@@ -336,13 +344,15 @@ def main(argv: list[str] | None = None) -> None:
     warmup = max(0.0, min(args.warmup, 60.0))
     patches = args.patches == "on"
     loop = args.loop
-    print(f"server under load — {machine()}; both servers on the {loop} event loop")
+    print(f"server under load — {machine()}; both servers on the {loop} event loop; the "
+          f"bare server of the paced and saturated runs: {BARES[args.bare]}")
     print(f"castell's clients take view patches: {args.patches}; bytes/action is what the "
           "four members of a room receive per action, replies and pushes")
     curve: dict[int, dict[str, list[Result]]] = {}
     for n in rooms:
         results = curve[n] = pairs(n, repeat, seconds=seconds, warmup=warmup,
-                                   think=args.think, patches=patches, loop=loop)
+                                   think=args.think, patches=patches, loop=loop,
+                                   bare=args.bare)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"{n} rooms × 4 clients, about one action per room every {args.think:g} s, "
                      f"{seconds:g} s measured after {warmup:g} s, median of {repeat}",
@@ -352,7 +362,7 @@ def main(argv: list[str] | None = None) -> None:
         print(scale_report(curve))
     if args.sat_rooms:
         results = pairs(args.sat_rooms, repeat, seconds=sat_seconds, warmup=warmup, think=0.0,
-                        patches=patches, loop=loop)
+                        patches=patches, loop=loop, bare=args.bare)
         print(f"\n(load average now {os.getloadavg()[0]:.1f})")
         print(report(f"saturated: {args.sat_rooms} rooms × 4 clients acting as fast as replies "
                      f"come, {sat_seconds:g} s measured, median of {repeat}",

@@ -105,6 +105,20 @@ def test_the_server_benchmark_drives_both_servers_without_a_refusal(capsys, tmp_
     assert profile.exists() and "ours: server/" in out and "server/app.py" in out
 
 
+def test_the_sans_io_baseline_takes_the_bare_server_s_load_alike(capsys):
+    # --bare sansio: bench.bare_sansio in the bare server's place, one tiny paced run; the
+    # load generator's own checks (every reply, every push, in order) hold for it as for
+    # bench.bare
+    bench_main.run("server", ["--rooms", "2", "--seconds", "0.2", "--warmup", "0",
+                              "--think", "0.02", "--sat-rooms", "0", "--bot-rooms", "0",
+                              "--durable-rooms", "0", "--repeat", "1", "--bare", "sansio"])
+    out = capsys.readouterr().out
+    assert "the bare server of the paced and saturated runs: bench.bare_sansio" in out
+    assert "refused 0, timed out 0 (bare 0/0)" in out
+    bare_actions = re.search(r"\nactions/s +([\d,]+) ", out)
+    assert bare_actions and int(bare_actions[1].replace(",", "")) > 0, out
+
+
 def test_the_scale_curve_merges_the_load_of_its_processes(capsys):
     # two load processes share each point's rooms (3 rooms: 2 and 1), both servers at each
     bench_main.run("scale", ["--rooms", "2,3", "--load-procs", "2", "--seconds", "0.3",

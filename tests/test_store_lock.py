@@ -69,6 +69,39 @@ async def retaken(schema: str, killed: int, within: float = 10.0) -> list[int]:
     return [pid for pid in holders if pid != killed]
 
 
+#: The sessions waiting for a schema's lock (as :data:`_HOLDERS`, not granted yet).
+_WAITERS = _HOLDERS.replace("AND granted", "AND NOT granted")
+
+
+async def test_a_server_started_as_the_last_one_dies_waits_for_its_lock_to_be_let_go():
+    # kill -9, then a restart at once: the killed server's session ends only once PostgreSQL
+    # sees its socket closed, a moment later. Opening waits that moment for the lock rather
+    # than refuse the schema (it was refused at once, and a test that restarted a killed
+    # writer failed so, one run in a dozen).
+    async with fresh_schema() as url:
+        schema = PostgresStore(url).schema
+        dying = await asyncpg.connect(POSTGRES_URL, timeout=10)
+        await dying.execute("SELECT pg_advisory_lock(hashtext($1))", f"castell-server:{schema}")
+        store = PostgresStore(url, pool_size=1)
+        opening = asyncio.create_task(store.open())
+        try:
+            checker = await asyncpg.connect(POSTGRES_URL, timeout=10)
+            try:
+                async with asyncio.timeout(10):
+                    while not await checker.fetch(_WAITERS, f"castell-server:{schema}"):
+                        if opening.done():
+                            await opening  # refused without waiting: this raises
+                        await asyncio.sleep(0.01)
+            finally:
+                await checker.close()
+            dying.terminate()  # its socket closed, as a killed process's is
+            await opening
+            assert await lock_holders(schema) == [store._holder_pid]
+        finally:
+            dying.terminate()
+            await store.close()
+
+
 async def test_a_store_whose_lock_session_is_killed_takes_it_back_before_it_writes():
     async with fresh_schema() as url:
         store = PostgresStore(url, pool_size=2)

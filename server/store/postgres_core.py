@@ -20,7 +20,9 @@ How the store keeps the promises of the interface:
   whatever the database's default.
 * **One server, or one cluster.** Like the SQLite file, a schema is held by one server: the
   store keeps a session advisory lock on it from open to close (PostgreSQL drops it when the
-  process dies), so a second castell-server is refused with ``database_in_use``. Should
+  process dies), so a second castell-server is refused with ``database_in_use``, after
+  waiting :data:`LOCK_WAIT` for the lock (a server killed a moment ago, then started
+  again, finds the lock let go once PostgreSQL has seen its socket close). Should
   that session end under it (killed with ``pg_terminate_backend``, PostgreSQL restarted, the
   network cut), the store logs it, takes the lock back at once, and makes no write until it
   holds it again: a write meanwhile waits for it, or is refused when another server took the
@@ -92,6 +94,11 @@ DEFAULT_SCHEMA = "castell"
 
 
 ROOM_COLUMNS = ", ".join(f.name for f in attrs.fields(RoomRecord))
+
+#: Seconds opening waits for the schema's lock when another session holds it, before it is
+#: refused (``database_in_use``): long enough for the session of a server killed a moment
+#: ago to end (PostgreSQL lets its locks go once it sees the socket closed).
+LOCK_WAIT = 1.0
 
 #: Whether the lock's session (its pid, $2) still holds the schema's lock ($3, hashed as the
 #: lock is taken), checked first in every write's transaction: after taking the writes lock
@@ -351,9 +358,18 @@ class PostgresCore:
             raise self._translate(exc, opening=True) from exc
         mode = "_shared" if self.shared else ""
         try:
-            held = await holder.fetchval(
-                f"SELECT pg_try_advisory_lock{mode}(hashtext($1))", self._lock_key,
-            )
+            # Waited for, a moment: the session of a server killed just before (kill -9, then
+            # a restart at once) ends only once PostgreSQL sees its socket closed, and its
+            # lock goes with it; a server that is still running keeps its lock for good.
+            held = True
+            try:
+                async with holder.transaction():
+                    await holder.execute(
+                        f"SET LOCAL lock_timeout = {max(1, round(LOCK_WAIT * 1000))}")
+                    await holder.execute(f"SELECT pg_advisory_lock{mode}(hashtext($1))",
+                                         self._lock_key)
+            except asyncpg.exceptions.LockNotAvailableError:
+                held = False
             if held and not self.shared:
                 async with holder.transaction():
                     wait_ms = max(1, round(self.connect_timeout * 1000))

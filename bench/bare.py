@@ -23,6 +23,8 @@ import argparse
 import asyncio
 import contextlib
 import signal
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import msgpack
 from websockets.asyncio.server import ServerConnection, broadcast, serve
@@ -109,16 +111,23 @@ async def serve_bare(host: str, port: int) -> None:
         await stop.wait()
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.bare",
-                                     description=__doc__.splitlines()[0])
+def command(argv: list[str] | None, module: str, doc: str,
+            serve: Callable[[str, int], Coroutine[Any, Any, None]]) -> None:
+    """A bare baseline's command line (``python -m MODULE --host --port --loop``): ``serve``
+    on the host, port and event loop it names, until SIGINT or SIGTERM."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}",
+                                     description=doc.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--loop", choices=LOOPS, default="asyncio",
                         help="the event loop, as castell-server's --loop")
     args = parser.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):
-        run(serve_bare(args.host, args.port), args.loop)
+        run(serve(args.host, args.port), args.loop)
+
+
+def main(argv: list[str] | None = None) -> None:
+    command(argv, "bench.bare", __doc__ or "", serve_bare)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,7 @@ It is a baseline, not a server: no ping timer, no handshake timeout, no TLS.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import contextlib
 import signal
 import socket
 
@@ -28,12 +26,8 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 from websockets.typing import Subprotocol
 
-from bench.bare import BareRoom
-from bench.common import room_info, sample_game
+from bench.bare import BareRoom, BareServer, command
 from server.config import SUBPROTOCOL, ServerConfig
-from server.runtime.loop import LOOPS, run
-from shared.codec import event_to_wire
-from shared.view import build_view
 
 
 class Connection(asyncio.Protocol):
@@ -94,15 +88,9 @@ class Connection(asyncio.Protocol):
             self.flush()
 
 
-class SansIOServer:
-    """The rooms and what a frame does: as :class:`bench.bare.BareServer`."""
-
-    def __init__(self, config: ServerConfig) -> None:
-        self.config = config
-        state, events = sample_game(4)
-        self.view = msgpack.packb(build_view(room_info(state), state))
-        self.events = msgpack.packb([event_to_wire(e) for e in events])
-        self.rooms: dict[str, BareRoom] = {}
+class SansIOServer(BareServer):
+    """The rooms and what a frame does: as :class:`bench.bare.BareServer`, whose rooms and
+    pre-encoded pushes it keeps."""
 
     def message(self, conn: Connection, data: bytes) -> None:
         room = conn.room
@@ -138,15 +126,7 @@ async def serve_sansio(host: str, port: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.bare_sansio",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--loop", choices=LOOPS, default="asyncio",
-                        help="the event loop, as castell-server's --loop")
-    args = parser.parse_args(argv)
-    with contextlib.suppress(KeyboardInterrupt):
-        run(serve_sansio(args.host, args.port), args.loop)
+    command(argv, "bench.bare_sansio", __doc__ or "", serve_sansio)
 
 
 if __name__ == "__main__":

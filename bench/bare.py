@@ -23,7 +23,8 @@ import argparse
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable, Coroutine
+import socket
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 import msgpack
@@ -95,20 +96,26 @@ class BareServer:
                 room.members.discard(ws)
 
 
-async def serve_bare(host: str, port: int) -> None:
-    cfg = ServerConfig(host=host, port=port)
-    bare = BareServer(cfg)
+async def until_stopped(host: str, sockets: Iterable[socket.socket]) -> None:
+    """Say where a bare baseline listens (``... listening on ws://HOST:PORT``, as
+    ``castell-server`` does), then wait for SIGINT or SIGTERM."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    port = next(iter(sockets)).getsockname()[1]
+    print(f"bare server listening on ws://{host}:{port}", flush=True)
+    await stop.wait()
+
+
+async def serve_bare(host: str, port: int) -> None:
+    cfg = ServerConfig(host=host, port=port)
+    bare = BareServer(cfg)
     async with serve(bare.handler, cfg.host, cfg.port,
                      subprotocols=[SUBPROTOCOL],  # type: ignore[list-item]
                      process_request=bare.process_request,
                      **connection_options(cfg)) as server:
-        port = server.sockets[0].getsockname()[1]
-        print(f"bare server listening on ws://{cfg.host}:{port}", flush=True)
-        await stop.wait()
+        await until_stopped(cfg.host, server.sockets)
 
 
 def command(argv: list[str] | None, module: str, doc: str,

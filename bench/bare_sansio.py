@@ -16,7 +16,6 @@ It is a baseline, not a server: no ping timer, no handshake timeout, no TLS.
 from __future__ import annotations
 
 import asyncio
-import signal
 import socket
 
 import msgpack
@@ -26,7 +25,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 from websockets.typing import Subprotocol
 
-from bench.bare import BareRoom, BareServer, command
+from bench.bare import BareRoom, BareServer, command, until_stopped
 from server.config import SUBPROTOCOL, ServerConfig
 
 
@@ -112,15 +111,10 @@ class SansIOServer(BareServer):
 async def serve_sansio(host: str, port: int) -> None:
     cfg = ServerConfig(host=host, port=port)
     server = SansIOServer(cfg)
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    listener = await loop.create_server(lambda: Connection(server), cfg.host, cfg.port)
-    port = listener.sockets[0].getsockname()[1]
-    print(f"bare server listening on ws://{cfg.host}:{port}", flush=True)
+    listener = await asyncio.get_running_loop().create_server(lambda: Connection(server),
+                                                              cfg.host, cfg.port)
     try:
-        await stop.wait()
+        await until_stopped(cfg.host, listener.sockets)
     finally:
         listener.close()
 

@@ -20,6 +20,7 @@ from bench.idle import WEEK, store_games, token
 from client.net.net import GameClient
 from server.runtime.lobby import Lobby
 from server.runtime.timers import LoopScheduler, VirtualClock
+from server.runtime.unloaded import DUE_RETRY
 from server.store import SQLiteStore, open_store
 from shared import messages as m
 from shared.actions import EndTurn
@@ -128,17 +129,102 @@ async def test_week_long_turns_end_on_time_from_one_heap_and_are_armed_again(
         assert clock.deadlines == []
 
 
+async def test_an_unloaded_game_s_turn_still_runs_out_and_a_player_back_finds_its_deadline(
+        tmp_path: Path) -> None:
+    # A correspondence game nobody is in leaves memory within a minute, but its turn's
+    # deadline stays in the one heap: when it comes, the game is loaded back and the absent
+    # player's turn runs out as it would have in memory (§4); a player back before then finds
+    # the turn's deadline as it was, not a fresh week. A game nobody comes back to after a
+    # start (the third) runs out the fresh turn the start gave it alike.
+    path = tmp_path / "games.sqlite3"
+    ids = await _stored(path, 3)
+    now = time.time()
+    clock = VirtualClock(now)
+    async with open_store(str(path)) as store:
+        lobby = Lobby(store=store, max_rooms=100, bot_delay=0.0, room_linger=600.0,
+                      unattended_after=60.0, clock=clock, scheduler=clock)
+        assert await lobby.restore() == 0  # a week's turn outlasts the minute: none loaded
+        deadline = now + WEEK
+        assert lobby.rooms == {} and clock.deadlines == [deadline] * 3
+        # a player comes back to two of them (after a start, a fresh week), and goes again
+        runners = [await lobby.find_or_load(room, by_id_private=True) for room in ids[:2]]
+        assert [r.room.deadline for r in runners] == [deadline, deadline]
+        record = await store.load(ids[2])
+        assert record is not None
+        before = {r.id: (r.room.version, _turn(r.room.state)) for r in runners}
+        before[ids[2]] = (record.room.version, (-1, None))
+        lobby.sweep()
+        clock.advance(60.0)
+        lobby.sweep()
+        # unloaded: no room in memory, each turn's deadline still in the heap
+        assert lobby.rooms == {} and clock.deadlines == [deadline] * 3
+        # a day later a player comes back to the first: the turn keeps its deadline
+        clock.advance(24 * 3600.0)
+        back = await lobby.find_or_load(ids[0], by_id_private=True)
+        assert back.room.deadline == deadline and back.timer.armed
+        assert clock.deadlines == [deadline] * 3  # one wait each, no more
+        # the deadline comes: the game in memory and the unloaded one alike run out on time
+        clock.advance_to(deadline - 1.0)
+        await asyncio.sleep(0)
+        assert ids[1] not in lobby.rooms and ids[2] not in lobby.rooms  # not a second early
+        clock.advance_to(deadline)
+        await until(lambda: all(room in lobby.rooms for room in ids))
+        rooms = [lobby.rooms[room] for room in ids]
+        await until(lambda: all(r.room.version == before[r.id][0] + 1 for r in rooms))
+        for r in rooms:
+            assert _turn(r.room.state) != before[r.id][1]  # the next seat's turn
+            assert r.room.deadline == deadline + WEEK  # a full week for it
+            record = await store.load(r.id)
+            assert record is not None and record.actions[-1].timed_out
+        # let go of for good (a room removed, not unloaded), a game leaves no wait behind
+        lobby.sweep()
+        clock.advance(60.0)
+        lobby.sweep()
+        assert lobby.rooms == {} and clock.deadlines == [deadline + WEEK] * 3
+        lobby.remove(await lobby.find_or_load(ids[0], by_id_private=True))
+        assert clock.deadlines == [deadline + WEEK] * 2
+
+
+async def test_a_due_game_the_full_lobby_cannot_load_runs_out_once_a_room_is_free(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # The one room the lobby may hold is a waiting room (never unloaded to make way): the
+    # unloaded game's turn comes due, it cannot be loaded (rate_limited, logged), and it is
+    # tried again later: its turn runs out then, late, never early
+    path = tmp_path / "games.sqlite3"
+    (game,) = await _stored(path, 1)
+    now = time.time()
+    clock = VirtualClock(now)
+    async with open_store(str(path)) as store:
+        lobby = Lobby(store=store, max_rooms=1, bot_delay=0.0, room_linger=600.0,
+                      unattended_after=60.0, clock=clock, scheduler=clock)
+        assert await lobby.restore() == 0
+        record = await store.load(game)
+        assert record is not None
+        waiting = await lobby.create("Waiting", 2, "normal", None, False)
+        clock.advance(WEEK)
+        await until(lambda: "could not be loaded back" in caplog.text)
+        assert game not in lobby.rooms and clock.deadlines == [now + WEEK + DUE_RETRY]
+        lobby.remove(waiting, forget=True)
+        clock.advance(DUE_RETRY)
+        await until(lambda: game in lobby.rooms)
+        runner = lobby.rooms[game]
+        await until(lambda: runner.room.version == record.room.version + 1)
+        stored = await store.load(game)
+        assert stored is not None and stored.actions[-1].timed_out
+
+
 async def test_a_lone_server_leaves_correspondence_games_in_the_store_until_a_player_comes(
         tmp_path: Path) -> None:
     # Nobody is in them, and their turns last a week: on a lone server a game nobody is in
     # leaves memory within a minute (--room-unattended-after), long before its turn could
-    # end, so a start-up reads none of them back; each comes back with its player
+    # end, so a start-up reads none of them back; each comes back with its player, and until
+    # then the fresh turn the restart gave it is a deadline in the one heap, no room
     path = tmp_path / "games.sqlite3"
     ids = await _stored(path, 50)
     async with serving(open_store(str(path))) as (server, url):
         assert server.config.room_unattended_after is not None
         assert server.lobby.rooms == {}
-        assert len(server.lobby.scheduler.deadlines) == 0  # type: ignore[attr-defined]
+        assert len(server.lobby.scheduler.deadlines) == 50  # type: ignore[attr-defined]
         anna = await GameClient.connect(url)
         try:
             await anna.hello("Anna")
@@ -151,6 +237,8 @@ async def test_a_lone_server_leaves_correspondence_games_in_the_store_until_a_pl
             assert runner.timer.armed and runner.room.deadline is not None
             assert runner.room.deadline == pytest.approx(time.time() + WEEK, abs=60)
             assert list(server.lobby.rooms) == [ids[7]]
+            # its deadline the one it had in the heap: still one wait for each game
+            assert len(server.lobby.scheduler.deadlines) == 50  # type: ignore[attr-defined]
         finally:
             await anna.close()
 

@@ -206,6 +206,27 @@ def test_resume_play_arms_a_fresh_turn_and_wakes_the_bot_to_play() -> None:
     assert bool(out.of(WakeBot)) == (state.turn == 1)
 
 
+def test_resume_play_with_the_deadline_the_turn_had_arms_only_what_is_left_of_it() -> None:
+    # a game unloaded while nobody was in it comes back with its turn's deadline: the turn
+    # is not made longer by the unloading (§4); a deadline already past runs out at once
+    stored = new_room()
+    seats = (SeatRecord("r1", 0, "Anna", token_hash=hash_token("a")),
+             SeatRecord("r1", 1, "Bru", token_hash=hash_token("b")))
+    for now, left in ((NOW + 20, 40.0), (NOW + 90, 0.0)):
+        playing: Room[str] = Room.from_record(
+            record(stored, version=3, seats=seats, status="playing", turn_seconds=60), now=NOW)
+        out = drive(playing, [do("resume_play", now=now, deadline=NOW + 60)])
+        state = playing.state
+        assert state is not None
+        assert out.of(ArmTimer) == [ArmTimer((state.round, state.turn), left)]
+        assert playing.deadline == NOW + 60
+    # a room without a turn timer has no deadline to keep
+    untimed: Room[str] = Room.from_record(
+        record(stored, version=3, seats=seats, status="playing"), now=NOW)
+    out = drive(untimed, [do("resume_play", now=NOW, deadline=NOW + 60)])
+    assert out.of(ArmTimer) == [] and untimed.deadline is None
+
+
 def test_a_refused_change_tells_every_member_once() -> None:
     room = seated()
     out = drive(room, [do("start", "p0", 1, now=NOW)], store="fail")

@@ -130,10 +130,19 @@ class RoomGame:
         self.deadline = now + seconds
         return [ArmTimer(key, seconds)]
 
-    def resume_play(self, *, now: float) -> list[ArmTimer | CancelTimer | WakeBot]:
-        """After a restore: a fresh full turn on the timer, and the bots woken."""
+    def resume_play(self, *, now: float, deadline: float | None = None
+                    ) -> list[ArmTimer | CancelTimer | WakeBot]:
+        """After a restore: the turn timer, and the bots woken. §4: the turn at hand gets a
+        fresh full turn (a restart, a takeover), unless ``deadline`` is the one it already
+        had when the room left memory with nobody in it: then it runs out at that time, at
+        once if that has passed (an absent player's turn is not lengthened by the game
+        being unloaded and loaded back)."""
         state = self.state
         if state is None or state.over:
             return []
         self.turn_key = (state.round, state.turn)
+        if deadline is not None and self.turn_seconds is not None \
+                and not self.ends_at_once(state):
+            self.deadline = deadline
+            return [ArmTimer(self.turn_key, max(0.0, deadline - now)), *self.bot_effects()]
         return [*self.arm(self.turn_key, now), *self.bot_effects()]

@@ -24,6 +24,7 @@ from server.runtime.retries import PROBE_EVERY, Retries
 from server.runtime.runner import RoomRunner
 from server.runtime.thinking import Thinkers
 from server.runtime.timers import LoopScheduler, Scheduler
+from server.runtime.unloaded import UnloadedDeadlines
 from server.store.base import GameRecord, RoomRecord, Store, StoredRoom
 from shared.errors import CastellError, RoomNotFound
 from shared.setup import SEED_BITS
@@ -128,6 +129,11 @@ class Lobby:
         #: The seats of a room whose player the host kicked (the server's moderation):
         #: given to every room, whose turns then end at once.
         self.away = away
+        #: The turn deadlines of the games under way this lobby holds no room for (see
+        #: :meth:`remove`): in the scheduler's one heap, each loads its game when it comes.
+        self.unloaded = UnloadedDeadlines(
+            self.scheduler, self.retries,
+            lambda room_id: self.find_or_load(room_id, by_id_private=True))
 
     def subscribe(self, *, on_change: Listener | None = None,
                   on_remove: Listener | None = None) -> None:
@@ -224,9 +230,11 @@ class Lobby:
         return {"bot_delay": self.bot_delay, "time_scale": self.turn_time_scale}
 
     def admit(self, runner: RoomRunner, why: str) -> None:
-        """Serve a room rebuilt from the store: listed, its timer and bots going again."""
+        """Serve a room rebuilt from the store: listed, its timer and bots going again (the
+        turn at hand keeps the deadline it had if the room was unloaded here meanwhile)."""
+        deadline = self.unloaded.take(runner.id)
         self.add(runner)
-        runner.resume_play()
+        runner.resume_play(deadline=deadline)
         log.info("room %s %s at version %d (%s)", runner.id, why, runner.room.version,
                  runner.room.status)
 
@@ -240,8 +248,10 @@ class Lobby:
         are listed again). Every other stored game stays in the store until one of its
         players comes back with a seat token (:meth:`find_or_load`): a game nobody is in,
         whose turn lasts longer than such a game stays in memory (:meth:`sweep`: a
-        correspondence game's days), would only be unloaded before its timer ran out, and
-        it gets a fresh turn when it is loaded back, as it would after that unloading.
+        correspondence game's days), would only be unloaded before its timer ran out. Its
+        turn at hand starts afresh with the restart (§4, as every restored game's does), and
+        that turn's deadline waits in the one heap, as an unloaded game's does
+        (:meth:`remove`): when it comes, the game is loaded and the turn runs out.
         """
         stored = await self.store.unfinished_summaries()
         # How long a started game nobody is in stays in memory here (None: for ever).
@@ -279,6 +289,15 @@ class Lobby:
         if len(stored) > restored:
             log.info("%d unfinished room(s) stay in the store until a player comes back",
                      len(stored) - restored)
+        # The games left in the store with a turn timer: the fresh turn the restart gives
+        # each runs out in the one heap, whether or not anybody loads the game before.
+        start = self.clock()
+        for summary in stored:
+            room = summary.room
+            if (self.guard is None and room.status == RoomStatus.PLAYING
+                    and room.turn_seconds is not None and room.room not in self.rooms):
+                seconds = room.turn_seconds * self.turn_time_scale
+                self.unloaded.park(room.room, start + seconds, seconds)
         # Recently finished games stay listed (and watchable) for a while, restart or not.
         now = self.clock()
         for finished in await self.store.list_finished(limit=50):
@@ -364,7 +383,7 @@ class Lobby:
         if idle:
             runner = min(idle, key=lambda r: self._unattended.get(r.id, r.room.changed_at))
             log.info("room %s unloaded to make way for another", runner.id)
-            self.remove(runner)
+            self.remove(runner, unload=True)
         self.check_capacity()
 
     def _unloadable(self, runner: RoomRunner) -> bool:
@@ -448,15 +467,27 @@ class Lobby:
                 # A game nobody attends costs memory and a room slot for nothing: it is safe
                 # in the store and comes back when a player does (see find_or_load()).
                 log.info("room %s unloaded: nobody in it for %.0f s", room.id, now - since)
-                self.remove(runner)
+                self.remove(runner, unload=True)
             elif self.unload_after is not None and now - room.changed_at > self.unload_after:
                 log.info("room %s unloaded: nobody there for %.0f s", room.id,
                          now - room.changed_at)
-                self.remove(runner)
+                self.remove(runner, unload=True)
 
-    def remove(self, runner: RoomRunner, *, forget: bool = False) -> None:
+    def remove(self, runner: RoomRunner, *, forget: bool = False, unload: bool = False
+               ) -> None:
         """Drop a room from memory; ``forget`` also deletes it from the store (a room whose
-        game never started is worth nothing once empty)."""
+        game never started is worth nothing once empty).
+
+        ``unload``: a game under way that nobody is in leaves memory; it is safe in the
+        store and comes back when a player does (:meth:`find_or_load`). Its turn timer does
+        not stop with it: on a server that holds its rooms alone (no cluster), the turn's
+        deadline stays in the one heap (:class:`~server.runtime.unloaded.UnloadedDeadlines`)
+        and when it comes the game is loaded back and its turn runs out as it would have in
+        memory (§4), so an absent player cannot hold a game up by nobody looking at it; a
+        player back before then finds the turn's deadline as it was. (After a restart, or
+        where another node may take the game over, the turn at hand starts afresh instead:
+        the deadline is this process's alone.)"""
+        deadline = runner.room.deadline
         runner.close()
         if forget:
             task = asyncio.get_running_loop().create_task(
@@ -466,11 +497,14 @@ class Lobby:
         self.rooms.pop(runner.id, None)
         self._unindex(runner.id)
         self._unattended.pop(runner.id, None)
+        self.unloaded.take(runner.id)
         if runner.room.code is not None:
             self.codes.pop(runner.room.code, None)
         for listener in self._on_remove:
             listener(runner)
         log.info("room %s closed", runner.id)
+        if unload and deadline is not None and self.guard is None and not self.stopping:
+            self.unloaded.park(runner.id, deadline, deadline - self.clock())
 
     def _new_id(self) -> str:
         while True:

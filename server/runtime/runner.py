@@ -311,9 +311,10 @@ class RoomRunner:
             self._perform(self.room.evict(code, reason))
             self.close()
 
-    def resume_play(self) -> None:
-        """After a restore: the turn timer starts afresh and bots wake."""
-        self._perform(self.room.resume_play(now=self.clock()))
+    def resume_play(self, deadline: float | None = None) -> None:
+        """After a restore: the turn timer starts afresh (or runs on to ``deadline``, the
+        one the turn had when the room was unloaded) and bots wake."""
+        self._perform(self.room.resume_play(now=self.clock(), deadline=deadline))
         end_away_turn(self)
 
     async def away_changed(self) -> None:

@@ -1,0 +1,105 @@
+"""The turn deadlines of the games under way that a lone server holds no room for: games
+unloaded while nobody was in them (:meth:`server.runtime.lobby.Lobby.remove`), and games left
+in the store at start (:meth:`server.runtime.lobby.Lobby.restore`).
+
+§4 gives each turn its time on the room's timer, and a game out of memory keeps it: each
+such game is one deadline in the scheduler's one heap of deadlines
+(:mod:`server.runtime.deadlines`), with no room, task or loop handle of its own. When a
+deadline comes, the game is loaded back (the lobby's ``find_or_load``) and the room's own
+timer, armed with that deadline (:meth:`server.core.room_game.RoomGame.resume_play`), ends
+the turn at once. A game loaded back before then, for a player, takes its deadline along
+(:meth:`UnloadedDeadlines.take`).
+
+A game that cannot be loaded when its deadline comes (the store refuses, or the lobby is full
+of rooms people are in) is tried again in :data:`DUE_RETRY` seconds, and at once when the
+store takes a write again: the turn then ends late, never early. A game that can no longer
+be served (deleted, closed by the host, unreadable) has nothing due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from server.runtime.retries import Retries
+from server.runtime.timers import Cancellable, Scheduler
+from shared.errors import CastellError
+
+log = logging.getLogger("castell.server")
+
+#: Seconds before a game whose turn ran out while it was unloaded is tried again, when it
+#: could not be loaded back (a store that refuses wakes it sooner, once it takes a write).
+DUE_RETRY = 30.0
+
+
+class UnloadedDeadlines:
+    """The deadlines (see the module's text), by room id."""
+
+    def __init__(self, scheduler: Scheduler, retries: Retries,
+                 load: Callable[[str], Awaitable[Any]]) -> None:
+        self._scheduler = scheduler
+        self._retries = retries
+        self._load = load
+        self._waiting: dict[str, tuple[float, Cancellable]] = {}
+        #: The games whose load the store refused: tried again once it takes a write.
+        self._refused: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def park(self, room_id: str, deadline: float, delay: float) -> None:
+        """The game ``room_id`` is out of memory with its turn's ``deadline``: it is loaded
+        in ``delay`` seconds."""
+        self.take(room_id)
+        wait = self._scheduler.call_later(delay, self._due, room_id)
+        self._waiting[room_id] = (deadline, wait)
+
+    def take(self, room_id: str) -> float | None:
+        """The deadline of ``room_id``'s turn, if it waits here; it no longer does (the game
+        is in memory again, or gone for good)."""
+        self._refused.discard(room_id)
+        waiting = self._waiting.pop(room_id, None)
+        if waiting is None:
+            return None
+        waiting[1].cancel()
+        return waiting[0]
+
+    def store_back(self) -> None:
+        """The store took a write again (:class:`~server.runtime.retries.Retries`): the
+        games whose load it refused are loaded now."""
+        refused, self._refused = self._refused, set()
+        for room_id in refused:
+            self._due(room_id)
+
+    def _due(self, room_id: str) -> None:
+        if room_id not in self._waiting:
+            return
+        task = asyncio.get_running_loop().create_task(self._load_due(room_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _load_due(self, room_id: str) -> None:
+        waiting = self._waiting.get(room_id)
+        if waiting is None:
+            return
+        try:
+            await self._load(room_id)  # loaded: the deadline is taken with it
+        except CastellError as exc:
+            if exc.code != "rate_limited":  # deleted, closed or unreadable: nothing is due
+                self.take(room_id)
+                return
+            self._again(room_id, waiting[0], exc)
+        except Exception as exc:
+            self._again(room_id, waiting[0], exc)
+            if room_id in self._waiting:
+                self._refused.add(room_id)
+                self._retries.wait(self)
+
+    def _again(self, room_id: str, deadline: float, exc: Exception) -> None:
+        log.warning("room %s: its turn ran out while it was unloaded, but it could not be "
+                    "loaded back (%s: %s); trying again", room_id, type(exc).__name__, exc)
+        if room_id in self._waiting:  # not taken meanwhile (a player's load, a removal)
+            self.park(room_id, deadline, DUE_RETRY)

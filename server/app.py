@@ -300,6 +300,7 @@ class CastellServer:
         stays in the store as it is (a waiting room and its seats too): its players take
         their seats back with their tokens once the server is started again."""
         self.lobby.stopping = True
+        self.lobby.unloaded.close()
         self.admission.ready = False
         if self.admin is not None:
             await self.admin.close()

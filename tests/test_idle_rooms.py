@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -22,10 +23,13 @@ from server.runtime.lobby import Lobby
 from server.runtime.timers import LoopScheduler, VirtualClock
 from server.runtime.unloaded import DUE_RETRY
 from server.store import SQLiteStore, open_store
+from server.store.postgres import PostgresStore
 from shared import messages as m
 from shared.actions import EndTurn
 from shared.state import GameState
+from tests.support.proxy import cutting_proxy, through
 from tests.support.servers import serving
+from tests.support.services import POSTGRES_URL, fresh_schema
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -211,6 +215,40 @@ async def test_a_due_game_the_full_lobby_cannot_load_runs_out_once_a_room_is_fre
         await until(lambda: runner.room.version == record.room.version + 1)
         stored = await store.load(game)
         assert stored is not None and stored.actions[-1].timed_out
+
+
+async def test_a_due_game_the_store_refuses_to_load_runs_out_once_the_store_is_back(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # A real fault: the lobby reaches PostgreSQL through a proxy that goes dark as the
+    # unloaded game's turn comes due. The load is refused (logged, the deadline kept); once
+    # the database answers again the store's probe says so and the game is loaded at once,
+    # not DUE_RETRY later, and its turn runs out
+    target = urlsplit(POSTGRES_URL)
+    async with fresh_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
+                                                   target.port or 5432) as proxy:
+        async with open_store(db) as filler:
+            (game,) = await store_games(filler, 1, actions=6)  # type: ignore[arg-type]
+            record = await filler.load(game)
+        assert record is not None
+        now = time.time()
+        clock = VirtualClock(now)
+        async with PostgresStore(through(db, proxy.port), pool_size=2,
+                                 connect_timeout=2.0) as store:
+            lobby = Lobby(store=store, max_rooms=10, bot_delay=0.0, room_linger=600.0,
+                          unattended_after=60.0, clock=clock, scheduler=clock,
+                          store_probe_every=0.05)
+            assert await lobby.restore() == 0 and clock.deadlines == [now + WEEK]
+            proxy.blackout()
+            clock.advance(WEEK)
+            await until(lambda: "could not be loaded back" in caplog.text)
+            assert game not in lobby.rooms and len(lobby.unloaded) == 1
+            proxy.end_blackout()
+            await until(lambda: game in lobby.rooms)
+            assert clock.now == now + WEEK  # the store's return, not the retry's wait
+            runner = lobby.rooms[game]
+            await until(lambda: runner.room.version == record.room.version + 1)
+            stored = await store.load(game)
+            assert stored is not None and stored.actions[-1].timed_out
 
 
 async def test_a_lone_server_leaves_correspondence_games_in_the_store_until_a_player_comes(

@@ -18,18 +18,9 @@ from client.net.net import GameClient, ServerError
 from server.store.postgres import PostgresStore
 from shared import messages as m
 from shared.actions import EndTurn
-from tests.support.proxy import cutting_proxy
+from tests.support.proxy import cutting_proxy, through
 from tests.support.servers import serving
 from tests.support.services import POSTGRES_URL, fresh_schema
-
-
-def through(url: str, port: int) -> str:
-    """``url`` with its host and port replaced by the proxy's (and no TLS to read through)."""
-    parts = urlsplit(url)
-    user = f"{parts.username}@" if parts.username else ""
-    sep = "&" if parts.query else ""
-    return parts._replace(netloc=f"{user}127.0.0.1:{port}",
-                          query=f"{parts.query}{sep}sslmode=disable").geturl()
 
 
 async def start_two(url: str) -> tuple[dict[int, GameClient], str, m.StatePush]:

@@ -136,13 +136,14 @@ class RoomGame:
         fresh full turn (a restart, a takeover), unless ``deadline`` is the one it already
         had when the room left memory with nobody in it: then it runs out at that time, at
         once if that has passed (an absent player's turn is not lengthened by the game
-        being unloaded and loaded back)."""
+        being unloaded and loaded back). A bot's turn is fresh either way: its bot plays."""
         state = self.state
         if state is None or state.over:
             return []
         self.turn_key = (state.round, state.turn)
+        # (a bot's turn is the bot's to play: it would have, had the game stayed in memory)
         if deadline is not None and self.turn_seconds is not None \
-                and not self.ends_at_once(state):
+                and not self.ends_at_once(state) and self.bot_turn() is None:
             self.deadline = deadline
             return [ArmTimer(self.turn_key, max(0.0, deadline - now)), *self.bot_effects()]
         return [*self.arm(self.turn_key, now), *self.bot_effects()]

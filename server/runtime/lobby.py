@@ -133,7 +133,8 @@ class Lobby:
         #: :meth:`remove`): in the scheduler's one heap, each loads its game when it comes.
         self.unloaded = UnloadedDeadlines(
             self.scheduler, self.retries,
-            lambda room_id: self.find_or_load(room_id, by_id_private=True))
+            lambda room_id: self.find_or_load(room_id, by_id_private=True),
+            lambda: self.has_room_for_more or any(map(self._unloadable, self.rooms.values())))
 
     def subscribe(self, *, on_change: Listener | None = None,
                   on_remove: Listener | None = None) -> None:

@@ -11,9 +11,11 @@ the turn at once. A game loaded back before then, for a player, takes its deadli
 (:meth:`UnloadedDeadlines.take`).
 
 A game that cannot be loaded when its deadline comes (the store refuses, or the lobby is full
-of rooms people are in) is tried again in :data:`DUE_RETRY` seconds, and at once when the
-store takes a write again: the turn then ends late, never early. A game that can no longer
-be served (deleted, closed by the host, unreadable) has nothing due.
+of rooms people are in: then it is not even read) is tried again in :data:`DUE_RETRY`
+seconds, and at once when the store takes a write again: the turn then ends late, never
+early. A game that can no longer be served (deleted, closed by the host, its record
+unreadable) has nothing due. When the server stops, nothing more is loaded
+(:meth:`UnloadedDeadlines.close`): the next start gives each turn at hand a fresh turn.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from server.runtime.retries import Retries
 from server.runtime.timers import Cancellable, Scheduler
+from server.store.errors import StoreError
 from shared.errors import CastellError
 
 log = logging.getLogger("castell.server")
@@ -38,10 +41,14 @@ class UnloadedDeadlines:
     """The deadlines (see the module's text), by room id."""
 
     def __init__(self, scheduler: Scheduler, retries: Retries,
-                 load: Callable[[str], Awaitable[Any]]) -> None:
+                 load: Callable[[str], Awaitable[Any]], has_room: Callable[[], bool]) -> None:
+        """``load``: bring a game back into memory by its id (its deadline is taken then);
+        ``has_room``: whether the lobby could hold one more game now."""
         self._scheduler = scheduler
         self._retries = retries
         self._load = load
+        self._has_room = has_room
+        self._closed = False
         self._waiting: dict[str, tuple[float, Cancellable]] = {}
         #: The games whose load the store refused: tried again once it takes a write.
         self._refused: set[str] = set()
@@ -53,6 +60,8 @@ class UnloadedDeadlines:
     def park(self, room_id: str, deadline: float, delay: float) -> None:
         """The game ``room_id`` is out of memory with its turn's ``deadline``: it is loaded
         in ``delay`` seconds."""
+        if self._closed:
+            return
         self.take(room_id)
         wait = self._scheduler.call_later(delay, self._due, room_id)
         self._waiting[room_id] = (deadline, wait)
@@ -74,8 +83,16 @@ class UnloadedDeadlines:
         for room_id in refused:
             self._due(room_id)
 
+    def close(self) -> None:
+        """The server stops: every wait is called off, and a load under way too."""
+        self._closed = True
+        for room_id in list(self._waiting):
+            self.take(room_id)
+        for task in self._tasks:
+            task.cancel()
+
     def _due(self, room_id: str) -> None:
-        if room_id not in self._waiting:
+        if self._closed or room_id not in self._waiting:
             return
         task = asyncio.get_running_loop().create_task(self._load_due(room_id))
         self._tasks.add(task)
@@ -85,21 +102,28 @@ class UnloadedDeadlines:
         waiting = self._waiting.get(room_id)
         if waiting is None:
             return
+        if not self._has_room():  # not read at all while no game could make way
+            self._again(room_id, waiting[0], "the server holds as many rooms as it may")
+            return
         try:
             await self._load(room_id)  # loaded: the deadline is taken with it
+        except StoreError as exc:  # the store refused: again once it takes a write
+            self._again(room_id, waiting[0], f"{type(exc).__name__}: {exc}")
+            if room_id in self._waiting:
+                self._refused.add(room_id)
+                self._retries.wait(self)
         except CastellError as exc:
             if exc.code != "rate_limited":  # deleted, closed or unreadable: nothing is due
                 self.take(room_id)
                 return
-            self._again(room_id, waiting[0], exc)
+            self._again(room_id, waiting[0], str(exc))
         except Exception as exc:
-            self._again(room_id, waiting[0], exc)
-            if room_id in self._waiting:
-                self._refused.add(room_id)
-                self._retries.wait(self)
+            log.exception("room %s: its turn ran out while it was unloaded, and loading it "
+                          "back failed", room_id)
+            self._again(room_id, waiting[0], f"{type(exc).__name__}: {exc}")
 
-    def _again(self, room_id: str, deadline: float, exc: Exception) -> None:
+    def _again(self, room_id: str, deadline: float, why: str) -> None:
         log.warning("room %s: its turn ran out while it was unloaded, but it could not be "
-                    "loaded back (%s: %s); trying again", room_id, type(exc).__name__, exc)
+                    "loaded back (%s); trying again in %.0f s", room_id, why, DUE_RETRY)
         if room_id in self._waiting:  # not taken meanwhile (a player's load, a removal)
             self.park(room_id, deadline, DUE_RETRY)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
 
 #: PostgreSQL's Terminate message: a client closing its connection says so.
 _TERMINATE = b"X\x00\x00\x00\x04"
@@ -129,3 +130,12 @@ class CuttingProxy:
 async def cutting_proxy(host: str, port: int) -> AsyncIterator[CuttingProxy]:
     async with CuttingProxy(host, port) as proxy:
         yield proxy
+
+
+def through(url: str, port: int) -> str:
+    """``url`` with its host and port replaced by the proxy's (and no TLS to read through)."""
+    parts = urlsplit(url)
+    user = f"{parts.username}@" if parts.username else ""
+    sep = "&" if parts.query else ""
+    return parts._replace(netloc=f"{user}127.0.0.1:{port}",
+                          query=f"{parts.query}{sep}sslmode=disable").geturl()

@@ -251,6 +251,26 @@ async def test_a_due_game_the_store_refuses_to_load_runs_out_once_the_store_is_b
             assert stored is not None and stored.actions[-1].timed_out
 
 
+async def test_a_stopping_lobby_loads_no_due_game(tmp_path: Path) -> None:
+    # the server stops: the deadlines of the games out of memory are called off (the next
+    # start gives each a fresh turn), none is loaded back to write its timeout meanwhile
+    path = tmp_path / "games.sqlite3"
+    (game,) = await _stored(path, 1)
+    clock = VirtualClock(time.time())
+    async with open_store(str(path)) as store:
+        lobby = Lobby(store=store, max_rooms=10, bot_delay=0.0, room_linger=600.0,
+                      unattended_after=60.0, clock=clock, scheduler=clock)
+        assert await lobby.restore() == 0 and len(lobby.unloaded) == 1
+        lobby.stopping = True
+        lobby.unloaded.close()
+        assert clock.deadlines == [] and len(lobby.unloaded) == 0
+        clock.advance(2 * WEEK)
+        await asyncio.sleep(0)
+        assert lobby.rooms == {}
+        lobby.unloaded.park(game, clock.now, 0.0)  # nothing is taken once closed
+        assert len(lobby.unloaded) == 0
+
+
 async def test_a_lone_server_leaves_correspondence_games_in_the_store_until_a_player_comes(
         tmp_path: Path) -> None:
     # Nobody is in them, and their turns last a week: on a lone server a game nobody is in

@@ -220,6 +220,15 @@ def test_resume_play_with_the_deadline_the_turn_had_arms_only_what_is_left_of_it
         assert state is not None
         assert out.of(ArmTimer) == [ArmTimer((state.round, state.turn), left)]
         assert playing.deadline == NOW + 60
+    # a bot's turn is its bot's to play, as it would have been in memory: a fresh turn
+    bots = (SeatRecord("r1", 0, "Pau·easy", bot=True, bot_level="easy"),
+            SeatRecord("r1", 1, "Rita·easy", bot=True, bot_level="easy"))
+    robots: Room[str] = Room.from_record(
+        record(stored, version=3, seats=bots, status="playing", turn_seconds=60), now=NOW)
+    out = drive(robots, [do("resume_play", now=NOW + 90, deadline=NOW + 60)])
+    state = robots.state
+    assert state is not None
+    assert out.of(ArmTimer) == [ArmTimer((state.round, state.turn), 60)] and out.of(WakeBot)
     # a room without a turn timer has no deadline to keep
     untimed: Room[str] = Room.from_record(
         record(stored, version=3, seats=seats, status="playing"), now=NOW)

@@ -23,6 +23,7 @@ from server.runtime.lobby import Lobby
 from server.runtime.timers import LoopScheduler, VirtualClock
 from server.runtime.unloaded import DUE_RETRY
 from server.store import SQLiteStore, open_store
+from server.store.base import SeatRecord
 from server.store.postgres import PostgresStore
 from shared import messages as m
 from shared.actions import EndTurn
@@ -249,6 +250,81 @@ async def test_a_due_game_the_store_refuses_to_load_runs_out_once_the_store_is_b
             await until(lambda: runner.room.version == record.room.version + 1)
             stored = await store.load(game)
             assert stored is not None and stored.actions[-1].timed_out
+
+
+async def test_games_that_come_due_together_are_loaded_one_at_a_time_as_room_allows(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # After a start, every game left in the store comes due one turn later, all at once;
+    # the lobby may hold two: they are loaded one at a time, each once the lobby has room
+    # (one that has run out its turn makes way), so every turn runs out once, and no game is
+    # read only to be turned away for want of room
+    path = tmp_path / "games.sqlite3"
+    ids = await _stored(path, 8)
+    now = time.time()
+    clock = VirtualClock(now)
+    async with open_store(str(path)) as store:
+        lobby = Lobby(store=store, max_rooms=2, bot_delay=0.0, room_linger=600.0,
+                      unattended_after=60.0, clock=clock, scheduler=clock)
+        assert await lobby.restore() == 0 and len(lobby.unloaded) == 8
+        before = {}
+        for room in ids:
+            record = await store.load(room)
+            assert record is not None
+            before[room] = record.room.version
+
+        async def ran_out() -> int:
+            records = [await store.load(room) for room in ids]
+            return sum(r is not None and r.room.version == before[r.room.room] + 1
+                       for r in records)
+
+        clock.advance(WEEK)
+        for _ in range(40):  # each try a DUE_RETRY after the last, until every turn ran out
+            async with asyncio.timeout(30):
+                while lobby.unloaded.loading or any(r.room.busy for r in lobby.rooms.values()):
+                    await asyncio.sleep(0.01)
+            if await ran_out() == 8:
+                break
+            clock.advance(DUE_RETRY)
+        assert await ran_out() == 8  # one timeout each, no more
+        assert len(lobby.rooms) <= 2
+        # read in vain, a game would have been refused by the lobby after its replay
+        assert "as many rooms as it can hold" not in caplog.text
+
+
+async def test_a_game_whose_bot_is_about_to_play_stays_in_memory(tmp_path: Path) -> None:
+    # nobody is in it, but its bot plays in a moment: unloading it would park it until the
+    # turn's deadline, a week, where in memory the bot plays and the game goes on
+    path = tmp_path / "games.sqlite3"
+    (game,) = await _stored(path, 1)
+    clock = VirtualClock(time.time())
+    async with open_store(str(path)) as store:
+        lobby = Lobby(store=store, max_rooms=10, bot_delay=100.0, room_linger=600.0,
+                      unattended_after=60.0, clock=clock, scheduler=clock)
+        record = await store.load(game)
+        assert record is not None
+        state = lobby.runner_from_record(record).room.state
+        assert state is not None and state.turn is not None
+        await store.put_seat(SeatRecord(game, state.turn, "Pau·easy", bot=True,
+                                        bot_level="easy"))
+        assert await lobby.restore() == 1  # a game with a bot: loaded at start
+        runner = lobby.rooms[game]
+        assert runner.room.bot_turn() is not None
+        lobby.sweep()
+        clock.advance(60.0)
+        lobby.sweep()
+        assert lobby.rooms.get(game) is runner and len(lobby.unloaded) == 0
+        # the bot plays its turn (each delay run out): then nothing is about to happen, and
+        # the game leaves memory like any other
+        async with asyncio.timeout(30):
+            while runner.room.bot_turn() is not None or runner.room.busy:
+                clock.advance(100.0)
+                await asyncio.sleep(0.01)
+        assert runner.room.version > record.room.version
+        clock.advance(60.0)
+        lobby.sweep()
+        clock.advance(60.0)
+        lobby.sweep()
+        assert game not in lobby.rooms and len(lobby.unloaded) == 1
 
 
 async def test_a_stopping_lobby_loads_no_due_game(tmp_path: Path) -> None:

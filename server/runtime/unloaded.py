@@ -10,10 +10,12 @@ timer, armed with that deadline (:meth:`server.core.room_game.RoomGame.resume_pl
 the turn at once. A game loaded back before then, for a player, takes its deadline along
 (:meth:`UnloadedDeadlines.take`).
 
-A game that cannot be loaded when its deadline comes (the store refuses, or the lobby is full
-of rooms people are in: then it is not even read) is tried again in :data:`DUE_RETRY`
-seconds, and at once when the store takes a write again: the turn then ends late, never
-early. A game that can no longer be served (deleted, closed by the host, its record
+The games that come due are loaded one at a time, in the order they came due, by one task
+(however many come due at once: after a restart, every game left in the store comes due one
+turn after the start). A game that cannot be loaded when its turn comes (the store refuses,
+or the lobby is full of rooms people are in: then it is not even read) is tried again in
+:data:`DUE_RETRY` seconds, and at once when the store takes a write again: the turn then
+ends late, never early. A game that can no longer be served (deleted, closed by the host, its record
 unreadable) has nothing due. When the server stops, nothing more is loaded
 (:meth:`UnloadedDeadlines.close`): the next start gives each turn at hand a fresh turn.
 """
@@ -52,10 +54,18 @@ class UnloadedDeadlines:
         self._waiting: dict[str, tuple[float, Cancellable]] = {}
         #: The games whose load the store refused: tried again once it takes a write.
         self._refused: set[str] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        #: The games due, in the order they came due (a dict as an ordered set), and the one
+        #: task that loads them.
+        self._due_now: dict[str, None] = {}
+        self._loader: asyncio.Task[None] | None = None
 
     def __len__(self) -> int:
         return len(self._waiting)
+
+    @property
+    def loading(self) -> bool:
+        """Whether games that came due are being loaded now."""
+        return bool(self._due_now) or (self._loader is not None and not self._loader.done())
 
     def park(self, room_id: str, deadline: float, delay: float) -> None:
         """The game ``room_id`` is out of memory with its turn's ``deadline``: it is loaded
@@ -84,46 +94,58 @@ class UnloadedDeadlines:
             self._due(room_id)
 
     def close(self) -> None:
-        """The server stops: every wait is called off, and a load under way too."""
+        """The server stops: every wait is called off, and the loads under way too."""
         self._closed = True
         for room_id in list(self._waiting):
             self.take(room_id)
-        for task in self._tasks:
-            task.cancel()
+        self._due_now.clear()
+        if self._loader is not None:
+            self._loader.cancel()
 
     def _due(self, room_id: str) -> None:
         if self._closed or room_id not in self._waiting:
             return
-        task = asyncio.get_running_loop().create_task(self._load_due(room_id))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._due_now[room_id] = None
+        if self._loader is None or self._loader.done():
+            self._loader = asyncio.get_running_loop().create_task(self._load_all_due())
+
+    async def _load_all_due(self) -> None:
+        while self._due_now:
+            room_id = next(iter(self._due_now))
+            del self._due_now[room_id]
+            await self._load_due(room_id)
 
     async def _load_due(self, room_id: str) -> None:
-        waiting = self._waiting.get(room_id)
-        if waiting is None:
-            return
+        if room_id not in self._waiting:
+            return  # loaded by a player, or removed, meanwhile
         if not self._has_room():  # not read at all while no game could make way
-            self._again(room_id, waiting[0], "the server holds as many rooms as it may")
+            self._again(room_id, "the server holds as many rooms as it may")
             return
         try:
             await self._load(room_id)  # loaded: the deadline is taken with it
         except StoreError as exc:  # the store refused: again once it takes a write
-            self._again(room_id, waiting[0], f"{type(exc).__name__}: {exc}")
+            self._again(room_id, f"{type(exc).__name__}: {exc}")
             if room_id in self._waiting:
                 self._refused.add(room_id)
                 self._retries.wait(self)
         except CastellError as exc:
             if exc.code != "rate_limited":  # deleted, closed or unreadable: nothing is due
+                log.info("room %s: its turn ran out while it was unloaded, and it is no "
+                         "longer served (%s)", room_id, exc)
                 self.take(room_id)
                 return
-            self._again(room_id, waiting[0], str(exc))
+            self._again(room_id, str(exc))
         except Exception as exc:
             log.exception("room %s: its turn ran out while it was unloaded, and loading it "
                           "back failed", room_id)
-            self._again(room_id, waiting[0], f"{type(exc).__name__}: {exc}")
+            self._again(room_id, f"{type(exc).__name__}: {exc}")
 
-    def _again(self, room_id: str, deadline: float, why: str) -> None:
+    def _again(self, room_id: str, why: str) -> None:
+        """Try ``room_id`` again in :data:`DUE_RETRY` seconds, with the deadline it has now
+        (a player's load meanwhile may have taken it, or parked it again)."""
+        waiting = self._waiting.get(room_id)
+        if waiting is None:
+            return
         log.warning("room %s: its turn ran out while it was unloaded, but it could not be "
                     "loaded back (%s); trying again in %.0f s", room_id, why, DUE_RETRY)
-        if room_id in self._waiting:  # not taken meanwhile (a player's load, a removal)
-            self.park(room_id, deadline, DUE_RETRY)
+        self.park(room_id, waiting[0], DUE_RETRY)

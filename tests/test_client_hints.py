@@ -20,6 +20,7 @@ from prompt_toolkit.document import Document
 
 from client.control.commands import CommandError, parse
 from client.control.controller import Controller
+from client.control.hints import deep_hint_lines
 from client.local.seats import SeatStore
 from client.net.session import Session
 from client.screens.plain import PlainScreen
@@ -142,6 +143,21 @@ async def test_hint_deep_shows_the_turn_the_hard_bot_would_play(server, url, tmp
             parse(step)
         with pytest.raises(CommandError, match="hint takes nothing, or `deep`"):
             parse("hint deeper")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_hint_deep_asked_twice_from_one_position_says_the_same(seed):
+    # the play-outs shuffle the bag nobody can see: from a generator seeded by the position,
+    # so a player asking again gets the same line and the same expectations, not another
+    # (twenty actions into a 3-seat game the hard bot weighs several lines)
+    state = game(3, seed=seed)
+    rng = random.Random(seed)
+    for _ in range(20):
+        state, _ = apply(state, state.turn, bots.choose(state, state.turn, "normal", rng))
+    view = make_view(room_info(state), state)
+    first = deep_hint_lines(view, state.turn, 60.0)
+    assert first[0] == "the hard bot would play, in this order:"
+    assert deep_hint_lines(view, state.turn, 60.0) == first
 
 
 def test_the_bag_a_hint_imagines_holds_what_nobody_can_see():

@@ -263,7 +263,7 @@ def deep_hint_lines(view: View | None, seat: int | None, seconds: float) -> list
     the game out, :mod:`shared.search`, for at most ``seconds``), and why: what the line
     aims at (the festival, the tower, what it takes) and what its play-outs expect. The
     bag's order is not in the view, and the search needs none: it shuffles the bag it does
-    not know."""
+    not know, with a generator seeded by the position, so one position gives one hint."""
     if seat is None:
         return ["spectators get no hints: join a game to play"]
     if view is None or view.status != RoomStatus.PLAYING:
@@ -272,7 +272,10 @@ def deep_hint_lines(view: View | None, seat: int | None, seconds: float) -> list
     if state.turn != seat:
         return hint_lines(view, seat)
     state = attrs.evolve(state, bag=unseen_castellers(state))
-    choice = choose(state, seat, random.Random(), deadline=time.monotonic() + seconds)
+    # The play-outs' randomness drawn from the position itself: asked again from the same
+    # position, the hint is the same (as long as the search ends within its time)
+    choice = choose(state, seat, random.Random(repr(state)),
+                    deadline=time.monotonic() + seconds)
     steps = ["end" if isinstance(a, EndTurn) else action_to_command(a) for a in choice.actions]
     return ["the hard bot would play, in this order:",
             *(f"  {i}. {step}" for i, step in enumerate(steps, 1)),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 import pytest
@@ -22,7 +22,7 @@ from server.store import RoomRecord, SeatRecord
 from server.store.errors import StoreError
 from server.store.postgres import PostgresStore
 from shared import messages as m
-from tests.support.proxy import cutting_proxy
+from tests.support.proxy import cutting_proxy, through
 from tests.support.servers import ServerProcess
 from tests.support.services import POSTGRES_URL, fresh_schema
 
@@ -148,14 +148,6 @@ async def test_a_lone_server_whose_lock_session_is_killed_keeps_the_schema_to_it
             log = first.stderr()
         assert "the session holding this server's lock on the schema was lost" in log
         assert "the lock on the schema is held again" in log
-
-
-def through(url: str, port: int) -> str:
-    """``url`` with its PostgreSQL reached at 127.0.0.1:``port`` (a proxy)."""
-    parts = urlsplit(url)
-    user = parts.netloc.rpartition("@")[0]
-    return urlunsplit(parts._replace(netloc=f"{user}@127.0.0.1:{port}" if user
-                                     else f"127.0.0.1:{port}"))
 
 
 @pytest.mark.parametrize("group_commit", [True, False], ids=["group-commit", "one-by-one"])

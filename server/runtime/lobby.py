@@ -390,14 +390,13 @@ class Lobby:
     def _unloadable(self, runner: RoomRunner) -> bool:
         """Whether a room may leave memory and come back from the store unchanged: a game
         under way, nobody in it, no change in flight, and nothing about to happen in it by
-        itself: a bot about to play, a turn whose time is up, or a turn's timeout the store
-        refused and that waits to be written (it would only be loaded back at once)."""
+        itself: a bot about to play, a turn being timed out (or about to be), or a turn's
+        timeout the store refused and that waits to be written (it would only be loaded
+        back at once)."""
         room = runner.room
-        deadline = room.deadline
         return (room.status == RoomStatus.PLAYING and not room.members()
                 and not room.busy and room.bot_turn() is None
-                and runner.timer.retrying is None
-                and (deadline is None or deadline > self.clock()))
+                and runner.timer.retrying is None and not runner.timer.due)
 
     def public(self) -> list[RoomRunner]:
         return [r for r in self.rooms.values() if not r.room.private]

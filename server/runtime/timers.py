@@ -197,22 +197,31 @@ class TurnTimer:
         #: The turn whose timer is armed again to retry what the store refused (None: not
         #: retrying).
         self.retrying: TurnKey | None = None
+        #: Whether the deadline armed had no time left (it runs on the loop's next turn).
+        self._now = False
 
     @property
     def armed(self) -> bool:
         """Whether a deadline waits, or a turn is being ended by this timer."""
         return self._deadline is not None or self._task is not None
 
+    @property
+    def due(self) -> bool:
+        """Whether this timer is ending a turn, or is about to (armed with no time left)."""
+        return self._task is not None or (self._now and self._deadline is not None)
+
     def arm(self, key: TurnKey, delay: float) -> None:
         """The turn ``key`` ends in ``delay`` seconds (the last deadline is replaced)."""
         self.cancel()
         if not self.host.closed:
             self._deadline = self.host.scheduler.call_later(delay, self._fire, key)
+            self._now = delay <= 0
 
     def cancel(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
+        self._now = False
         if self._task is not None and self._task is not asyncio.current_task():
             self._task.cancel()
         self._task = None
@@ -226,6 +235,7 @@ class TurnTimer:
     def _fire(self, key: TurnKey) -> None:
         """The deadline of turn ``key`` came: end the turn, in a task of its own."""
         self._deadline = None
+        self._now = False
         self._task = asyncio.get_running_loop().create_task(self._run(key))
 
     async def _run(self, key: TurnKey) -> None:

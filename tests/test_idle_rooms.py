@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -23,7 +24,7 @@ from server.runtime.lobby import Lobby
 from server.runtime.timers import LoopScheduler, VirtualClock
 from server.runtime.unloaded import DUE_RETRY
 from server.store import SQLiteStore, open_store
-from server.store.base import SeatRecord
+from server.store.base import SeatRecord, Store
 from server.store.postgres import PostgresStore
 from shared import messages as m
 from shared.actions import EndTurn
@@ -96,6 +97,14 @@ async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
             await asyncio.sleep(0.01)
 
 
+def _lone_lobby(store: Store, clock: VirtualClock, *, max_rooms: int = 10,
+                bot_delay: float = 0.0, **options: Any) -> Lobby:
+    """A lone server's lobby on ``store``, all its time on ``clock``: a game nobody is in
+    leaves memory after a minute (``--room-unattended-after``'s default)."""
+    return Lobby(store=store, max_rooms=max_rooms, bot_delay=bot_delay, room_linger=600.0,
+                 unattended_after=60.0, clock=clock, scheduler=clock, **options)
+
+
 async def test_week_long_turns_end_on_time_from_one_heap_and_are_armed_again(
         tmp_path: Path) -> None:
     path = tmp_path / "games.sqlite3"
@@ -146,8 +155,7 @@ async def test_an_unloaded_game_s_turn_still_runs_out_and_a_player_back_finds_it
     now = time.time()
     clock = VirtualClock(now)
     async with open_store(str(path)) as store:
-        lobby = Lobby(store=store, max_rooms=100, bot_delay=0.0, room_linger=600.0,
-                      unattended_after=60.0, clock=clock, scheduler=clock)
+        lobby = _lone_lobby(store, clock, max_rooms=100)
         assert await lobby.restore() == 0  # a week's turn outlasts the minute: none loaded
         deadline = now + WEEK
         assert lobby.rooms == {} and clock.deadlines == [deadline] * 3
@@ -200,8 +208,7 @@ async def test_a_due_game_the_full_lobby_cannot_load_runs_out_once_a_room_is_fre
     now = time.time()
     clock = VirtualClock(now)
     async with open_store(str(path)) as store:
-        lobby = Lobby(store=store, max_rooms=1, bot_delay=0.0, room_linger=600.0,
-                      unattended_after=60.0, clock=clock, scheduler=clock)
+        lobby = _lone_lobby(store, clock, max_rooms=1)
         assert await lobby.restore() == 0
         record = await store.load(game)
         assert record is not None
@@ -235,9 +242,7 @@ async def test_a_due_game_the_store_refuses_to_load_runs_out_once_the_store_is_b
         clock = VirtualClock(now)
         async with PostgresStore(through(db, proxy.port), pool_size=2,
                                  connect_timeout=2.0) as store:
-            lobby = Lobby(store=store, max_rooms=10, bot_delay=0.0, room_linger=600.0,
-                          unattended_after=60.0, clock=clock, scheduler=clock,
-                          store_probe_every=0.05)
+            lobby = _lone_lobby(store, clock, store_probe_every=0.05)
             assert await lobby.restore() == 0 and clock.deadlines == [now + WEEK]
             proxy.blackout()
             clock.advance(WEEK)
@@ -263,8 +268,7 @@ async def test_games_that_come_due_together_are_loaded_one_at_a_time_as_room_all
     now = time.time()
     clock = VirtualClock(now)
     async with open_store(str(path)) as store:
-        lobby = Lobby(store=store, max_rooms=2, bot_delay=0.0, room_linger=600.0,
-                      unattended_after=60.0, clock=clock, scheduler=clock)
+        lobby = _lone_lobby(store, clock, max_rooms=2)
         assert await lobby.restore() == 0 and len(lobby.unloaded) == 8
         before = {}
         for room in ids:
@@ -298,8 +302,7 @@ async def test_a_game_whose_bot_is_about_to_play_stays_in_memory(tmp_path: Path)
     (game,) = await _stored(path, 1)
     clock = VirtualClock(time.time())
     async with open_store(str(path)) as store:
-        lobby = Lobby(store=store, max_rooms=10, bot_delay=100.0, room_linger=600.0,
-                      unattended_after=60.0, clock=clock, scheduler=clock)
+        lobby = _lone_lobby(store, clock, bot_delay=100.0)
         record = await store.load(game)
         assert record is not None
         state = lobby.runner_from_record(record).room.state
@@ -334,8 +337,7 @@ async def test_a_stopping_lobby_loads_no_due_game(tmp_path: Path) -> None:
     (game,) = await _stored(path, 1)
     clock = VirtualClock(time.time())
     async with open_store(str(path)) as store:
-        lobby = Lobby(store=store, max_rooms=10, bot_delay=0.0, room_linger=600.0,
-                      unattended_after=60.0, clock=clock, scheduler=clock)
+        lobby = _lone_lobby(store, clock)
         assert await lobby.restore() == 0 and len(lobby.unloaded) == 1
         lobby.stopping = True
         lobby.unloaded.close()

@@ -1,8 +1,10 @@
 """A real server to test against, built here and nowhere else: in this process
 (:func:`serving`, on a free port of 127.0.0.1 with the test settings; :func:`serving_in_thread`
-for a test that is not a coroutine, such as one driving the client in a pty), or as the real
-``castell-server`` subprocess (:class:`ServerProcess`) where a test needs what only a process
-gives: a kill -9, a restart, the command line itself.
+for a test that is not a coroutine, such as one driving the client in a pty), or as a
+``castell-server`` process of its own (:class:`ServerProcess`) where a test needs what only a
+process gives: a kill -9, a SIGSTOP, a restart, its exit code and what it prints. Those are
+forked from one that has imported the server already (:mod:`tests.support.forked`);
+:func:`run_server_cli` runs the command itself, ``python -m server``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from server.config import ServerConfig
 from server.runtime.timers import VirtualClock
 from server.store import open_store
 from server.store.base import Store
+from tests.support import forked
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -145,20 +148,24 @@ def env() -> dict[str, str]:
 
 
 class ServerProcess:
-    """``python -m server ARGS`` started on a free port; ``url`` is where it listens."""
+    """``python -m server ARGS`` started on a free port; ``url`` is where it listens.
+
+    The process is forked from one that has imported the server already
+    (:mod:`tests.support.forked`): a process of its own in every way a test looks at, that
+    skips the half second of CPU an interpreter takes to import the server."""
 
     def __init__(self, *args: str, port: int = 0, timeout: float = 20.0) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = forked.start(
             # Tests play faster than any person: lift the message rate limit, as the
             # in-process test server does; and, as it does, let bots think in a thread of
             # the server (each worker process is one more interpreter to start; they have
             # their own tests, tests/test_thinking.py, which ask for them with --bot-workers).
-            [sys.executable, "-m", "server", "--port", str(port), "--rate", "1000",
+            ["--port", str(port), "--rate", "1000",
              "--address-rate", "1000000", "--address-burst", "1000000", "--bot-workers", "0",
              "--accounts-per-address", "1000000", "--accounts-per-network", "1000000",
              "--rated-one-network",
              *args],
-            cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT, env=env(),
         )
         self.url = self._wait_listening(timeout)
 

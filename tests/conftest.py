@@ -3,6 +3,7 @@ tests a PostgreSQL schema (``db``) and a Redis key prefix (``prefix``) of the te
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shutil
 import tempfile
@@ -15,7 +16,7 @@ from client.net.net import GameClient
 from server.app import CastellServer
 from server.config import ServerConfig
 from tests.support.servers import TEST_CONFIG, server_url, serving
-from tests.support.services import fresh_prefix, fresh_schema
+from tests.support.services import drop_spare_schemas, fresh_prefix, store_schema
 
 ClientFactory = Callable[..., Awaitable[GameClient]]
 
@@ -57,9 +58,17 @@ async def connect(url: str) -> AsyncIterator[ClientFactory]:
 
 @pytest.fixture
 async def db() -> AsyncIterator[str]:
-    """The store URL of a new, empty PostgreSQL schema, dropped after the test."""
-    async with fresh_schema() as url:
+    """The store URL of a PostgreSQL schema of the test's own, with no rows
+    (:func:`~tests.support.services.store_schema`)."""
+    async with store_schema() as url:
         yield url
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _spare_schemas() -> Iterator[None]:
+    """At the end, drop the PostgreSQL schemas kept for the next test."""
+    yield
+    asyncio.run(drop_spare_schemas())
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from shared import messages as m
 from shared.actions import EndTurn
 from shared.view import state_from_view
 from tests.support.servers import ServerProcess
-from tests.support.services import fresh_schema
+from tests.support.services import store_schema
 from tests.test_store import a_room, an_action, sqlite_backend
 
 ROOMS = 20
@@ -39,7 +39,7 @@ async def grouped(request: pytest.FixtureRequest, tmp_path) -> AsyncIterator[Sto
                     await store.create_room(a_room(f"r{i}"))
                 yield store
     else:
-        async with fresh_schema() as url:
+        async with store_schema() as url:
             store = PostgresStore(url, pool_size=4)
             async with store:
                 for i in range(ROOMS):
@@ -71,7 +71,7 @@ async def test_writes_that_arrive_together_share_a_commit_and_a_conflict_fails_a
 
 
 async def test_postgresql_runs_a_batch_again_by_savepoints_only_when_one_of_its_writes_fails():
-    async with fresh_schema() as url:
+    async with store_schema() as url:
         store = PostgresStore(url, pool_size=4)
         async with store:
             for i in range(ROOMS):

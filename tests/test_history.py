@@ -20,7 +20,7 @@ from client.net.net import GameClient, ServerError, join_anywhere
 from server.store import SQLiteStore
 from shared import messages as m
 from tests.support.servers import ServerProcess, run_out, serving, virtual_time
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL, fresh_prefix, store_schema
 from tests.support.wire import play_legal
 
 PRESENCE = {"joined", "left", "connected", "disconnected"}
@@ -238,7 +238,7 @@ async def test_history_survives_kill_9_and_a_restart(tmp_path):
 
 @pytest.mark.timeout(60)
 async def test_history_after_a_cluster_takeover_is_the_same():
-    async with fresh_schema() as db, fresh_prefix() as prefix:
+    async with store_schema() as db, fresh_prefix() as prefix:
         args = ("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix, "--lease-ms",
                 "1500", "--bot-delay", "0", "--log-level", "warning")
         a, b = await asyncio.gather(*(asyncio.to_thread(ServerProcess, *args)

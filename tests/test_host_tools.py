@@ -21,7 +21,7 @@ from server.store import open_store
 from shared import messages as m
 from tests.support.console import admin_run
 from tests.support.servers import ServerProcess, run_server_cli, serving
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL, fresh_prefix, store_schema
 from tests.support.wire import play_legal
 
 pytestmark = pytest.mark.timeout(90)
@@ -351,7 +351,7 @@ def test_every_admin_command_against_a_running_server(short_dir):
 
 
 async def test_a_ban_holds_on_every_node_and_a_drain_hands_a_game_over(short_dir):
-    async with fresh_schema() as db, fresh_prefix() as prefix:
+    async with store_schema() as db, fresh_prefix() as prefix:
         def node(name: str) -> ServerProcess:
             return ServerProcess("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix,
                                  "--lease-ms", "1500", "--bot-delay", "0",

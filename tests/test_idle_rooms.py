@@ -31,7 +31,7 @@ from shared.actions import EndTurn
 from shared.state import GameState
 from tests.support.proxy import cutting_proxy, through
 from tests.support.servers import serving
-from tests.support.services import POSTGRES_URL, fresh_schema
+from tests.support.services import POSTGRES_URL, store_schema
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -232,7 +232,7 @@ async def test_a_due_game_the_store_refuses_to_load_runs_out_once_the_store_is_b
     # the database answers again the store's probe says so and the game is loaded at once,
     # not DUE_RETRY later, and its turn runs out
     target = urlsplit(POSTGRES_URL)
-    async with fresh_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
+    async with store_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
                                                    target.port or 5432) as proxy:
         async with open_store(db) as filler:
             (game,) = await store_games(filler, 1, actions=6)  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.proxy import cutting_proxy, through
 from tests.support.servers import serving
-from tests.support.services import POSTGRES_URL, fresh_schema
+from tests.support.services import POSTGRES_URL, store_schema
 
 
 async def start_two(url: str) -> tuple[dict[int, GameClient], str, m.StatePush]:
@@ -39,7 +39,7 @@ async def test_when_even_reading_back_fails_the_room_learns_the_truth_before_goi
         caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     target = urlsplit(POSTGRES_URL)
-    async with fresh_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
+    async with store_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
                                                    target.port or 5432) as proxy:
         store = PostgresStore(through(db, proxy.port), pool_size=2)
         async with serving(store) as (_server, url):
@@ -78,7 +78,7 @@ async def test_an_action_whose_commit_answer_was_lost_stands_and_the_room_goes_o
         caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     target = urlsplit(POSTGRES_URL)
-    async with fresh_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
+    async with store_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
                                                    target.port or 5432) as proxy:
         store = PostgresStore(through(db, proxy.port), pool_size=2)
         async with serving(store) as (_server, url):
@@ -125,7 +125,7 @@ async def test_a_database_out_of_reach_is_internal_error_without_its_address(
         caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     target = urlsplit(POSTGRES_URL)
-    async with fresh_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
+    async with store_schema() as db, cutting_proxy(target.hostname or "127.0.0.1",
                                                    target.port or 5432) as proxy:
         store = PostgresStore(through(db, proxy.port), pool_size=2)
         async with serving(store) as (_server, url):

@@ -23,7 +23,7 @@ from shared import messages as m
 from tests.support.console import admin, console
 from tests.support.proxy import cutting_proxy
 from tests.support.servers import ServerProcess
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL, fresh_prefix, store_schema
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -243,7 +243,7 @@ def test_a_ban_s_reason_reaches_the_banned_player(short_dir):
 
 
 async def test_a_mute_holds_on_every_node_and_a_closed_room_on_none(short_dir):
-    async with fresh_schema() as db, fresh_prefix() as prefix:
+    async with store_schema() as db, fresh_prefix() as prefix:
         def node(name: str) -> ServerProcess:
             return ServerProcess("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix,
                                  "--lease-ms", "1500", "--bot-delay", "0",

@@ -21,7 +21,7 @@ from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.console import console
 from tests.support.servers import ServerProcess, serving
-from tests.support.services import fresh_schema
+from tests.support.services import store_schema
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -106,11 +106,11 @@ def test_a_kicked_player_s_turns_end_at_once_and_the_others_are_told(short_dir):
 
 async def on_each_backend(short_dir: Path, backend: str,
                           run: Callable[[str], Awaitable[None]]) -> None:
-    """``run`` on a SQLite file, or on a fresh PostgreSQL schema."""
+    """``run`` on a SQLite file, or on a PostgreSQL schema of its own."""
     if backend == "sqlite":
         await run(str(short_dir / "c.sqlite3"))
     else:
-        async with fresh_schema() as url:
+        async with store_schema() as url:
             await run(url)
 
 

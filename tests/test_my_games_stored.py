@@ -20,7 +20,7 @@ from server.store.sqlite import SQLiteStore
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.servers import serving
-from tests.support.services import fresh_schema
+from tests.support.services import store_schema
 from tests.support.wire import caught_up
 
 pytestmark = pytest.mark.timeout(120)
@@ -62,7 +62,7 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Path
         path = tmp_path / "castell.sqlite3"
         yield lambda: CountingSQLite(path)
         return
-    async with fresh_schema() as url:
+    async with store_schema() as url:
         yield lambda: CountingPostgres(url)
 
 

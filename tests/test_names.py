@@ -22,7 +22,7 @@ from shared import messages as m
 from shared.errors import ProtocolError
 from tests.support.accounts import clients
 from tests.support.servers import serving
-from tests.support.services import fresh_schema
+from tests.support.services import store_schema
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -218,7 +218,7 @@ async def store(request, tmp_path) -> AsyncIterator[Store]:
         async with open_store(tmp_path / "castell.sqlite3") as made:
             yield made
         return
-    async with fresh_schema() as url, open_store(url) as made:
+    async with store_schema() as url, open_store(url) as made:
         yield made
 
 

@@ -22,7 +22,7 @@ from server.store import open_store
 from shared import messages as m
 from tests.support.accounts import clients
 from tests.support.servers import ServerProcess, serving
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL, fresh_prefix, store_schema
 from tests.support.wire import play_legal
 
 pytestmark = pytest.mark.timeout(120)
@@ -33,7 +33,7 @@ async def store_url(backend: str, tmp_path: Path) -> AsyncIterator[str]:
     if backend == "sqlite":
         yield str(tmp_path / "castell.sqlite3")
     else:
-        async with fresh_schema() as url:
+        async with store_schema() as url:
             yield url
 
 
@@ -245,7 +245,7 @@ async def test_a_rematch_offer_outlives_a_killed_server_and_is_taken_after_it(tm
 
 async def test_in_a_cluster_the_invite_reaches_the_other_node_and_the_offer_moves_with_the_room(
         tmp_path):
-    async with fresh_schema() as url, fresh_prefix() as prefix:
+    async with store_schema() as url, fresh_prefix() as prefix:
         cluster = ClusterConfig(REDIS_URL, prefix=prefix, lease_ms=2000)
         async with serving(open_store(url, shared=True), cluster=cluster) as (a, a_url), \
                 serving(open_store(url, shared=True), cluster=cluster) as (_, b_url), \

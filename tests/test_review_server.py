@@ -24,7 +24,7 @@ from shared.record import GameRecordFile
 from shared.review import Budget, Review, review_game
 from tests.support.accounts import Connect, clients
 from tests.support.servers import serving
-from tests.support.services import fresh_schema
+from tests.support.services import store_schema
 from tests.support.wire import play_legal
 
 pytestmark = pytest.mark.timeout(60)
@@ -73,11 +73,11 @@ def reviews(server: CastellServer, source: str) -> float:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def where(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """Where the server keeps its games: a SQLite file, or a fresh PostgreSQL schema."""
+    """Where the server keeps its games: a SQLite file, or a PostgreSQL schema of its own."""
     if request.param == "sqlite":
         yield str(tmp_path / "castell.sqlite3")
     else:
-        async with fresh_schema() as url:  # (the `db` fixture's own)
+        async with store_schema() as url:  # (the `db` fixture's own)
             yield url
 
 

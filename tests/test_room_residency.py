@@ -218,11 +218,11 @@ async def test_the_cheap_listing_says_what_loading_every_game_says(tmp_path, bac
     from contextlib import AsyncExitStack
 
     from server.store import Store
-    from tests.support.services import fresh_schema
+    from tests.support.services import store_schema
 
     async with AsyncExitStack() as stack:
         where = (str(tmp_path / "g.sqlite3") if backend == "sqlite"
-                 else await stack.enter_async_context(fresh_schema()))
+                 else await stack.enter_async_context(store_schema()))
         store = await stack.enter_async_context(open_store(where))
         for n, (status, bots) in enumerate([("waiting", 0), ("playing", 1), ("playing", 2),
                                             ("playing", 0), ("finished", 1)]):

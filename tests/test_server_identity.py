@@ -12,7 +12,7 @@ from server.store.postgres import PostgresStore
 from server.store.sqlite import SQLiteStore
 from shared import messages as m
 from tests.support.servers import serving
-from tests.support.services import fresh_schema
+from tests.support.services import store_schema
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -40,7 +40,7 @@ async def test_a_server_says_who_it_is_before_hello_and_keeps_it_across_restarts
 
 
 async def test_two_servers_on_one_postgresql_schema_are_one_server():
-    async with fresh_schema() as db:
+    async with store_schema() as db:
         async with serving(PostgresStore(db, shared=True, pool_size=1)) as (_, a), \
                 serving(PostgresStore(db, shared=True, pool_size=1)) as (_, b):
             said_a, said_b = await identity_of(a), await identity_of(b)

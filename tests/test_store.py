@@ -40,7 +40,8 @@ from server.store import (
 from server.store.base import KickRecord, MuteRecord, Progress
 from server.store.migrations import LATEST
 from server.store.postgres import PostgresStore
-from tests.support.services import POSTGRES_URL, fresh_schema
+from server.store.records import AccountRecord, ChatRecord
+from tests.support.services import POSTGRES_URL, fresh_schema, store_schema
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,8 +60,8 @@ async def sqlite_backend(tmp_path: Path) -> AsyncIterator[Backend]:
 
 @contextlib.asynccontextmanager
 async def postgres_backend(tmp_path: Path) -> AsyncIterator[Backend]:
-    """New stores on one fresh PostgreSQL schema, dropped when the test is over."""
-    async with fresh_schema() as url:
+    """New stores on one PostgreSQL schema of the test's own, with no rows."""
+    async with store_schema() as url:
         yield url, lambda: PostgresStore(url, pool_size=4)
 
 
@@ -759,7 +760,7 @@ async def test_a_schema_holding_another_programs_tables_is_refused_untouched(for
 
 
 async def test_a_lone_server_holds_its_schema_and_cluster_nodes_share_theirs():
-    async with fresh_schema() as url:
+    async with store_schema() as url:
         async with PostgresStore(url, pool_size=1) as lone:
             await lone.create_room(a_room())
             for shared in (False, True):
@@ -788,6 +789,69 @@ async def test_nodes_opening_one_new_schema_together_create_it_once():
                 await store.close()
         tables = await schema_snapshot(url)
         assert tables["schema_version"] == [("castell", LATEST)]
+
+
+async def _sequences(url: str) -> list[tuple[str, int | None]]:
+    import asyncpg
+
+    conn = await asyncpg.connect(POSTGRES_URL)
+    try:
+        return sorted(map(tuple, await conn.fetch(
+            "SELECT sequencename, last_value FROM pg_sequences WHERE schemaname = $1",
+            PostgresStore(url).schema)))
+    finally:
+        await conn.close()
+
+
+async def _used(store: PostgresStore) -> None:
+    """Rows in many tables, and the sequences moved on."""
+    await fill(store)
+    await store.append_chat(ChatRecord("r1", 4, None, "Eve", "bon dia", 1.0))
+    await store.sign_in(AccountRecord("a1", "Eve", "eve", b"k" * 32, 1.0))
+    await store.add_note("a1", "challenge", "Anna et repta", {}, 2.0, keep=10)
+
+
+async def test_a_schema_kept_for_the_next_test_is_as_new_once_emptied():
+    """tests/support/services.py's :func:`store_schema`: a schema a test used goes to the
+    next one with its rows deleted and its sequences back at their start, nothing else."""
+    async with fresh_schema() as url:
+        async with PostgresStore(url) as store:
+            pass
+        new, new_sequences = await schema_snapshot(url), await _sequences(url)
+    async with store_schema() as url:
+        async with PostgresStore(url) as store:
+            await _used(store)
+        assert any(rows for table, rows in (await schema_snapshot(url)).items()
+                   if table not in ("schema_version", "name_keys"))
+        used = url
+    async with store_schema() as url:
+        assert url == used
+        assert await schema_snapshot(url) == new
+        assert await _sequences(url) == new_sequences
+        async with PostgresStore(url) as store:  # and a store opens on it, as on a new one
+            await _used(store)
+
+
+@pytest.mark.parametrize("change", ["version", "table", "held"])
+async def test_a_schema_changed_beyond_its_rows_or_still_held_is_not_kept(change):
+    async with store_schema() as url:
+        async with PostgresStore(url) as store:
+            await _used(store)
+        if change == "version":
+            await run_sql(url, f"UPDATE schema_version SET version = {LATEST + 1}")
+        elif change == "table":
+            await run_sql(url, "CREATE TABLE ledger (id integer)")
+        else:
+            held = PostgresStore(url)
+            await held.open()
+        used = url
+    try:
+        async with store_schema() as url:
+            assert url != used
+    finally:
+        if change == "held":
+            await held.close()
+    assert await schema_snapshot(used) == {}  # dropped
 
 
 def test_a_server_on_sqlite_never_loads_the_scale_out_libraries(tmp_path: Path):

@@ -5,7 +5,7 @@ own transaction checks that the lock's session still holds the lock: a write mad
 store heard of the kill (the end of the session hidden by a proxy, as a network can lose it)
 takes the lock back first, or is refused when another server took it.
 
-Real PostgreSQL, a fresh schema per test (tests/support/services.py); real server processes.
+Real PostgreSQL, a schema of its own per test (tests/support/services.py); real server processes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from server.store.postgres import PostgresStore
 from shared import messages as m
 from tests.support.proxy import cutting_proxy, through
 from tests.support.servers import ServerProcess
-from tests.support.services import POSTGRES_URL, fresh_schema
+from tests.support.services import POSTGRES_URL, store_schema
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -78,7 +78,7 @@ async def test_a_server_started_as_the_last_one_dies_waits_for_its_lock_to_be_le
     # sees its socket closed, a moment later. Opening waits that moment for the lock rather
     # than refuse the schema (it was refused at once, and a test that restarted a killed
     # writer failed so, one run in a dozen).
-    async with fresh_schema() as url:
+    async with store_schema() as url:
         schema = PostgresStore(url).schema
         dying = await asyncpg.connect(POSTGRES_URL, timeout=10)
         await dying.execute("SELECT pg_advisory_lock(hashtext($1))", f"castell-server:{schema}")
@@ -108,7 +108,7 @@ async def test_a_server_started_as_the_last_one_dies_waits_for_its_lock_to_be_le
 
 
 async def test_a_store_whose_lock_session_is_killed_takes_it_back_before_it_writes():
-    async with fresh_schema() as url:
+    async with store_schema() as url:
         store = PostgresStore(url, pool_size=2)
         schema = store.schema
         await store.open()
@@ -127,7 +127,7 @@ async def test_a_store_whose_lock_session_is_killed_takes_it_back_before_it_writ
 
 
 async def test_a_lone_server_whose_lock_session_is_killed_keeps_the_schema_to_itself():
-    async with fresh_schema() as url:
+    async with store_schema() as url:
         schema = PostgresStore(url).schema
         with ServerProcess("--db", url, "--log-level", "warning") as first:
             anna = await GameClient.connect(first.url)
@@ -153,7 +153,7 @@ async def test_a_lone_server_whose_lock_session_is_killed_keeps_the_schema_to_it
 @pytest.mark.parametrize("group_commit", [True, False], ids=["group-commit", "one-by-one"])
 async def test_a_write_after_an_unnoticed_kill_is_refused_once_another_server_holds_the_lock(
         group_commit):
-    async with fresh_schema() as url:
+    async with store_schema() as url:
         parts = urlsplit(url)
         async with cutting_proxy(parts.hostname or "127.0.0.1", parts.port or 5432) as proxy:
             proxy.hide_closes()
@@ -179,7 +179,7 @@ async def test_a_write_after_an_unnoticed_kill_is_refused_once_another_server_ho
 
 
 async def test_a_write_after_an_unnoticed_kill_takes_the_lock_back_first():
-    async with fresh_schema() as url:
+    async with store_schema() as url:
         parts = urlsplit(url)
         async with cutting_proxy(parts.hostname or "127.0.0.1", parts.port or 5432) as proxy:
             proxy.hide_closes()

@@ -22,7 +22,7 @@ from server.app import CastellServer
 from shared import messages as m
 from shared.actions import EndTurn
 from tests.support.servers import ServerProcess, serving
-from tests.support.services import REDIS_URL, fresh_prefix, fresh_schema
+from tests.support.services import REDIS_URL, fresh_prefix, store_schema
 from tests.support.wire import play_legal
 
 pytestmark = pytest.mark.timeout(90)
@@ -222,7 +222,7 @@ async def test_hard_bots_play_on_after_a_server_is_killed_and_started_again(tmp_
 
 
 async def test_hard_bots_play_on_at_another_node_after_a_takeover():
-    async with fresh_schema() as db, fresh_prefix() as prefix:
+    async with store_schema() as db, fresh_prefix() as prefix:
         args = ("--db", db, "--redis", REDIS_URL, "--redis-prefix", prefix, "--lease-ms",
                 "1500", "--bot-delay", "0", "--bot-workers", "1", "--bot-think", "0.05",
                 "--log-level", "warning")

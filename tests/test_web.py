@@ -15,6 +15,7 @@ import asyncio
 import logging
 import random
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -27,6 +28,7 @@ from server.store import open_store
 from server.web.games import FRESH
 from shared import messages as m
 from shared.record import GameRecordFile
+from tests.support.hostile import LoopThread
 from tests.support.servers import serving
 from tests.support.web import Parsed, bot_room, crawl, fetch, play_seat, seed_ratings
 
@@ -108,6 +110,38 @@ async def staged(url: str) -> Stage:
     return stage
 
 
+@attrs.frozen
+class Staged:
+    """A server holding :func:`staged`'s games, on a SQLite file in ``folder``, its pages
+    joined as ``JOIN``; made once for the tests that only read it."""
+
+    url: str
+    stage: Stage
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def staged_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staged]:
+    """:func:`staged` once, on a server in a thread's event loop of its own (the clients that
+    played stay connected there), for the tests marked to run on one worker together."""
+    folder = tmp_path_factory.mktemp("web")
+    loop = LoopThread()
+    served = serving(open_store(str(folder / "castell.sqlite3")), web_join=JOIN)
+    try:
+        _, url = loop.run(served.__aenter__())
+        stage = loop.run(staged(url), timeout=60)
+        try:
+            yield Staged(url, stage, folder)
+        finally:
+            loop.run(stage.close())
+            loop.run(served.__aexit__(None, None, None))
+    finally:
+        loop.close()
+
+
+#: The tests that read :func:`staged_server`'s pages: on one worker, so it is made once.
+reads_stage = pytest.mark.xdist_group("test_web_staged")
+
 def kind(path: str) -> str:
     """What a path is a page of: ``/games/ID?step=N`` → ``games?step``."""
     parts = path.split("?")[0].strip("/").split("/")
@@ -117,91 +151,88 @@ def kind(path: str) -> str:
     return name + ("?step" if "step=" in path else "")
 
 
-async def test_every_page_reachable_from_the_front_page_is_whole_and_holds_no_script():
-    async with serving(web_join=JOIN) as (_, url):
-        stage = await staged(url)
-        pages = await crawl(url)
-        assert {kind(p) for p in pages} >= {
-            "/", "rooms", "games", "games?step", "games/record", "players", "leaderboard",
-            "tournaments", "style.css"}
-        assert f"/rooms/{stage.live}" in pages and f"/rooms/{stage.waiting}" in pages
-        assert f"/games/{stage.done}" in pages
-        assert f"/tournaments/{stage.tournament}" in pages
-        for path, page in pages.items():
-            assert page.status == 200, (path, page.status)
-            policy = page.headers["content-security-policy"]
-            assert "default-src 'none'" in policy and "script-src" not in policy
-            assert page.headers["x-content-type-options"] == "nosniff"
-            if not page.headers["content-type"].startswith("text/html"):
-                continue
-            parsed = Parsed(page.text)
-            assert parsed.scripts() == [], path
-            assert parsed.problems == [], (path, parsed.problems)
-            assert [t for t, _ in parsed.tags][:1] == ["html"], path
-            assert any(t == "title" for t, _ in parsed.tags), path
-            assert "<script" not in page.text.lower(), path
-        await stage.close()
+@reads_stage
+async def test_every_page_reachable_from_the_front_page_is_whole_and_holds_no_script(
+        staged_server: Staged):
+    url, stage = staged_server.url, staged_server.stage
+    pages = await crawl(url)
+    assert {kind(p) for p in pages} >= {
+        "/", "rooms", "games", "games?step", "games/record", "players", "leaderboard",
+        "tournaments", "style.css"}
+    assert f"/rooms/{stage.live}" in pages and f"/rooms/{stage.waiting}" in pages
+    assert f"/games/{stage.done}" in pages
+    assert f"/tournaments/{stage.tournament}" in pages
+    for path, page in pages.items():
+        assert page.status == 200, (path, page.status)
+        policy = page.headers["content-security-policy"]
+        assert "default-src 'none'" in policy and "script-src" not in policy
+        assert page.headers["x-content-type-options"] == "nosniff"
+        if not page.headers["content-type"].startswith("text/html"):
+            continue
+        parsed = Parsed(page.text)
+        assert parsed.scripts() == [], path
+        assert parsed.problems == [], (path, parsed.problems)
+        assert [t for t, _ in parsed.tags][:1] == ["html"], path
+        assert any(t == "title" for t, _ in parsed.tags), path
+        assert "<script" not in page.text.lower(), path
 
 
-async def test_a_name_a_player_typed_is_shown_as_text_never_as_markup():
-    async with serving() as (_, url):
-        stage = await staged(url)
-        for path in ("/", f"/rooms/{stage.live}", f"/games/{stage.done}",
-                     f"/games/{stage.done}?step=3", "/players/Anna"):
-            page = await fetch(url, path)
-            parsed = Parsed(page.text)
-            assert parsed.scripts() == [], path
-            assert "<script>" not in page.text and "<script" not in page.text, path
-            assert not any(name == "onmouseover" for _, attrs in parsed.tags
-                           for name, _ in attrs), path
-        game = Parsed((await fetch(url, f"/games/{stage.done}")).text)
-        assert SCRIPT_ROOM in game.text and QUOTE_NAME in game.text
-        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (
-            await fetch(url, f"/games/{stage.done}")).text
-        live = Parsed((await fetch(url, f"/rooms/{stage.live}")).text)
-        assert "1 watching" in live.text  # the spectator named <script>x</script>, counted
-        home = Parsed((await fetch(url, "/")).text)
-        assert SCRIPT_NAME in home.text  # online, as text
-        player = await fetch(url, "/players/%3Cscript%3Ex%3C%2Fscript%3E")
-        assert player.status == 200 and SCRIPT_NAME in Parsed(player.text).text
-        quoted = await fetch(url, "/players/%22%20onmouseover%3D%22x")
-        assert quoted.status == 200 and QUOTE_NAME in Parsed(quoted.text).text
-        await stage.close()
+@reads_stage
+async def test_a_name_a_player_typed_is_shown_as_text_never_as_markup(staged_server: Staged):
+    url, stage = staged_server.url, staged_server.stage
+    for path in ("/", f"/rooms/{stage.live}", f"/games/{stage.done}",
+                 f"/games/{stage.done}?step=3", "/players/Anna"):
+        page = await fetch(url, path)
+        parsed = Parsed(page.text)
+        assert parsed.scripts() == [], path
+        assert "<script>" not in page.text and "<script" not in page.text, path
+        assert not any(name == "onmouseover" for _, attrs in parsed.tags
+                       for name, _ in attrs), path
+    game = Parsed((await fetch(url, f"/games/{stage.done}")).text)
+    assert SCRIPT_ROOM in game.text and QUOTE_NAME in game.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (
+        await fetch(url, f"/games/{stage.done}")).text
+    live = Parsed((await fetch(url, f"/rooms/{stage.live}")).text)
+    assert "1 watching" in live.text  # the spectator named <script>x</script>, counted
+    home = Parsed((await fetch(url, "/")).text)
+    assert SCRIPT_NAME in home.text  # online, as text
+    player = await fetch(url, "/players/%3Cscript%3Ex%3C%2Fscript%3E")
+    assert player.status == 200 and SCRIPT_NAME in Parsed(player.text).text
+    quoted = await fetch(url, "/players/%22%20onmouseover%3D%22x")
+    assert quoted.status == 200 and QUOTE_NAME in Parsed(quoted.text).text
 
 
-async def test_private_rooms_and_games_appear_nowhere_and_answer_as_nothing_does():
-    async with serving(web_join=JOIN) as (_, url):
-        stage = await staged(url)
-        pages = await crawl(url)
-        for path, page in pages.items():
-            for hidden in (stage.private_waiting, stage.private_done, "Secret room",
-                           "Amagada"):
-                assert hidden not in page.text, (path, hidden)
-        nothing = await fetch(url, "/rooms/rnothing0")
-        assert nothing.status == 404
-        for path in (f"/rooms/{stage.private_waiting}", f"/rooms/{stage.private_done}",
-                     f"/games/{stage.private_done}", f"/games/{stage.private_done}/record",
-                     f"/games/{stage.private_done}?step=1",
-                     f"/rooms/{stage.private_code}"):
-            page = await fetch(url, path)
-            assert (page.status, page.body) == (404, nothing.body), path
-        # Dani's page lists no game: the one Dani finished was private
-        dani = Parsed((await fetch(url, "/players/Dani")).text)
-        assert "No public game finished yet" in dani.text
-        await stage.close()
+@reads_stage
+async def test_private_rooms_and_games_appear_nowhere_and_answer_as_nothing_does(
+        staged_server: Staged):
+    url, stage = staged_server.url, staged_server.stage
+    pages = await crawl(url)
+    for path, page in pages.items():
+        for hidden in (stage.private_waiting, stage.private_done, "Secret room",
+                       "Amagada"):
+            assert hidden not in page.text, (path, hidden)
+    nothing = await fetch(url, "/rooms/rnothing0")
+    assert nothing.status == 404
+    for path in (f"/rooms/{stage.private_waiting}", f"/rooms/{stage.private_done}",
+                 f"/games/{stage.private_done}", f"/games/{stage.private_done}/record",
+                 f"/games/{stage.private_done}?step=1",
+                 f"/rooms/{stage.private_code}"):
+        page = await fetch(url, path)
+        assert (page.status, page.body) == (404, nothing.body), path
+    # Dani's page lists no game: the one Dani finished was private
+    dani = Parsed((await fetch(url, "/players/Dani")).text)
+    assert "No public game finished yet" in dani.text
 
 
-async def test_no_token_key_code_address_or_path_is_in_any_page(tmp_path: Path):
-    db = tmp_path / "castell.sqlite3"
-    async with serving(open_store(str(db)), web_join=JOIN) as (_, url):
-        stage = await staged(url)
-        pages = await crawl(url)
-        assert len(stage.secrets) >= 8
-        for path, page in pages.items():
-            for secret in stage.secrets:
-                assert secret not in page.text, (path, "a secret")
-            assert "127.0.0.1" not in page.text and str(tmp_path) not in page.text, path
-        await stage.close()
+@reads_stage
+async def test_no_token_key_code_address_or_path_is_in_any_page(staged_server: Staged):
+    url, stage, tmp_path = staged_server.url, staged_server.stage, staged_server.folder
+    pages = await crawl(url)
+    assert len(stage.secrets) >= 8
+    for path, page in pages.items():
+        for secret in stage.secrets:
+            assert secret not in page.text, (path, "a secret")
+        assert "127.0.0.1" not in page.text and str(tmp_path) not in page.text, path
 
 
 async def test_the_join_command_names_the_address_the_browser_used_unless_told():
@@ -263,29 +294,29 @@ async def test_a_game_not_in_memory_is_shown_from_the_store_and_not_loaded_for_i
         assert live.room not in server.lobby.rooms
 
 
-async def test_a_finished_game_steps_through_its_replay_and_gives_its_record():
-    async with serving() as (_, url):
-        stage = await staged(url)
-        record = await fetch(url, f"/games/{stage.done}/record")
-        assert record.status == 200 and record.headers["content-type"] == "application/json"
-        assert record.headers["content-disposition"] == \
-            f'attachment; filename="castell-{stage.done}.json"'
-        game = GameRecordFile.from_json(record.text)
-        last = len(game.actions)
-        whole = Parsed((await fetch(url, f"/games/{stage.done}")).text).text
-        assert f"step {last} of {last}" in whole and "Final score" in whole
-        total = max(int(s["total"]) for s in (game.result or {})["scores"])
-        assert f" {total} " in f" {whole} "
-        setup = Parsed((await fetch(url, f"/games/{stage.done}?step=0")).text)
-        assert f"step 0 of {last}" in setup.text and "round 1/10" in setup.text
-        assert "?step=1#replay" in setup.links
-        page = await fetch(url, f"/games/{stage.done}?step=5")
-        assert '<svg class="chart"' in page.text and 'class="now"' in page.text
-        for bad in (f"?step={last + 1}", "?step=-1", "?step=x", "?step=1e3"):
-            assert (await fetch(url, f"/games/{stage.done}{bad}")).status == 404, bad
-        # a game still being played has no game page yet
-        assert (await fetch(url, f"/games/{stage.live}")).status == 404
-        await stage.close()
+@reads_stage
+async def test_a_finished_game_steps_through_its_replay_and_gives_its_record(
+        staged_server: Staged):
+    url, stage = staged_server.url, staged_server.stage
+    record = await fetch(url, f"/games/{stage.done}/record")
+    assert record.status == 200 and record.headers["content-type"] == "application/json"
+    assert record.headers["content-disposition"] == \
+        f'attachment; filename="castell-{stage.done}.json"'
+    game = GameRecordFile.from_json(record.text)
+    last = len(game.actions)
+    whole = Parsed((await fetch(url, f"/games/{stage.done}")).text).text
+    assert f"step {last} of {last}" in whole and "Final score" in whole
+    total = max(int(s["total"]) for s in (game.result or {})["scores"])
+    assert f" {total} " in f" {whole} "
+    setup = Parsed((await fetch(url, f"/games/{stage.done}?step=0")).text)
+    assert f"step 0 of {last}" in setup.text and "round 1/10" in setup.text
+    assert "?step=1#replay" in setup.links
+    page = await fetch(url, f"/games/{stage.done}?step=5")
+    assert '<svg class="chart"' in page.text and 'class="now"' in page.text
+    for bad in (f"?step={last + 1}", "?step=-1", "?step=x", "?step=1e3"):
+        assert (await fetch(url, f"/games/{stage.done}{bad}")).status == 404, bad
+    # a game still being played has no game page yet
+    assert (await fetch(url, f"/games/{stage.live}")).status == 404
 
 
 async def test_a_finished_game_shows_its_review_once_one_is_kept():
@@ -331,16 +362,15 @@ async def test_a_player_s_page_shows_rating_history_rank_and_public_games(tmp_pa
         await anna.close()
 
 
-async def test_a_tournament_s_page_shows_its_players_and_tables():
-    async with serving() as (_, url):
-        stage = await staged(url)
-        page = Parsed((await fetch(url, f"/tournaments/{stage.tournament}")).text)
-        assert "Festa Major" in page.text and "open" in page.text
-        assert "/players/Anna" in page.links
-        listed = Parsed((await fetch(url, "/tournaments")).text)
-        assert f"/tournaments/{stage.tournament}" in listed.links
-        assert (await fetch(url, "/tournaments/tnothing")).status == 404
-        await stage.close()
+@reads_stage
+async def test_a_tournament_s_page_shows_its_players_and_tables(staged_server: Staged):
+    url, stage = staged_server.url, staged_server.stage
+    page = Parsed((await fetch(url, f"/tournaments/{stage.tournament}")).text)
+    assert "Festa Major" in page.text and "open" in page.text
+    assert "/players/Anna" in page.links
+    listed = Parsed((await fetch(url, "/tournaments")).text)
+    assert f"/tournaments/{stage.tournament}" in listed.links
+    assert (await fetch(url, "/tournaments/tnothing")).status == 404
 
 
 @pytest.mark.parametrize("path", [

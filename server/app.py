@@ -345,7 +345,7 @@ class CastellServer:
         while True:
             await asyncio.sleep(1.0)
             try:
-                self.lobby.sweep()
+                self.lobby.residency.sweep()
                 self.requests.sweep(time.monotonic())
             except Exception:
                 log.exception("the sweeper failed; it goes on")

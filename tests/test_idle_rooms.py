@@ -166,9 +166,9 @@ async def test_an_unloaded_game_s_turn_still_runs_out_and_a_player_back_finds_it
         assert record is not None
         before = {r.id: (r.room.version, _turn(r.room.state)) for r in runners}
         before[ids[2]] = (record.room.version, (-1, None))
-        lobby.sweep()
+        lobby.residency.sweep()
         clock.advance(60.0)
-        lobby.sweep()
+        lobby.residency.sweep()
         # unloaded: no room in memory, each turn's deadline still in the heap
         assert lobby.rooms == {} and clock.deadlines == [deadline] * 3
         # a day later a player comes back to the first: the turn keeps its deadline
@@ -190,9 +190,9 @@ async def test_an_unloaded_game_s_turn_still_runs_out_and_a_player_back_finds_it
             record = await store.load(r.id)
             assert record is not None and record.actions[-1].timed_out
         # let go of for good (a room removed, not unloaded), a game leaves no wait behind
-        lobby.sweep()
+        lobby.residency.sweep()
         clock.advance(60.0)
-        lobby.sweep()
+        lobby.residency.sweep()
         assert lobby.rooms == {} and clock.deadlines == [deadline + WEEK] * 3
         lobby.remove(await lobby.find_or_load(ids[0], by_id_private=True))
         assert clock.deadlines == [deadline + WEEK] * 2
@@ -312,9 +312,9 @@ async def test_a_game_whose_bot_is_about_to_play_stays_in_memory(tmp_path: Path)
         assert await lobby.restore() == 1  # a game with a bot: loaded at start
         runner = lobby.rooms[game]
         assert runner.room.bot_turn() is not None
-        lobby.sweep()
+        lobby.residency.sweep()
         clock.advance(60.0)
-        lobby.sweep()
+        lobby.residency.sweep()
         assert lobby.rooms.get(game) is runner and len(lobby.unloaded) == 0
         # the bot plays its turn (each delay run out): then nothing is about to happen, and
         # the game leaves memory like any other
@@ -324,9 +324,9 @@ async def test_a_game_whose_bot_is_about_to_play_stays_in_memory(tmp_path: Path)
                 await asyncio.sleep(0.01)
         assert runner.room.version > record.room.version
         clock.advance(60.0)
-        lobby.sweep()
+        lobby.residency.sweep()
         clock.advance(60.0)
-        lobby.sweep()
+        lobby.residency.sweep()
         assert game not in lobby.rooms and len(lobby.unloaded) == 1
 
 

@@ -155,16 +155,16 @@ async def test_a_game_nobody_attends_leaves_memory_and_comes_back(tmp_path):
         runner = server.lobby.rooms[joined.room]
         await me.close()
         await until(lambda: not runner.room.members())
-        server.lobby.sweep()  # nobody in it from now on
+        server.lobby.residency.sweep()  # nobody in it from now on
         clock.advance(59.0)
-        server.lobby.sweep()
+        server.lobby.residency.sweep()
         assert joined.room in server.lobby.rooms  # not yet
         # nobody is in it, though its bots and its timer keep it moving: it goes (once no
         # change of theirs is in flight)
         clock.advance(1.0)
 
         def swept() -> bool:
-            server.lobby.sweep()
+            server.lobby.residency.sweep()
             return joined.room not in server.lobby.rooms
 
         await until(swept)
@@ -174,7 +174,7 @@ async def test_a_game_nobody_attends_leaves_memory_and_comes_back(tmp_path):
         assert again.seat == 0 and joined.room in server.lobby.rooms
         # attended, it stays, however long
         clock.advance(3600.0)
-        server.lobby.sweep()
+        server.lobby.residency.sweep()
         assert joined.room in server.lobby.rooms
         await back.close()
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.core.room import Room
 from server.features.moderation import closed_reason, refuse_closed, refuse_closed_code
+from server.runtime.residency import Residency
 from server.runtime.retries import PROBE_EVERY, Retries
 from server.runtime.runner import RoomRunner
 from server.runtime.thinking import Thinkers
@@ -105,8 +106,6 @@ class Lobby:
         self.unload_after = unload_after
         #: Seconds a started game stays in memory once nobody is in it (None: no such limit).
         self.unattended_after = unattended_after
-        #: Since when each room has had nobody in it, as the sweeper saw it.
-        self._unattended: dict[str, float] = {}
         #: Set once the server stops: its connections close, but the seats they held stay as
         #: they are stored, and no room is forgotten for being empty.
         self.stopping = False
@@ -131,10 +130,12 @@ class Lobby:
         self.away = away
         #: The turn deadlines of the games under way this lobby holds no room for (see
         #: :meth:`remove`): in the scheduler's one heap, each loads its game when it comes.
+        #: Which rooms stay in memory: the sweep, and a full lobby making way for a game.
+        self.residency = Residency(self)
         self.unloaded = UnloadedDeadlines(
             self.scheduler, self.retries,
             lambda room_id: self.find_or_load(room_id, by_id_private=True),
-            lambda: self.has_room_for_more or any(map(self._unloadable, self.rooms.values())))
+            self.residency.can_make_way)
 
     def subscribe(self, *, on_change: Listener | None = None,
                   on_remove: Listener | None = None) -> None:
@@ -248,7 +249,7 @@ class Lobby:
         that runs out while the game is still in memory), then waiting rooms (so that they
         are listed again). Every other stored game stays in the store until one of its
         players comes back with a seat token (:meth:`find_or_load`): a game nobody is in,
-        whose turn lasts longer than such a game stays in memory (:meth:`sweep`: a
+        whose turn lasts longer than such a game stays in memory (:meth:`Residency.sweep`: a
         correspondence game's days), would only be unloaded before its timer ran out. Its
         turn at hand starts afresh with the restart (§4, as every restored game's does), and
         that turn's deadline waits in the one heap, as an unloaded game's does
@@ -343,7 +344,8 @@ class Lobby:
 
     async def find_or_load(self, key: str, *, by_id_private: bool = False) -> RoomRunner:
         """:meth:`find`, or else a room of the store brought back into memory: a game that
-        was unloaded while nobody played it (see :meth:`sweep`), or one left in the store at
+        was unloaded while nobody played it (:meth:`Residency.sweep
+        <server.runtime.residency.Residency.sweep>`), or one left in the store at
         start (see :meth:`restore`). At ``max_rooms``, the game nobody has been in longest
         makes way for it (it stays stored); when there is none, ``rate_limited``."""
         try:
@@ -358,7 +360,7 @@ class Lobby:
             raise not_found(key)
         refuse_closed(record)  # stored finished, its game not over: never served again
         runner = self.rebuild(record)
-        self._make_room()
+        self.residency.make_way()
         self.admit(runner, "loaded back")
         return runner
 
@@ -374,29 +376,6 @@ class Lobby:
             raise CastellError("this game's saved record cannot be read back, so it cannot "
                                "be played here; the server's operator has been told",
                                code="internal_error") from exc
-
-    def _make_room(self) -> None:
-        """Unload the game nobody has been in for longest when the lobby is full (it is
-        safe in the store); refuse (``rate_limited``) when no room can make way."""
-        if self.has_room_for_more:
-            return
-        idle = [r for r in self.rooms.values() if self._unloadable(r)]
-        if idle:
-            runner = min(idle, key=lambda r: self._unattended.get(r.id, r.room.changed_at))
-            log.info("room %s unloaded to make way for another", runner.id)
-            self.remove(runner, unload=True)
-        self.check_capacity()
-
-    def _unloadable(self, runner: RoomRunner) -> bool:
-        """Whether a room may leave memory and come back from the store unchanged: a game
-        under way, nobody in it, no change in flight, and nothing about to happen in it by
-        itself: a bot about to play, a turn being timed out (or about to be), or a turn's
-        timeout the store refused and that waits to be written (it would only be loaded
-        back at once)."""
-        room = runner.room
-        return (room.status == RoomStatus.PLAYING and not room.members()
-                and not room.busy and room.bot_turn() is None
-                and runner.timer.retrying is None and not runner.timer.due)
 
     def public(self) -> list[RoomRunner]:
         return [r for r in self.rooms.values() if not r.room.private]
@@ -449,35 +428,6 @@ class Lobby:
         if runner.room.state is None and self.rooms.get(runner.id) is runner:
             self.remove(runner, forget=True)
 
-    def sweep(self) -> None:
-        """Forget rooms that finished (or were abandoned) more than ``room_linger`` ago;
-        unload from memory the games nobody has been in for ``unattended_after`` (or that
-        have not changed for ``unload_after``): they stay stored."""
-        now = self.clock()
-        for runner in list(self.rooms.values()):
-            room = runner.room
-            if room.members():
-                self._unattended.pop(runner.id, None)
-                continue
-            since = self._unattended.setdefault(runner.id, now)
-            if room.busy:
-                continue
-            if room.finished_at is not None and now - room.finished_at > self.room_linger:
-                self.remove(runner)
-            elif room.state is None and now - room.changed_at > self.room_linger:
-                self.remove(runner, forget=True)  # a restored waiting room nobody came back to
-            elif not self._unloadable(runner):
-                continue
-            elif self.unattended_after is not None and now - since >= self.unattended_after:
-                # A game nobody attends costs memory and a room slot for nothing: it is safe
-                # in the store and comes back when a player does (see find_or_load()).
-                log.info("room %s unloaded: nobody in it for %.0f s", room.id, now - since)
-                self.remove(runner, unload=True)
-            elif self.unload_after is not None and now - room.changed_at > self.unload_after:
-                log.info("room %s unloaded: nobody there for %.0f s", room.id,
-                         now - room.changed_at)
-                self.remove(runner, unload=True)
-
     def remove(self, runner: RoomRunner, *, forget: bool = False, unload: bool = False
                ) -> None:
         """Drop a room from memory; ``forget`` also deletes it from the store (a room whose
@@ -501,7 +451,7 @@ class Lobby:
             task.add_done_callback(self._tasks.discard)
         self.rooms.pop(runner.id, None)
         self._unindex(runner.id)
-        self._unattended.pop(runner.id, None)
+        self.residency.gone(runner.id)
         self.unloaded.take(runner.id)
         if runner.room.code is not None:
             self.codes.pop(runner.room.code, None)

@@ -225,6 +225,32 @@ async def test_a_due_game_the_full_lobby_cannot_load_runs_out_once_a_room_is_fre
         assert stored is not None and stored.actions[-1].timed_out
 
 
+async def test_due_games_put_off_together_are_told_in_one_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # After a restart every game left in the store comes due at once; a lobby full of rooms
+    # people are in loads none of them, and says so once, not once a game (thousands may
+    # wait), and again once for each later try
+    path = tmp_path / "games.sqlite3"
+    ids = await _stored(path, 5)
+    clock = VirtualClock(time.time())
+    async with open_store(str(path)) as store:
+        lobby = _lone_lobby(store, clock, max_rooms=1)
+        assert await lobby.restore() == 0 and len(lobby.unloaded) == 5
+        await lobby.create("Waiting", 2, "normal", None, False)
+
+        def told() -> list[str]:
+            return [r.getMessage() for r in caplog.records
+                    if "could not be loaded back" in r.getMessage()]
+
+        clock.advance(WEEK)
+        await until(lambda: len(told()) == 1 and not lobby.unloaded.loading)
+        assert told()[0].startswith("5 games whose turns ran out while they were unloaded")
+        assert any(f"the first: room {room}" in told()[0] for room in ids)
+        clock.advance(DUE_RETRY)
+        await until(lambda: len(told()) == 2 and not lobby.unloaded.loading)
+        assert len(lobby.unloaded) == 5 and not set(ids) & set(lobby.rooms)
+
+
 async def test_a_due_game_the_store_refuses_to_load_runs_out_once_the_store_is_back(
         caplog: pytest.LogCaptureFixture) -> None:
     # A real fault: the lobby reaches PostgreSQL through a proxy that goes dark as the

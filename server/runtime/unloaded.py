@@ -15,9 +15,11 @@ The games that come due are loaded one at a time, in the order they came due, by
 turn after the start). A game that cannot be loaded when its turn comes (the store refuses,
 or the lobby is full of rooms people are in: then it is not even read) is tried again in
 :data:`DUE_RETRY` seconds, and at once when the store takes a write again: the turn then
-ends late, never early. A game that can no longer be served (deleted, closed by the host, its record
-unreadable) has nothing due. When the server stops, nothing more is loaded
-(:meth:`UnloadedDeadlines.close`): the next start gives each turn at hand a fresh turn.
+ends late, never early. Those put off together are told in one warning for each reason, not
+one per game: after a restart, thousands may wait for room together. A game that can no
+longer be served (deleted, closed by the host, its record unreadable) has nothing due. When
+the server stops, nothing more is loaded (:meth:`UnloadedDeadlines.close`): the next start
+gives each turn at hand a fresh turn.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class UnloadedDeadlines:
         #: task that loads them.
         self._due_now: dict[str, None] = {}
         self._loader: asyncio.Task[None] | None = None
+        #: The games put off while loading the games due, by why: told once they all were.
+        self._put_off: dict[str, list[str]] = {}
 
     def __len__(self) -> int:
         return len(self._waiting)
@@ -110,10 +114,26 @@ class UnloadedDeadlines:
             self._loader = asyncio.get_running_loop().create_task(self._load_all_due())
 
     async def _load_all_due(self) -> None:
-        while self._due_now:
-            room_id = next(iter(self._due_now))
-            del self._due_now[room_id]
-            await self._load_due(room_id)
+        try:
+            while self._due_now:
+                room_id = next(iter(self._due_now))
+                del self._due_now[room_id]
+                await self._load_due(room_id)
+        finally:
+            self._tell_put_off()
+
+    def _tell_put_off(self) -> None:
+        """One warning for each reason the games due were put off for."""
+        put_off, self._put_off = self._put_off, {}
+        for why, rooms in put_off.items():
+            if len(rooms) == 1:
+                log.warning("room %s: its turn ran out while it was unloaded, but it could not "
+                            "be loaded back (%s); trying again in %.0f s", rooms[0], why,
+                            DUE_RETRY)
+            else:
+                log.warning("%d games whose turns ran out while they were unloaded could not be "
+                            "loaded back (%s; the first: room %s); trying again in %.0f s",
+                            len(rooms), why, rooms[0], DUE_RETRY)
 
     async def _load_due(self, room_id: str) -> None:
         if room_id not in self._waiting:
@@ -146,6 +166,5 @@ class UnloadedDeadlines:
         waiting = self._waiting.get(room_id)
         if waiting is None:
             return
-        log.warning("room %s: its turn ran out while it was unloaded, but it could not be "
-                    "loaded back (%s); trying again in %.0f s", room_id, why, DUE_RETRY)
+        self._put_off.setdefault(why, []).append(room_id)
         self.park(room_id, waiting[0], DUE_RETRY)

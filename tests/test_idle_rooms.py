@@ -21,10 +21,12 @@ import pytest
 from bench.idle import WEEK, store_games, token
 from client.net.net import GameClient
 from server.runtime.lobby import Lobby
+from server.runtime.retries import Retries
 from server.runtime.timers import LoopScheduler, VirtualClock
-from server.runtime.unloaded import DUE_RETRY
+from server.runtime.unloaded import DUE_RETRY, UnloadedDeadlines
 from server.store import SQLiteStore, open_store
 from server.store.base import SeatRecord, Store
+from server.store.errors import StoreError
 from server.store.postgres import PostgresStore
 from shared import messages as m
 from shared.actions import EndTurn
@@ -249,6 +251,33 @@ async def test_due_games_put_off_together_are_told_in_one_warning(
         clock.advance(DUE_RETRY)
         await until(lambda: len(told()) == 2 and not lobby.unloaded.loading)
         assert len(lobby.unloaded) == 5 and not set(ids) & set(lobby.rooms)
+
+
+async def test_a_game_put_off_twice_in_one_pass_is_told_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The store takes a write again while the loader is still at work on the games due: the
+    # game it refused a moment before is due again within the same pass, and put off again.
+    # Two games were put off, and the warning says two, not three
+    clock = VirtualClock(0.0)
+    loads: list[str] = []
+
+    async def load(room_id: str) -> None:
+        loads.append(room_id)
+        if room_id == "rB":
+            deadlines.store_back()  # rA, refused a moment ago, is due again
+            await asyncio.sleep(0)
+        raise StoreError("the store is unreachable", code="store_failed")
+
+    deadlines = UnloadedDeadlines(clock, Retries(), load, lambda: True)
+    deadlines.park("rA", 10.0, 10.0)
+    deadlines.park("rB", 10.0, 10.0)
+    clock.advance(10.0)
+    await until(lambda: loads and not deadlines.loading)
+    assert loads == ["rA", "rB", "rA"]
+    told = [r.getMessage() for r in caplog.records
+            if "could not be loaded back" in r.getMessage()]
+    assert len(told) == 1 and told[0].startswith("2 games whose turns ran out"), told
+    assert len(deadlines) == 2
 
 
 async def test_a_due_game_the_store_refuses_to_load_runs_out_once_the_store_is_back(

@@ -68,11 +68,11 @@ async def client(url: str, name: str, stage: Stage) -> GameClient:
     return c
 
 
-async def staged(url: str) -> Stage:
-    """A finished public game of two players (their names a script and a quote), a game in
-    play against a bot, a public and a private room waiting, a finished private game, and
-    an open tournament."""
-    stage = Stage()
+async def staged(url: str, stage: Stage) -> Stage:
+    """Into ``stage``: a finished public game of two players (their names a script and a
+    quote), a game in play against a bot, a public and a private room waiting, a finished
+    private game, and an open tournament (the clients it opened are the stage's to close,
+    even where it failed on the way)."""
     anna = await client(url, "Anna", stage)
     quote = await client(url, QUOTE_NAME, stage)
     made = await anna.request(m.CreateRoom, name=SCRIPT_ROOM, seats=2)
@@ -129,8 +129,9 @@ def staged_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staged]:
     served = serving(open_store(str(folder / "castell.sqlite3")), web_join=JOIN)
     try:
         _, url = loop.run(served.__aenter__())
-        stage = loop.run(staged(url), timeout=60)
+        stage = Stage()
         try:
+            loop.run(staged(url, stage), timeout=60)
             yield Staged(url, stage, folder)
         finally:
             loop.run(stage.close())

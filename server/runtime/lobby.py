@@ -128,10 +128,10 @@ class Lobby:
         #: The seats of a room whose player the host kicked (the server's moderation):
         #: given to every room, whose turns then end at once.
         self.away = away
-        #: The turn deadlines of the games under way this lobby holds no room for (see
-        #: :meth:`remove`): in the scheduler's one heap, each loads its game when it comes.
         #: Which rooms stay in memory: the sweep, and a full lobby making way for a game.
         self.residency = Residency(self)
+        #: The turn deadlines of the games under way this lobby holds no room for (see
+        #: :meth:`remove`): in the scheduler's one heap, each loads its game when it comes.
         self.unloaded = UnloadedDeadlines(
             self.scheduler, self.retries,
             lambda room_id: self.find_or_load(room_id, by_id_private=True),

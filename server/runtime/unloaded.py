@@ -60,8 +60,9 @@ class UnloadedDeadlines:
         #: task that loads them.
         self._due_now: dict[str, None] = {}
         self._loader: asyncio.Task[None] | None = None
-        #: The games put off while loading the games due, by why: told once they all were.
-        self._put_off: dict[str, list[str]] = {}
+        #: The games put off while loading the games due, by why (each once, in order: a
+        #: game may come due again within one pass): told once the pass is over.
+        self._put_off: dict[str, dict[str, None]] = {}
 
     def __len__(self) -> int:
         return len(self._waiting)
@@ -125,7 +126,8 @@ class UnloadedDeadlines:
     def _tell_put_off(self) -> None:
         """One warning for each reason the games due were put off for."""
         put_off, self._put_off = self._put_off, {}
-        for why, rooms in put_off.items():
+        for why, put in put_off.items():
+            rooms = list(put)
             if len(rooms) == 1:
                 log.warning("room %s: its turn ran out while it was unloaded, but it could not "
                             "be loaded back (%s); trying again in %.0f s", rooms[0], why,
@@ -166,5 +168,5 @@ class UnloadedDeadlines:
         waiting = self._waiting.get(room_id)
         if waiting is None:
             return
-        self._put_off.setdefault(why, []).append(room_id)
+        self._put_off.setdefault(why, {})[room_id] = None
         self.park(room_id, waiting[0], DUE_RETRY)

@@ -20,8 +20,12 @@ the tests use.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.context
+import multiprocessing.process
 import os
 import signal
 import subprocess
@@ -78,26 +82,48 @@ def _serve(args: Sequence[str], env: Mapping[str, str], cwd: str, out: int, err:
     sys.exit(main(list(args)))
 
 
+#: The forked servers still running, killed when this process exits (a test that failed
+#: before it stopped its server must not leave it behind, nor hold pytest's exit).
+_running: set[Forked] = set()
+
+
+@atexit.register
+def _kill_left() -> None:
+    for left in list(_running):
+        with contextlib.suppress(OSError):
+            left.kill()
+
+
 class Forked:
     """A forked server process, answering as :class:`subprocess.Popen` does: ``pid``,
-    ``stdout`` and ``stderr`` (text), ``poll``, ``wait``, ``send_signal``, ``kill``."""
+    ``stdout`` and ``stderr`` (text), ``poll``, ``wait``, ``send_signal``, ``kill``.
+
+    Its exit status comes once, over a pipe from the fork server; two threads reading it
+    at once could each find half of it (one the code, the other nothing, read as 255), so
+    it is read under a lock."""
 
     def __init__(self, process: Any, stdout: IO[str], stderr: IO[str]) -> None:
         self._process = process
+        self._lock = threading.Lock()
         self.pid: int = process.pid
         self.stdout = stdout
         self.stderr = stderr
+        _running.add(self)
 
     @property
     def returncode(self) -> int | None:
-        code = self._process.exitcode
-        return None if code is None else int(code)
+        with self._lock:
+            code = self._process.exitcode
+        if code is None:
+            return None
+        _running.discard(self)
+        return int(code)
 
     def poll(self) -> int | None:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        self._process.join(timeout)
+        multiprocessing.connection.wait([self._process.sentinel], timeout)
         code = self.returncode
         if code is None:
             raise subprocess.TimeoutExpired(["castell-server"], timeout or 0.0)
@@ -127,4 +153,8 @@ def start(args: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> Forked:
     finally:
         os.close(out_w)
         os.close(err_w)
+    # Not multiprocessing's child to look after: it would read the exit status from any
+    # thread that starts a process (a race, above), and wait for the server, however long,
+    # when this process exits.
+    multiprocessing.process._children.discard(process)  # type: ignore[attr-defined]
     return Forked(process, open(out_r, encoding="utf-8"), open(err_r, encoding="utf-8"))

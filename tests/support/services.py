@@ -74,6 +74,8 @@ async def _emptied(schema: str) -> bool:
 
     conn = await asyncpg.connect(POSTGRES_URL, timeout=10)
     try:
+        # a row a session still holds is not waited for: the schema is dropped instead
+        await conn.execute("SET lock_timeout = '2s'")
         tables = {r[0] for r in await conn.fetch(
             "SELECT tablename FROM pg_tables WHERE schemaname = $1", schema)}
         if tables != set(POSTGRES_TABLES):

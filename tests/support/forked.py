@@ -12,7 +12,10 @@ code (a kill -9 kills it, SIGSTOP stops it, SIGTERM lets it shut down). It runs
 and working directory, its stdout and stderr on pipes the test reads. What it does not go
 through is the interpreter's start and ``-m``'s look-up of the module: the tests that run the
 command itself (tests/test_server_output.py, :func:`~tests.support.servers.run_server_cli`)
-still start ``python -m server``.
+still start ``python -m server``. Where it differs: it shares the fork server's hash seed
+and the interpreter's flags of the pytest worker, and what fails before ``server.cli.main``
+runs (reading its arguments from the fork server) is written to the fork server's stderr.
+A server a test leaves running is killed when the test's process exits.
 
 :func:`start` gives a :class:`Forked`, which answers as much of :class:`subprocess.Popen` as
 the tests use.

@@ -253,6 +253,37 @@ async def test_due_games_put_off_together_are_told_in_one_warning(
         assert len(lobby.unloaded) == 5 and not set(ids) & set(lobby.rooms)
 
 
+async def test_a_full_lobby_is_asked_for_room_once_a_pass_not_once_a_game(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # Fifty games come due together and the lobby has no room, nor a game to make way:
+    # whether it has is asked once (each asking looks over every room in memory: thousands
+    # of games by thousands of rooms, after a restart), and none is read from the store
+    clock = VirtualClock(0.0)
+    asked: list[float] = []
+    loads: list[str] = []
+
+    async def load(room_id: str) -> None:
+        loads.append(room_id)
+
+    def has_room() -> bool:
+        asked.append(clock.now)
+        return False
+
+    deadlines = UnloadedDeadlines(clock, Retries(), load, has_room)
+    for n in range(50):
+        deadlines.park(f"r{n}", 10.0, 10.0)
+    clock.advance(10.0)
+    await until(lambda: asked and not deadlines.loading)
+    assert asked == [10.0] and loads == [] and len(deadlines) == 50
+    assert clock.deadlines == [10.0 + DUE_RETRY] * 50
+    clock.advance(DUE_RETRY)
+    await until(lambda: len(asked) == 2 and not deadlines.loading)
+    assert asked == [10.0, 10.0 + DUE_RETRY] and loads == []
+    told = [r.getMessage() for r in caplog.records
+            if "could not be loaded back" in r.getMessage()]
+    assert len(told) == 2 and all(t.startswith("50 games") for t in told)
+
+
 async def test_a_game_put_off_twice_in_one_pass_is_told_once(
         caplog: pytest.LogCaptureFixture) -> None:
     # The store takes a write again while the loader is still at work on the games due: the

@@ -39,6 +39,8 @@ log = logging.getLogger("castell.server")
 #: Seconds before a game whose turn ran out while it was unloaded is tried again, when it
 #: could not be loaded back (a store that refuses wakes it sooner, once it takes a write).
 DUE_RETRY = 30.0
+#: Why a game due is put off while the lobby has no room for it, nor a game to make way.
+FULL = "the server holds as many rooms as it may"
 
 
 class UnloadedDeadlines:
@@ -117,6 +119,15 @@ class UnloadedDeadlines:
     async def _load_all_due(self) -> None:
         try:
             while self._due_now:
+                if not self._has_room():
+                    # Not read at all while no game could make way; and until something is
+                    # awaited nothing changes that, so every game due now is put off alike
+                    # (asking again for each would look over every room each time: after a
+                    # restart, thousands of games by thousands of rooms every DUE_RETRY).
+                    due, self._due_now = self._due_now, {}
+                    for room_id in due:
+                        self._again(room_id, FULL)
+                    return
                 room_id = next(iter(self._due_now))
                 del self._due_now[room_id]
                 await self._load_due(room_id)
@@ -140,9 +151,6 @@ class UnloadedDeadlines:
     async def _load_due(self, room_id: str) -> None:
         if room_id not in self._waiting:
             return  # loaded by a player, or removed, meanwhile
-        if not self._has_room():  # not read at all while no game could make way
-            self._again(room_id, "the server holds as many rooms as it may")
-            return
         try:
             await self._load(room_id)  # loaded: the deadline is taken with it
         except StoreError as exc:  # the store refused: again once it takes a write

@@ -200,6 +200,12 @@ async def test_an_unloaded_game_s_turn_still_runs_out_and_a_player_back_finds_it
         assert clock.deadlines == [deadline + WEEK] * 2
 
 
+def _put_off(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The warnings that due games could not be loaded back, in order."""
+    return [r.getMessage() for r in caplog.records
+            if "could not be loaded back" in r.getMessage()]
+
+
 async def test_a_due_game_the_full_lobby_cannot_load_runs_out_once_a_room_is_free(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # The one room the lobby may hold is a waiting room (never unloaded to make way): the
@@ -240,16 +246,13 @@ async def test_due_games_put_off_together_are_told_in_one_warning(
         assert await lobby.restore() == 0 and len(lobby.unloaded) == 5
         await lobby.create("Waiting", 2, "normal", None, False)
 
-        def told() -> list[str]:
-            return [r.getMessage() for r in caplog.records
-                    if "could not be loaded back" in r.getMessage()]
-
         clock.advance(WEEK)
-        await until(lambda: len(told()) == 1 and not lobby.unloaded.loading)
-        assert told()[0].startswith("5 games whose turns ran out while they were unloaded")
-        assert any(f"the first: room {room}" in told()[0] for room in ids)
+        await until(lambda: len(_put_off(caplog)) == 1 and not lobby.unloaded.loading)
+        (told,) = _put_off(caplog)
+        assert told.startswith("5 games whose turns ran out while they were unloaded")
+        assert any(f"the first: room {room}" in told for room in ids)
         clock.advance(DUE_RETRY)
-        await until(lambda: len(told()) == 2 and not lobby.unloaded.loading)
+        await until(lambda: len(_put_off(caplog)) == 2 and not lobby.unloaded.loading)
         assert len(lobby.unloaded) == 5 and not set(ids) & set(lobby.rooms)
 
 
@@ -279,8 +282,7 @@ async def test_a_full_lobby_is_asked_for_room_once_a_pass_not_once_a_game(
     clock.advance(DUE_RETRY)
     await until(lambda: len(asked) == 2 and not deadlines.loading)
     assert asked == [10.0, 10.0 + DUE_RETRY] and loads == []
-    told = [r.getMessage() for r in caplog.records
-            if "could not be loaded back" in r.getMessage()]
+    told = _put_off(caplog)
     assert len(told) == 2 and all(t.startswith("50 games") for t in told)
 
 
@@ -305,8 +307,7 @@ async def test_a_game_put_off_twice_in_one_pass_is_told_once(
     clock.advance(10.0)
     await until(lambda: loads and not deadlines.loading)
     assert loads == ["rA", "rB", "rA"]
-    told = [r.getMessage() for r in caplog.records
-            if "could not be loaded back" in r.getMessage()]
+    told = _put_off(caplog)
     assert len(told) == 1 and told[0].startswith("2 games whose turns ran out"), told
     assert len(deadlines) == 2
 

@@ -68,7 +68,7 @@ async def client(url: str, name: str, stage: Stage) -> GameClient:
     return c
 
 
-async def staged(url: str, stage: Stage) -> Stage:
+async def staged(url: str, stage: Stage) -> None:
     """Into ``stage``: a finished public game of two players (their names a script and a
     quote), a game in play against a bot, a public and a private room waiting, a finished
     private game, and an open tournament (the clients it opened are the stage's to close,
@@ -107,7 +107,6 @@ async def staged(url: str, stage: Stage) -> Stage:
     secret = await dani.request(m.CreateRoom, name="Secret room", seats=2, private=True)
     stage.private_waiting, stage.private_code = secret.room, secret.code
     stage.secrets += [secret.token, secret.code]
-    return stage
 
 
 @attrs.frozen
